@@ -1,0 +1,70 @@
+"""Validation results cached by content, in a folder that is committed next to the data.
+
+Layout: ``DATA/validation/<content key>/<environment key>.json``. The content key hashes the kernel, the
+reference and the validator settings; the environment key hashes GPU, driver, torch and CUDA. A GPU
+machine looks up its own environment; a machine without a GPU shows the newest result for the content.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from .records import VALIDATION_FORMAT, Environment, ValidationResult, ValidationSettings, sha256_text
+
+CACHE_DIR = "validation"
+
+
+def content_key(kernel_src: str, reference_src: str, settings: ValidationSettings) -> str:
+    blob = json.dumps([VALIDATION_FORMAT, sha256_text(kernel_src), sha256_text(reference_src),
+                       settings.model_dump(mode="json")], sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+def env_key(env: Environment) -> str:
+    blob = json.dumps(env.model_dump(mode="json", exclude={"host"}), sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def entry_dir(data: Path, key: str) -> Path:
+    return data / CACHE_DIR / key
+
+
+def store(data: Path, key: str, result: ValidationResult, extra_files: dict[str, Path] | None = None) -> Path:
+    folder = entry_dir(data, key)
+    folder.mkdir(parents=True, exist_ok=True)
+    ek = env_key(result.environment)
+    names: dict[str, str] = {}
+    for role, src in (extra_files or {}).items():
+        name = f"{ek}.{role}.ncu{''.join(src.suffixes[-1:])}"
+        (folder / name).write_bytes(src.read_bytes())
+        names[role] = name
+    if names:
+        result = result.model_copy(update={"ncu_files": names})
+    path = folder / f"{ek}.json"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(result.model_dump_json(indent=1) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def lookup(data: Path, key: str, env: Environment | None = None) -> tuple[ValidationResult, Path] | None:
+    """The result for this environment, or (env None) the newest result for the content."""
+    folder = entry_dir(data, key)
+    if not folder.is_dir():
+        return None
+    if env is not None:
+        candidates = [folder / f"{env_key(env)}.json"]
+    else:
+        candidates = sorted(folder.glob("*.json"))
+    found = []
+    for path in candidates:
+        if path.is_file():
+            try:
+                found.append((ValidationResult.model_validate_json(path.read_text(encoding="utf-8")), path))
+            except ValueError:
+                continue  # a result written by another format version is simply not a hit
+    if not found:
+        return None
+    return max(found, key=lambda rp: (rp[0].measured_at or "", rp[1].name))

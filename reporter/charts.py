@@ -1,0 +1,84 @@
+"""Plotly figures as JSON. Built in Python so tests can read the dicts; drawn by static/app.js offline."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import plotly.graph_objects as go
+import plotly.io as pio
+from markupsafe import Markup
+
+from .records import Turn
+
+LAYOUT: dict[str, Any] = {
+    "template": "none",
+    "margin": {"l": 60, "r": 20, "t": 40, "b": 50},
+    "font": {"family": "system-ui, sans-serif", "size": 12},
+    "legend": {"orientation": "h", "y": -0.2},
+    "paper_bgcolor": "rgba(0,0,0,0)",
+    "plot_bgcolor": "rgba(0,0,0,0)",
+    "height": 320,
+}
+OK, FAIL, NONE = "#2e7d32", "#c62828", "#9e9e9e"
+
+
+def to_json(fig: go.Figure) -> Markup:
+    """Figure JSON safe inside <script type="application/json">: plotly escapes <, > and /."""
+    return Markup(pio.to_json(fig, validate=False, pretty=False))
+
+
+def turn_timeline(turns: list[Turn]) -> go.Figure | None:
+    timed = [t for t in turns if t.llm_s is not None or t.tool_s is not None]
+    if not timed:
+        return None
+    x = [f"turn {t.index}" for t in timed]
+    labels, colors = [], []
+    for t in timed:
+        parts = [f"{'✓' if c.result and c.result.ok else '✗' if c.result else '·'} {c.tool}" for c in t.calls]
+        labels.append(", ".join(parts) + (" · FINAL" if t.final else "") or "no tool call")
+        results = [c.result.ok for c in t.calls if c.result]
+        colors.append(NONE if not results else OK if all(results) else FAIL)
+    fig = go.Figure()
+    fig.add_bar(name="LLM seconds", x=x, y=[t.llm_s or 0 for t in timed], marker_color="#5c6bc0",
+                customdata=labels, hovertemplate="%{x}<br>LLM %{y:.1f} s<br>%{customdata}<extra></extra>")
+    fig.add_bar(name="tool seconds", x=x, y=[t.tool_s or 0 for t in timed], marker_color="#ffa726",
+                customdata=labels, hovertemplate="%{x}<br>tools %{y:.1f} s<br>%{customdata}<extra></extra>")
+    top = [(t.llm_s or 0) + (t.tool_s or 0) for t in timed]
+    fig.add_scatter(name="tool result (green ok, red fail)", x=x, y=top, mode="markers+text", text=labels,
+                    textposition="top center", marker={"color": colors, "size": 11, "symbol": "diamond"},
+                    textfont={"size": 10}, hoverinfo="skip", cliponaxis=False)
+    fig.update_layout(**LAYOUT, barmode="stack", title={"text": "Turn timeline: seconds per turn", "x": 0},
+                      yaxis={"title": {"text": "seconds"}, "rangemode": "tozero"})
+    return fig
+
+
+def roofline(peak_tflops: float, peak_bw_gbps: float, points: list[tuple[str, float, float]]) -> go.Figure:
+    """Log-log roofline: DRAM slope and FP32 ceiling; points are (label, FLOP/B, TFLOP/s)."""
+    ridge = peak_tflops * 1e3 / peak_bw_gbps
+    lo = min([ridge / 100] + [p[1] / 3 for p in points if p[1] > 0])
+    hi = max([ridge * 100] + [p[1] * 3 for p in points])
+    xs = [lo * (hi / lo) ** (i / 60) for i in range(61)]
+    fig = go.Figure()
+    fig.add_scatter(x=xs, y=[min(peak_tflops, x * peak_bw_gbps / 1e3) for x in xs], mode="lines",
+                    name=f"roof: {peak_bw_gbps:,.0f} GB/s · {peak_tflops:.1f} TFLOP/s FP32", line={"color": "#607d8b"})
+    for label, ai, tflops in points:
+        if ai > 0 and tflops > 0:
+            fig.add_scatter(x=[ai], y=[tflops], mode="markers+text", name=label, text=[label], textposition="top center",
+                            marker={"size": 12}, hovertemplate=f"{label}<br>%{{x:.2f}} FLOP/B<br>%{{y:.3f}} TFLOP/s<extra></extra>")
+    fig.update_layout(**LAYOUT, title={"text": f"Roofline (ridge {ridge:.1f} FLOP/B)", "x": 0},
+                      xaxis={"type": "log", "title": {"text": "arithmetic intensity (FLOP/byte)"}},
+                      yaxis={"type": "log", "title": {"text": "TFLOP/s (FP32)"},
+                             "range": [math.log10(peak_tflops) - 4, math.log10(peak_tflops) + 0.3]})
+    return fig
+
+
+def stall_bars(series: list[tuple[str, list[tuple[str, float]]]]) -> go.Figure:
+    """Top warp-stall reasons as shares of all stall cycles, one bar group per (label, stalls)."""
+    fig = go.Figure()
+    for label, stalls in series:
+        fig.add_bar(name=label, y=[r for r, _ in stalls], x=[v for _, v in stalls], orientation="h",
+                    hovertemplate="%{y}: %{x:.1f}% of stall cycles<extra></extra>")
+    fig.update_layout(**LAYOUT, title={"text": "Warp stalls: share of stall cycles (%)", "x": 0},
+                      xaxis={"title": {"text": "% of stall cycles"}, "range": [0, 100]}, yaxis={"autorange": "reversed"})
+    return fig

@@ -1,0 +1,135 @@
+"""Sanity checks on recorded values. A check never changes a value: it says what is wrong with it.
+
+Each flag is keyed by the field it concerns (``group.field``) so the page can put it next to the number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from .gpu_metrics import bottleneck_label
+from .records import Trace
+
+UNIT_TO_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
+# A CUDA kernel launch costs a few microseconds end to end; no timed forward pass can beat one launch.
+LAUNCH_FLOOR_US = 2.0
+
+
+@dataclass(frozen=True)
+class Flag:
+    field: str
+    severity: Literal["error", "warn"]
+    message: str
+
+
+def _pct_flags(prefix: str, name: str, value: float | None) -> list[Flag]:
+    if value is None or 0.0 <= value <= 100.0:
+        return []
+    if value > 100:
+        why = (f"{value:g}% is outside 0–100. ncu's .pct metrics are already percentages; multiplying one by 100 "
+               f"again gives this (the value would be {value / 100:.4g}%), or a ratio was shown as a percent.")
+    else:
+        why = f"{value:g}% is negative: no percentage can be."
+    return [Flag(f"{prefix}.{name}", "error", why)]
+
+
+def check_trace(trace: Trace) -> list[Flag]:
+    """Every problem found in the recorded values of one trace."""
+    flags: list[Flag] = []
+    m = trace.metrics
+    run = trace.run
+    chars = sum(t.chars or 0 for t in trace.turns) or sum(len(t.reasoning) for t in trace.turns)
+    if run.tokens_total == 0 and chars > 1000:
+        flags.append(Flag("run.tokens_total", "error",
+                          f"0 tokens recorded beside {chars:,} characters of model output: tokens were not counted."))
+    if run.turns_used is not None and trace.turns and run.turns_used != len(trace.turns):
+        flags.append(Flag("run.turns_used", "warn", f"{run.turns_used} turns recorded, but the trace holds {len(trace.turns)}."))
+    n_calls = sum(len(t.calls) for t in trace.turns)
+    if run.tool_calls is not None and trace.turns and run.tool_calls != n_calls:
+        flags.append(Flag("run.tool_calls", "warn", f"{run.tool_calls} tool calls recorded, but the trace holds {n_calls}."))
+    if m.timing is not None:
+        t = m.timing
+        to_us = UNIT_TO_US[t.unit]
+        if t.runtime is not None and t.ref_runtime and t.speedup is not None and t.runtime > 0:
+            expect = t.ref_runtime / t.runtime
+            if abs(expect - t.speedup) > 0.05 * max(expect, t.speedup) + 0.01:
+                flags.append(Flag("timing.speedup", "warn",
+                                  f"speedup {t.speedup:g}x does not match ref/runtime = {expect:.3g}x."))
+        for name, value in (("runtime", t.runtime), ("ref_runtime", t.ref_runtime)):
+            if value is None:
+                continue
+            us = value * to_us
+            reasons = []
+            if us < LAUNCH_FLOOR_US:
+                reasons.append(f"{value:g} {t.unit} is below the ~{LAUNCH_FLOOR_US:g} µs that even one kernel launch takes")
+            cuda_us = m.launches.total_cuda_time_us if m.launches else None
+            if name == "runtime" and cuda_us and us > 0 and cuda_us / us > 100:
+                reasons.append(f"the recorded total CUDA time is {cuda_us:g} µs, {cuda_us / us:,.0f}× longer")
+            if reasons:
+                flags.append(Flag(f"timing.{name}", "error",
+                                  "; ".join(reasons) + f". The value is likely in ms, not {t.unit}: KernelBench stores ms "
+                                  "under a field commented `# in us`."))
+    if m.memory is not None and m.memory.kernel_peak_mb and m.memory.ref_peak_mb and m.memory.ratio is not None:
+        expect = m.memory.kernel_peak_mb / m.memory.ref_peak_mb
+        if abs(expect - m.memory.ratio) > 0.02:
+            flags.append(Flag("memory.ratio", "warn", f"ratio {m.memory.ratio:g} does not match kernel/ref = {expect:.3g}."))
+    if m.launches is not None and m.launches.kernel_launches and m.launches.ref_launches and m.launches.fusion_ratio is not None:
+        expect = m.launches.ref_launches / m.launches.kernel_launches
+        if abs(expect - m.launches.fusion_ratio) > 0.02 * expect:
+            flags.append(Flag("launches.fusion_ratio", "warn",
+                              f"fusion ratio {m.launches.fusion_ratio:g} does not match ref/kernel launches = {expect:.3g}."))
+    if m.nsight is not None:
+        n = m.nsight
+        for name in ("dram_util_pct", "compute_util_pct", "dominant_pipe_pct", "fp32_util_pct", "occupancy_pct",
+                     "l1_hit_pct", "l2_hit_pct"):
+            flags += _pct_flags("nsight", name, getattr(n, name))
+        if n.sol_score is not None and not 0 <= n.sol_score <= 1:
+            flags.append(Flag("nsight.sol_score", "error", f"SOL score {n.sol_score:g} is outside 0–1."))
+        for reason, value in n.warp_stalls_pct.items():
+            if value > 100:
+                flags.append(Flag(f"nsight.warp_stalls_pct.{reason}", "error",
+                                  f"{value:g}% is impossible. ncu's smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio "
+                                  f"is cycles per issued instruction ({value / 100:g} here), not a share; shown ×100 as a percent. "
+                                  "A true share divides by the sum over all stall reasons."))
+        total = sum(n.warp_stalls_pct.values())
+        if total > 100.5:
+            flags.append(Flag("nsight.warp_stalls_pct", "error", f"the top stall shares add up to {total:,.1f}%, more than 100%."))
+        label = bottleneck_label(n.compute_util_pct, n.dram_util_pct)
+        if n.bottleneck and label and label.split(" ")[0] != n.bottleneck.split(" ")[0]:
+            flags.append(Flag("nsight.bottleneck", "warn",
+                              f"'{n.bottleneck}' contradicts the recorded utilisation (SM {n.compute_util_pct:g}%, DRAM "
+                              f"{n.dram_util_pct:g}%): NVIDIA's SOLBottleneck rule calls this {label}."))
+        if n.peak_bw_gbps and n.peak_fp32_tflops and n.ridge_point:
+            expect = n.peak_fp32_tflops * 1e3 / n.peak_bw_gbps
+            if abs(expect - n.ridge_point) > 0.05 * expect:
+                flags.append(Flag("nsight.ridge_point", "warn", f"ridge point {n.ridge_point:g} ≠ peak FLOP/s ÷ peak BW = {expect:.3g}."))
+    return flags
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One recorded figure next to the one we reproduced."""
+
+    label: str
+    recorded: str
+    reproduced: str
+    agrees: bool | None  # None: nothing to compare
+    reason: str = ""
+
+
+def compare_runtime(recorded: float | None, unit: str, measured_ms: float | None) -> tuple[bool | None, str]:
+    if recorded is None or measured_ms is None or measured_ms <= 0:
+        return None, ""
+    rec_ms = recorded * UNIT_TO_US[unit] / 1e3
+    ratio = rec_ms / measured_ms
+    if 0.75 <= ratio <= 1.25:
+        return True, ""
+    ladder = ["ns", "us", "ms", "s"]
+    for factor, step in ((1e-3, 1), (1e3, -1)):
+        fixed = ratio / factor
+        at = ladder.index(unit) + step
+        if 0.5 <= fixed <= 2.0 and 0 <= at < len(ladder):
+            return False, (f"unit mix-up: ~1,000× off. Read as {ladder[at]} instead of {unit}, {recorded:g} {ladder[at]} is "
+                           f"within {abs(fixed - 1) * 100:.0f}% of what we measured")
+    return False, f"off by {(ratio - 1) * 100:+.0f}% (more than ±25%)"

@@ -1,0 +1,144 @@
+"""Command line: thin wrappers over the stages. Only this module turns errors into exit codes."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .errors import ReporterError
+
+DATA = click.Path(exists=True, file_okay=False, path_type=Path)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="reporter")
+def main() -> None:
+    """Turn LLM-agent CUDA-kernel runs into a static site people can trust.
+
+    \b
+    The pipeline, one command per stage:
+      reporter build DATA SITE     collect traces, re-validate on a GPU if present, render the site
+      reporter validate DATA       re-check kernels on this machine's GPU and cache the results in DATA
+      reporter publish SITE        commit the built site to a gh-pages branch
+      reporter schema              print the trace format's JSON Schema
+    """
+
+
+def _settings(trials: int | None, jitter: int | None, perf: int | None):  # type: ignore[no-untyped-def]
+    from .records import ValidationSettings
+    s = ValidationSettings()
+    updates = {k: v for k, v in (("nominal_trials", trials), ("jitter_trials", jitter), ("perf_trials", perf)) if v is not None}
+    return s.model_copy(update=updates)
+
+
+@main.command()
+@click.argument("data", type=DATA)
+@click.argument("site", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--strict", is_flag=True, help="Exit non-zero if any trace or attachment could not be read.")
+@click.option("--no-validate", is_flag=True, help="Do not touch the GPU; show cached re-validation results only.")
+@click.option("--ncu", is_flag=True, help="Also profile kernels with Nsight Compute while validating.")
+def build(data: Path, site: Path, strict: bool, no_validate: bool, ncu: bool) -> None:
+    """Build the static site in SITE from the runs in DATA."""
+    from .collect import collect
+    from .render import build_site
+    from .validate import cached_lookup, gpu_available, validate_runs
+
+    started = time.monotonic()
+    collection = collect(data)
+    for err in collection.errors:
+        click.secho(f"could not read {err}", fg="red", err=True)
+    settings = _settings(None, None, None)
+    if not no_validate and gpu_available():
+        validate_runs(data, collection.runs, settings, ncu=ncu, progress=True)
+    elif not no_validate:
+        click.echo("no CUDA device here: showing cached re-validation results (see `reporter validate`)", err=True)
+    pages = build_site(collection, data, site, lambda r: cached_lookup(data, r, settings))
+    problems = sum(len(r.flags) for r in collection.runs)
+    att_errors = sum(len(r.attachment_errors) for r in collection.runs)
+    for r in collection.runs:
+        for e in r.attachment_errors:
+            click.secho(f"could not read attachment {e}", fg="yellow", err=True)
+    click.echo(f"read {len(collection.runs)} runs ({len(collection.errors)} unreadable), wrote {pages} pages to {site}, "
+               f"flagged {problems} recorded values, in {time.monotonic() - started:.1f} s")
+    if strict and (collection.errors or att_errors):
+        raise SystemExit(1)
+
+
+@main.command()
+@click.argument("data", type=DATA)
+@click.option("--run", "run_ids", multiple=True, help="Only this run (repeatable); the id is the trace's folder under DATA.")
+@click.option("--ncu", is_flag=True, help="Profile the kernel and the reference with Nsight Compute (needs ncu on PATH).")
+@click.option("--force", is_flag=True, help="Re-measure even when a cached result exists for this machine.")
+@click.option("--trials", type=int, default=None, help="Correctness trials at nominal shapes.")
+@click.option("--jitter-trials", type=int, default=None, help="Correctness trials with jittered shapes.")
+@click.option("--perf-trials", type=int, default=None, help="Timed calls per kernel.")
+@click.option("--jobs", type=int, default=4, show_default=True, help="Kernels compiled in parallel (timing stays sequential).")
+def validate(data: Path, run_ids: tuple[str, ...], ncu: bool, force: bool, trials: int | None,
+             jitter_trials: int | None, perf_trials: int | None, jobs: int) -> None:
+    """Re-check submitted kernels on this machine's GPU; results are cached in DATA/validation."""
+    from .collect import collect
+    from .validate import gpu_available, validate_runs
+
+    if not gpu_available():
+        raise click.ClickException("no CUDA device is visible (torch.cuda.is_available() is False); run this on a GPU machine")
+    collection = collect(data)
+    runs = [r for r in collection.runs if not run_ids or r.run_id in run_ids]
+    missing = set(run_ids) - {r.run_id for r in runs}
+    if missing:
+        raise click.ClickException(f"no run with id {', '.join(sorted(missing))} under {data}")
+    results = validate_runs(data, runs, _settings(trials, jitter_trials, perf_trials), ncu=ncu, force=force,
+                            progress=True, jobs=jobs)
+    for run_id, (res, cached) in sorted(results.items()):
+        sp = f"{res.speedup:.2f}x" if res.speedup else "—"
+        click.echo(f"{run_id}: {res.verdict}{' (cached)' if cached else ''} speedup {sp} {res.reason}")
+
+
+@main.command()
+def schema() -> None:
+    """Print the JSON Schema of the trace format (version 1)."""
+    from .records import Trace
+    click.echo(json.dumps(Trace.model_json_schema(), indent=2, sort_keys=True))
+
+
+@main.command()
+@click.argument("site", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--repo", type=click.Path(exists=True, file_okay=False, path_type=Path), default=Path("."),
+              show_default=True, help="The git repository to commit into.")
+@click.option("--branch", default="gh-pages", show_default=True)
+@click.option("--cname", default=None, help="Custom domain to write as CNAME.")
+@click.option("--push", "remote", default=None, metavar="REMOTE", help="Push the branch to REMOTE afterwards.")
+@click.option("-m", "--message", default=None, help="Commit message (default records source commit and version).")
+def publish(site: Path, repo: Path, branch: str, cname: str | None, remote: str | None, message: str | None) -> None:
+    """Commit the built SITE to a branch that holds only the site (GitHub Pages)."""
+    from .publish import publish_site
+    sha = publish_site(site, repo, branch=branch, cname=cname, remote=remote, message=message)
+    click.echo(f"published {site} to {branch} as {sha[:12]}" + (f" and pushed to {remote}" if remote else ""))
+
+
+@main.command("init-workflow")
+@click.option("--path", type=click.Path(dir_okay=False, path_type=Path), default=Path(".github/workflows/pages.yml"),
+              show_default=True)
+@click.option("--data", default="data", show_default=True, help="The data folder the workflow builds from.")
+def init_workflow(path: Path, data: str) -> None:
+    """Write a GitHub Actions workflow that builds the site (no GPU) and deploys it to Pages."""
+    from .publish import workflow_yaml
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(workflow_yaml(data), encoding="utf-8")
+    click.echo(f"wrote {path}")
+
+
+def run() -> None:
+    try:
+        main(standalone_mode=True)
+    except ReporterError as exc:
+        click.secho(f"error: {exc}", fg="red", err=True)
+        sys.exit(exc.exit_code)
+
+
+if __name__ == "__main__":
+    run()

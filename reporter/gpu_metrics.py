@@ -1,0 +1,337 @@
+"""Read Nsight Compute and torch.profiler exports and derive the figures a run page shows.
+
+Formulas follow NVIDIA's own section rules (SpeedOfLight.py, CPIStall.py, SOLFPRoofline); each derived
+figure carries its formula so the page can show it. Nothing here rescales a `.pct` metric: ncu's
+percentages are already 0-100, and the previous viewer's x100 is how "L2 hit 279.3%" happened.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import CollectError
+
+HEADER_PREFIX = '"ID","Process ID"'
+ID_COLUMNS = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
+              "Block Size", "Grid Size", "Device", "CC", "Kernel Time"}
+
+# Base-unit factors; ncu spells units differently across versions even with --print-units base.
+UNIT_FACTORS = {
+    "ns": 1e-9, "nsecond": 1e-9, "us": 1e-6, "usecond": 1e-6, "ms": 1e-3, "msecond": 1e-3, "s": 1.0, "second": 1.0,
+    "byte": 1.0, "kbyte": 1e3, "mbyte": 1e6, "gbyte": 1e9,
+    "byte/s": 1.0, "byte/second": 1.0, "kbyte/s": 1e3, "mbyte/s": 1e6, "gbyte/s": 1e9, "tbyte/s": 1e12,
+    "hz": 1.0, "khz": 1e3, "mhz": 1e6, "ghz": 1e9, "cycle/nsecond": 1e9, "cycle/usecond": 1e6, "cycle/second": 1.0,
+}
+TIME_UNITS = {"ns", "nsecond", "us", "usecond", "ms", "msecond", "s", "second"}
+
+# Launch shapes make no sense averaged across different kernels: those come from the longest kernel.
+PER_LAUNCH = {"regs_per_thread", "smem_per_block", "block_size", "grid_size", "dominant_pipe", "bottleneck"}
+STALL_PREFIX = "smsp__average_warps_issue_stalled_"
+STALL_SUFFIX = "_per_issue_active.ratio"
+PIPE_NAMES = {"fma": "FP32 (FMA)", "alu": "ALU", "lsu": "LSU", "xu": "XU", "fp64": "FP64", "adu": "ADU",
+              "cbu": "CBU", "uniform": "Uniform", "tensor_op_hmma": "Tensor (HMMA)", "tensor_op_gmma": "Tensor (GMMA)",
+              "fma_type_fp16": "FP16", "tex": "TEX", "tma": "TMA", "ipa": "IPA"}
+
+
+@dataclass(frozen=True)
+class Metric:
+    value: float | str | None
+    unit: str
+
+    def base(self) -> float | None:
+        """The value in base units (seconds, bytes, hertz), or None when it is not a number."""
+        if not isinstance(self.value, float):
+            return None
+        return self.value * UNIT_FACTORS.get(self.unit.lower(), 1.0)
+
+
+@dataclass(frozen=True)
+class NcuKernel:
+    """One profiled launch with every metric ncu exported for it."""
+
+    launch_id: int
+    name: str
+    block: str
+    grid: str
+    metrics: dict[str, Metric]
+
+    def num(self, name: str) -> float | None:
+        m = self.metrics.get(name)
+        return m.value if m is not None and isinstance(m.value, float) else None
+
+    def base(self, name: str) -> float | None:
+        m = self.metrics.get(name)
+        return m.base() if m is not None else None
+
+
+def parse_value(text: str) -> float | str | None:
+    text = text.strip()
+    if text.lower() in ("", "n/a", "no data", "nan"):
+        return None
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return text
+
+
+def _csv_rows(path: Path) -> list[dict[str, str]]:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    start = text.find(HEADER_PREFIX)
+    if start < 0:
+        raise CollectError(path, "header", f"no ncu CSV header (a line starting with {HEADER_PREFIX}) found")
+    return list(csv.DictReader(io.StringIO(text[start:])))
+
+
+def parse_ncu_raw(path: Path) -> list[NcuKernel]:
+    """`ncu --page raw --csv`: one column per metric, a units row, then one row per launch."""
+    rows = _csv_rows(path)
+    if not rows:
+        return []
+    units = rows[0] if not (rows[0].get("ID") or "").strip() else {}
+    kernels = []
+    for row in rows[1 if units else 0:]:
+        metrics = {
+            k: Metric(parse_value(v or ""), (units.get(k) or "").strip())
+            for k, v in row.items()
+            if k is not None and k not in ID_COLUMNS and not k.startswith(("thread Domain", "Id:Domain"))
+        }
+        kernels.append(_kernel(row, metrics))
+    return kernels
+
+
+def parse_ncu_details(path: Path) -> list[NcuKernel]:
+    """`ncu --page details --csv --print-metric-name name`: one row per (launch, metric); rule rows skipped."""
+    by_id: dict[str, tuple[dict[str, str], dict[str, Metric]]] = {}
+    for row in _csv_rows(path):
+        name = (row.get("Metric Name") or "").strip()
+        entry = by_id.setdefault(row.get("ID", ""), (row, {}))
+        if name:
+            entry[1].setdefault(name, Metric(parse_value(row.get("Metric Value") or ""), (row.get("Metric Unit") or "").strip()))
+    return [_kernel(row, metrics) for row, metrics in by_id.values()]
+
+
+def _kernel(row: dict[str, str], metrics: dict[str, Metric]) -> NcuKernel:
+    return NcuKernel(
+        launch_id=int(parse_value(row.get("ID") or "0") or 0),  # type: ignore[arg-type]
+        name=(row.get("Kernel Name") or "").strip(),
+        block=(row.get("Block Size") or "").strip(),
+        grid=(row.get("Grid Size") or "").strip(),
+        metrics=metrics,
+    )
+
+
+def load_ncu_report(path: Path, ncu_python_dir: Path | None = None) -> list[NcuKernel]:
+    """`.ncu-rep` through NVIDIA's `ncu_report` module (ships with ncu under extras/python)."""
+    if ncu_python_dir is not None:
+        sys.path.insert(0, str(ncu_python_dir))
+    try:
+        import ncu_report  # type: ignore[import-not-found]
+    except ImportError as exc:
+        raise CollectError(path, "ncu_report", "NVIDIA's ncu_report module is not importable; "
+                           "export CSVs with `ncu -i FILE --page raw --csv --print-units base` instead") from exc
+    kernels = []
+    ctx = ncu_report.load_report(str(path))
+    for rng in ctx:
+        for act in rng:
+            metrics: dict[str, Metric] = {}
+            for name in act.metric_names():
+                m = act.metric_by_name(name)
+                value = m.value() if m is not None else None
+                if isinstance(value, (int, float)):
+                    value = float(value)
+                metrics[name] = Metric(value if isinstance(value, (float, str)) else None, m.unit() if m else "")
+            kernels.append(NcuKernel(len(kernels), act.name(), "", "", metrics))
+    return kernels
+
+
+def load_ncu(path: Path) -> list[NcuKernel]:
+    if path.suffix == ".ncu-rep":
+        return load_ncu_report(path)
+    rows = _csv_rows(path)
+    return parse_ncu_details(path) if rows and "Metric Name" in rows[0] else parse_ncu_raw(path)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A derived number, its unit and how it was computed."""
+
+    value: float | str | None
+    unit: str
+    formula: str
+
+
+@dataclass(frozen=True)
+class KernelFigures:
+    name: str
+    duration_ns: float | None
+    figures: dict[str, Figure]
+    stalls_pct: list[tuple[str, float]] = field(default_factory=list)  # top 5, shares of all stall cycles
+    stalls_raw_cycles: dict[str, float] = field(default_factory=dict)
+
+
+def bottleneck_label(sm_pct: float | None, mem_pct: float | None) -> str | None:
+    """NVIDIA's SOLBottleneck rule (sections/SpeedOfLight.py)."""
+    if sm_pct is None or mem_pct is None:
+        return None
+    hi = max(sm_pct, mem_pct)
+    if hi >= 80:
+        return "compute-bound (high throughput)" if sm_pct >= mem_pct else "memory-bound (high throughput)"
+    if sm_pct < 60 and mem_pct < 60:
+        return "latency-bound"
+    if abs(sm_pct - mem_pct) >= 10:
+        return "compute-bound" if sm_pct > mem_pct else "memory-bound"
+    return "balanced"
+
+
+def _first(k: NcuKernel, *names: str) -> float | None:
+    for n in names:
+        v = k.num(n)
+        if v is not None:
+            return v
+    return None
+
+
+def derive(k: NcuKernel) -> KernelFigures:
+    """Every figure of the report for one launch."""
+    f: dict[str, Figure] = {}
+    dur_s = k.base("gpu__time_duration.sum")
+    sm = k.num("sm__throughput.avg.pct_of_peak_sustained_elapsed")
+    mem = k.num("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed")
+    dram = _first(k, "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "dram__throughput.avg.pct_of_peak_sustained_elapsed")
+    f["duration"] = Figure(dur_s * 1e6 if dur_s is not None else None, "µs", "gpu__time_duration.sum")
+    f["sol_score"] = Figure(max(sm, mem) / 100 if sm is not None and mem is not None else None, "0–1",
+                            "max(sm__throughput, gpu__compute_memory_throughput) / 100")
+    f["compute_util"] = Figure(sm, "%", "sm__throughput.avg.pct_of_peak_sustained_elapsed")
+    f["memory_util"] = Figure(mem, "%", "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed (max of DRAM, L1, L2)")
+    f["dram_util"] = Figure(dram, "%", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed")
+    f["bottleneck"] = Figure(bottleneck_label(sm, mem), "", "SOLBottleneck: max≥80 → high throughput; both<60 → latency; |SM−Mem|≥10 → larger; else balanced")
+    pipes = {n[len("sm__inst_executed_pipe_"):-len(".avg.pct_of_peak_sustained_active")]: v
+             for n in k.metrics if n.startswith("sm__inst_executed_pipe_") and n.endswith(".avg.pct_of_peak_sustained_active")
+             and (v := k.num(n)) is not None}
+    if pipes:
+        top = max(sorted(pipes), key=lambda p: pipes[p])
+        f["dominant_pipe"] = Figure(PIPE_NAMES.get(top, top), "", "argmax over sm__inst_executed_pipe_*.avg.pct_of_peak_sustained_active")
+        f["dominant_pipe_pct"] = Figure(pipes[top], "%", f"sm__inst_executed_pipe_{top}.avg.pct_of_peak_sustained_active")
+    # Achieved FP32 FLOP/s from per-cycle rates (the raw page has these even when .sum totals are absent).
+    rates = [k.num(f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum.per_cycle_elapsed") for op in ("fadd", "fmul", "ffma")]
+    smsp_hz = k.base("smsp__cycles_elapsed.avg.per_second")
+    flops_s = None
+    if None not in rates and smsp_hz is not None:
+        flops_s = (rates[0] + rates[1] + 2 * rates[2]) * smsp_hz  # type: ignore[operator]
+    else:
+        counts = [k.num(f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum") for op in ("fadd", "fmul", "ffma")]
+        if None not in counts and dur_s:
+            flops_s = (counts[0] + counts[1] + 2 * counts[2]) / dur_s  # type: ignore[operator]
+    bw = k.base("dram__bytes.sum.per_second")
+    if bw is None and (b := k.base("dram__bytes.sum")) is not None and dur_s:
+        bw = b / dur_s
+    f["fp32_tflops"] = Figure(flops_s / 1e12 if flops_s is not None else None, "TFLOP/s", "(fadd + fmul + 2·ffma) per cycle × SM clock")
+    f["dram_bandwidth"] = Figure(bw / 1e9 if bw is not None else None, "GB/s", "dram__bytes.sum.per_second")
+    f["arithmetic_intensity"] = Figure(flops_s / bw if flops_s is not None and bw else None, "FLOP/B",
+                                       "FP32 FLOP/s ÷ DRAM bytes/s")
+    ffma_pk = k.num("sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained")
+    sm_hz = k.base("sm__cycles_elapsed.avg.per_second")
+    peak_flops = 2 * ffma_pk * sm_hz if ffma_pk is not None and sm_hz is not None else None
+    dram_pk = k.num("dram__bytes.sum.peak_sustained")
+    dram_hz = k.base("dram__cycles_elapsed.avg.per_second")
+    peak_bw = dram_pk * dram_hz if dram_pk is not None and dram_hz is not None else None
+    f["peak_fp32_tflops"] = Figure(peak_flops / 1e12 if peak_flops else None, "TFLOP/s", "2 · ffma.peak_sustained × SM clock")
+    f["peak_bw"] = Figure(peak_bw / 1e9 if peak_bw else None, "GB/s", "dram__bytes.sum.peak_sustained × DRAM clock")
+    f["ridge_point"] = Figure(peak_flops / peak_bw if peak_flops and peak_bw else None, "FLOP/B", "peak FP32 FLOP/s ÷ peak DRAM bytes/s")
+    f["fp32_util"] = Figure(100 * flops_s / peak_flops if flops_s is not None and peak_flops else None, "%", "achieved FP32 FLOP/s ÷ peak")
+    f["occupancy"] = Figure(k.num("sm__warps_active.avg.pct_of_peak_sustained_active"), "%", "sm__warps_active.avg.pct_of_peak_sustained_active")
+    f["theoretical_occupancy"] = Figure(k.num("sm__maximum_warps_per_active_cycle_pct"), "%", "sm__maximum_warps_per_active_cycle_pct")
+    f["l1_hit"] = Figure(k.num("l1tex__t_sector_hit_rate.pct"), "%", "l1tex__t_sector_hit_rate.pct (already 0–100)")
+    f["l2_hit"] = Figure(k.num("lts__t_sector_hit_rate.pct"), "%", "lts__t_sector_hit_rate.pct (already 0–100)")
+    for op, key in (("ld", "ld_sectors_per_req"), ("st", "st_sectors_per_req")):
+        s = k.num(f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum")
+        r = k.num(f"l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum")
+        f[key] = Figure(s / r if s is not None and r else None, "sectors/req",
+                        f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum ÷ l1tex__t_requests_…_op_{op}.sum (ideal 4)")
+    f["regs_per_thread"] = Figure(k.num("launch__registers_per_thread"), "", "launch__registers_per_thread")
+    smem = [k.num(f"launch__shared_mem_per_block_{p}") for p in ("static", "dynamic")]
+    f["smem_per_block"] = Figure(sum(smem) if None not in smem else None, "B",  # type: ignore[arg-type]
+                                 "launch__shared_mem_per_block_static + _dynamic")
+    f["block_size"] = Figure(k.num("launch__block_size"), "threads", "launch__block_size")
+    f["grid_size"] = Figure(k.num("launch__grid_size"), "blocks", "launch__grid_size")
+    raw_stalls = {n[len(STALL_PREFIX):-len(STALL_SUFFIX)]: v for n in k.metrics
+                  if n.startswith(STALL_PREFIX) and n.endswith(STALL_SUFFIX) and (v := k.num(n)) is not None}
+    total = sum(raw_stalls.values())
+    shares = sorted(((r, 100 * v / total) for r, v in raw_stalls.items()), key=lambda x: (-x[1], x[0])) if total > 0 else []
+    return KernelFigures(k.name, dur_s * 1e9 if dur_s is not None else None, f, shares[:5], raw_stalls)
+
+
+def summarize(kernels: list[KernelFigures]) -> KernelFigures | None:
+    """Duration-weighted mean of every numeric figure across a multi-kernel run; stalls weighted the same way."""
+    if not kernels:
+        return None
+    if len(kernels) == 1:
+        return kernels[0]
+    weights = [k.duration_ns or 0.0 for k in kernels]
+    wsum = sum(weights) or float(len(kernels))
+    if not sum(weights):
+        weights = [1.0] * len(kernels)
+    figs: dict[str, Figure] = {}
+    for key, first in kernels[0].figures.items():
+        vals = [(k.figures[key].value, w) for k, w in zip(kernels, weights) if key in k.figures]
+        if key == "duration":
+            total = sum(v for v, _ in vals if isinstance(v, float))
+            figs[key] = Figure(total, first.unit, "Σ gpu__time_duration.sum over kernels")
+        elif key not in PER_LAUNCH and all(isinstance(v, float) for v, _ in vals) and vals:
+            figs[key] = Figure(sum(v * w for v, w in vals) / wsum, first.unit, f"duration-weighted mean of: {first.formula}")  # type: ignore[operator]
+        else:
+            longest = max(zip(kernels, weights), key=lambda kw: kw[1])[0]
+            figs[key] = Figure(longest.figures.get(key, first).value, first.unit, f"from the longest kernel: {first.formula}")
+    reasons: dict[str, float] = {}
+    for k, w in zip(kernels, weights):
+        for r, v in k.stalls_raw_cycles.items():
+            reasons[r] = reasons.get(r, 0.0) + v * w
+    total = sum(reasons.values())
+    shares = sorted(((r, 100 * v / total) for r, v in reasons.items()), key=lambda x: (-x[1], x[0])) if total else []
+    return KernelFigures(f"{len(kernels)} kernels", sum(weights), figs, shares[:5], reasons)
+
+
+@dataclass(frozen=True)
+class ProfilerSummary:
+    """Kernel events from a torch.profiler Chrome trace (Memcpy/Memset counted apart)."""
+
+    kernels: list[tuple[str, float]]  # (name, duration µs) in trace order
+    memcpy: int
+    memset: int
+
+    @property
+    def launches(self) -> int:
+        return len(self.kernels)
+
+    @property
+    def cuda_time_us(self) -> float:
+        return math.fsum(d for _, d in self.kernels)
+
+
+def parse_chrome_trace(path: Path) -> ProfilerSummary:
+    try:
+        doc: Any = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise CollectError(path, "traceEvents", f"not a readable Chrome trace: {exc}") from exc
+    events = doc.get("traceEvents") if isinstance(doc, dict) else doc
+    if not isinstance(events, list):
+        raise CollectError(path, "traceEvents", "missing or not a list")
+    kernels, memcpy, memset = [], 0, 0
+    for e in events:
+        if not isinstance(e, dict) or e.get("ph") != "X":
+            continue
+        cat = e.get("cat")
+        if cat == "kernel":
+            kernels.append((str(e.get("name", "")), float(e.get("dur", 0.0))))
+        elif cat == "gpu_memcpy":
+            memcpy += 1
+        elif cat == "gpu_memset":
+            memset += 1
+    return ProfilerSummary(kernels, memcpy, memset)

@@ -1,0 +1,324 @@
+"""Typed records: the trace format (version 1) and what the stages hand each other.
+
+A trace is text written by a model and a harness we do not control, so every model keeps unknown
+fields (``extra="allow"``) instead of failing on them; `unknown_fields()` lists them for the page.
+Values that were not recorded are ``None`` and render as "—", never as 0.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+
+TimeUnit = Literal["ns", "us", "ms", "s"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+class RunInfo(_Model):
+    """Who ran what: the identity of one agent run."""
+
+    config: str | None = Field(None, description="Harness configuration, e.g. `l12_default_gpt`.")
+    variant: str | None = Field(None, description="Harness variant, e.g. `popcorn`.")
+    model: str | None = Field(None, description="The model that wrote the kernel, e.g. `Kimi-K2.6`.")
+    level: int | None = Field(None, description="KernelBench level (1-4).")
+    problem_id: int | None = Field(None, description="Problem number within the level.")
+    problem_file: str | None = Field(
+        None, description="Problem file name, e.g. `8_DeepSeekMoEGroundedTop2Routing.py`."
+    )
+    title: str | None = Field(None, description="A human title when the problem file is unknown.")
+    started_at: str | None = Field(None, description="Start time, ISO 8601 UTC.")
+    backend: str = Field("cuda", description="Kernel backend (`cuda`, `triton`, ...).")
+    precision: Literal["fp32", "fp16", "bf16"] = Field("fp32", description="Precision of the check.")
+    max_turns: int | None = Field(None, description="Turn budget of the harness.")
+    turns_used: int | None = Field(None, description="Turns the agent used; defaults to len(turns).")
+    tool_calls: int | None = Field(None, description="Tool calls as counted by the harness.")
+    tokens_total: int | None = Field(None, description="Total tokens (prompt + completion) as recorded.")
+    wall_clock_s: float | None = Field(None, description="Wall-clock seconds of the whole run.")
+    truncated: bool | None = Field(None, description="Whether the harness cut the run short.")
+    complete: bool = Field(True, description="False for partial traces (e.g. reasoning dumps only).")
+    recorded_verdict: str | None = Field(
+        None, description="The harness's verdict: `correct`, `incorrect`, `compile_error`, `no_submission`, ..."
+    )
+    source_note: str | None = Field(None, description="Where this trace came from and any caveat.")
+
+
+class ToolResult(_Model):
+    """What a tool answered."""
+
+    ok: bool = Field(description="True for a pass, False for a failure.")
+    text: str = Field("", description="The tool's output as recorded.")
+
+
+class ToolCall(_Model):
+    """One tool call the agent made, with its result."""
+
+    tool: str = Field(description="Tool name: `compile_kernel`, `run_correctness`, `get_gpu_specs`, ...")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="Arguments as the agent sent them.")
+    result: ToolResult | None = Field(None, description="The tool's answer; None if none was recorded.")
+
+
+class Turn(_Model):
+    """One agent turn: reasoning, then zero or more tool calls."""
+
+    index: int
+    turn_s: float | None = Field(None, description="Seconds for the whole turn.")
+    llm_s: float | None = Field(None, description="Seconds spent in the model.")
+    tool_s: float | None = Field(None, description="Seconds spent in tools.")
+    chars: int | None = Field(None, description="Characters in the turn as counted by the harness.")
+    final: bool = Field(False, description="True for the turn that submitted.")
+    reasoning: str = Field("", description="The model's reasoning text (untrusted).")
+    calls: list[ToolCall] = Field(default_factory=list)
+
+
+class TimingMetrics(_Model):
+    """`kernelbench.timing`: runtimes in the unit the harness *claimed*."""
+
+    source: str = "kernelbench.timing"
+    unit: TimeUnit = Field(description="The unit the harness labelled these values with (may be wrong).")
+    runtime: float | None = None
+    ref_runtime: float | None = None
+    speedup: float | None = None
+    kernel_mean: float | None = None
+    kernel_median: float | None = None
+    kernel_std: float | None = None
+    ref_mean: float | None = None
+    ref_median: float | None = None
+    ref_std: float | None = None
+
+
+class PrecisionMetrics(_Model):
+    """`eval_kernel_against_ref`: numerical error against the reference."""
+
+    source: str = "eval_kernel_against_ref"
+    max_abs_error: float | None = None
+    mean_abs_error: float | None = None
+    max_rel_error: float | None = None
+    mean_rel_error: float | None = None
+    trials_passed: int | None = None
+    trials_total: int | None = None
+
+
+class MemoryMetrics(_Model):
+    """`extended_metrics.measure_memory`: peak allocated memory."""
+
+    source: str = "extended_metrics.measure_memory"
+    kernel_peak_mb: float | None = None
+    ref_peak_mb: float | None = None
+    ratio: float | None = Field(None, description="kernel / ref as recorded.")
+
+
+class LaunchMetrics(_Model):
+    """`torch.profiler`: kernel launches and CUDA time."""
+
+    source: str = "torch.profiler"
+    kernel_launches: int | None = None
+    ref_launches: int | None = None
+    fusion_ratio: float | None = Field(None, description="ref launches / kernel launches as recorded.")
+    total_cuda_time_us: float | None = None
+
+
+class NsightMetrics(_Model):
+    """`nsight_hardware_counters`: figures a harness derived from Nsight Compute, as recorded."""
+
+    source: str = "nsight_hardware_counters"
+    sol_score: float | None = Field(None, description="0-1.")
+    dram_util_pct: float | None = None
+    compute_util_pct: float | None = None
+    bottleneck: str | None = None
+    dominant_pipe: str | None = None
+    dominant_pipe_pct: float | None = None
+    arithmetic_intensity: float | None = Field(None, description="FLOP/byte.")
+    ridge_point: float | None = Field(None, description="FLOP/byte.")
+    dram_bandwidth_gbps: float | None = None
+    fp32_tflops: float | None = None
+    fp32_util_pct: float | None = None
+    fp16_tflops: float | None = None
+    occupancy_pct: float | None = None
+    l1_hit_pct: float | None = None
+    l2_hit_pct: float | None = None
+    ld_sectors_per_req: float | None = None
+    st_sectors_per_req: float | None = None
+    regs_per_thread: int | None = None
+    smem_per_block_bytes: int | None = None
+    block_size: int | None = None
+    peak_bw_gbps: float | None = None
+    peak_fp32_tflops: float | None = None
+    peak_fp16_tflops: float | None = None
+    warp_stalls_source: str = "nsight"
+    warp_stalls_pct: dict[str, float] = Field(
+        default_factory=dict, description="Top warp stall reasons, as the harness labelled them (percent)."
+    )
+
+
+class RecordedMetrics(_Model):
+    """Metrics grouped by the harness component that produced them. A missing group was not recorded."""
+
+    timing: TimingMetrics | None = None
+    precision: PrecisionMetrics | None = None
+    memory: MemoryMetrics | None = None
+    launches: LaunchMetrics | None = None
+    nsight: NsightMetrics | None = None
+
+
+class Attachment(_Model):
+    """A file beside the trace: an Nsight Compute export or a torch.profiler trace."""
+
+    kind: Literal["ncu_raw_csv", "ncu_details_csv", "ncu_report", "torch_profiler_trace"]
+    role: Literal["kernel", "reference"]
+    path: str = Field(description="Relative to the trace file.")
+    note: str | None = None
+
+
+class FinalKernel(_Model):
+    """The source the agent submitted."""
+
+    source: str
+    turn: int | None = Field(None, description="Turn that submitted it.")
+
+
+class Trace(_Model):
+    """One agent run (trace format version 1)."""
+
+    schema_version: Literal[1] = Field(description="Always 1 for this format.")
+    run: RunInfo
+    reference_source: str | None = Field(None, description="The PyTorch reference the agent saw.")
+    turns: list[Turn] = Field(default_factory=list)
+    final_kernel: FinalKernel | None = None
+    metrics: RecordedMetrics = Field(default_factory=RecordedMetrics)
+    attachments: list[Attachment] = Field(default_factory=list)
+
+
+def unknown_fields(model: BaseModel, prefix: str = "") -> list[str]:
+    """Dotted paths of every field a trace carried that the format does not define."""
+    found = [f"{prefix}{k}" for k in (model.model_extra or {})]
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        items = value if isinstance(value, list) else [value]
+        for i, item in enumerate(items):
+            if isinstance(item, BaseModel):
+                where = f"{prefix}{name}[{i}]." if isinstance(value, list) else f"{prefix}{name}."
+                found.extend(unknown_fields(item, where))
+    return found
+
+
+def slugify(text: str) -> str:
+    """A file-name-safe slug that never starts with `_` (GitHub Pages' Jekyll drops those)."""
+    slug = re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-.")
+    return slug or "x"
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# --- Re-validation results (written by `reporter validate`, persisted next to the data) ---
+
+VALIDATION_FORMAT = 1
+
+Verdict = Literal["correct", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "not_validated"]
+
+
+class ValidationSettings(_Model):
+    """Everything that changes what a validation measures; part of the cache key."""
+
+    seed: int = 42
+    nominal_trials: int = 3
+    jitter_trials: int = 4
+    jitter_fraction: float = 0.25
+    atol: dict[str, float] = Field(default_factory=lambda: {"fp32": 1e-4, "fp16": 1e-2, "bf16": 1e-2})
+    rtol: dict[str, float] = Field(default_factory=lambda: {"fp32": 1e-4, "fp16": 1e-2, "bf16": 1e-2})
+    warmup: int = 5
+    perf_trials: int = 30
+    flush_l2_mb: int = 256
+    timeout_s: float = 600.0
+    torch_compile_baseline: bool = False
+    excessive_speedup: float = 10.0
+
+
+class Environment(_Model):
+    gpu: str | None = None
+    torch: str | None = None
+    cuda: str | None = None
+    driver: str | None = None
+    python: str | None = None
+    host: str | None = None
+
+
+class TrialResult(_Model):
+    index: int
+    seed: int
+    jittered: bool
+    input_shapes: list[str] = Field(default_factory=list)
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    passed: bool
+    problem: str | None = Field(None, description="Why it failed: shape mismatch, NaN, mutated inputs, ...")
+
+
+class TimingStats(_Model):
+    """Times in milliseconds."""
+
+    median_ms: float
+    mean_ms: float
+    std_ms: float
+    min_ms: float
+    max_ms: float
+    trials: int
+
+
+class LaunchStats(_Model):
+    launches: int
+    cuda_time_us: float
+    memcpy: int = 0
+    memset: int = 0
+    kernel_names: list[str] = Field(default_factory=list)
+
+
+class StaticFinding(_Model):
+    check: str
+    severity: Literal["error", "warn"]
+    line: int | None = None
+    text: str = ""
+    message: str = ""
+
+
+class ValidationResult(_Model):
+    """What one re-validation of one kernel measured."""
+
+    format: int = VALIDATION_FORMAT
+    kernel_sha256: str
+    reference_sha256: str
+    settings: ValidationSettings
+    environment: Environment = Field(default_factory=Environment)
+    measured_at: str | None = None
+    verdict: Verdict
+    reason: str = ""
+    log: str = ""
+    weights_note: str | None = None
+    shared_namespace: bool = Field(False, description="True when the kernel needs names only the problem file defines.")
+    trials: list[TrialResult] = Field(default_factory=list)
+    kernel_timing: TimingStats | None = None
+    reference_timing: TimingStats | None = None
+    compile_timing: TimingStats | None = None
+    kernel_launches: LaunchStats | None = None
+    reference_launches: LaunchStats | None = None
+    kernel_peak_bytes: int | None = None
+    reference_peak_bytes: int | None = None
+    deterministic: bool | None = None
+    static_findings: list[StaticFinding] = Field(default_factory=list)
+    phase_s: dict[str, float] = Field(default_factory=dict)
+    ncu_files: dict[str, str] = Field(default_factory=dict, description="role -> CSV file beside this result.")
+
+    @property
+    def speedup(self) -> float | None:
+        if self.kernel_timing and self.reference_timing and self.kernel_timing.median_ms > 0:
+            return self.reference_timing.median_ms / self.kernel_timing.median_ms
+        return None

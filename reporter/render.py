@@ -1,0 +1,432 @@
+"""Stage 3: render collected runs (and their validation results) into a static site.
+
+Pages are rendered into a temporary folder beside the target and swapped in at the end, so an
+interrupted build never leaves a half-written site in place of a good one. Every link is relative.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import plotly.offline
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from . import __version__, charts, text
+from .checks import Comparison, Flag, compare_runtime
+from .collect import Collection, RunRecord
+from .records import ValidationResult
+
+ROOT = Path(__file__).resolve().parent.parent
+UNIT_LABEL = {"ns": "ns", "us": "μs", "ms": "ms", "s": "s"}
+SECTION_TITLES = {"timing": "timing", "precision": "numerical precision", "memory": "gpu memory",
+                  "launches": "kernel launches / fusion", "nsight": "SOL, roofline & occupancy"}
+
+
+def _asset_dir(name: str) -> Path:
+    local = ROOT / name
+    if local.is_dir():
+        return local
+    from importlib.resources import files
+    return Path(str(files("reporter") / name))
+
+
+@dataclass
+class Row:
+    label: str
+    value: str
+    flag: Flag | None = None
+    formula: str = ""
+
+
+@dataclass
+class Section:
+    key: str
+    title: str
+    source: str
+    rows: list[Row]
+    note: str = ""
+
+
+@dataclass
+class Validation:
+    """What the page shows of a re-validation (or why there is none)."""
+
+    state: str  # "measured" | "not_validated" | "no_kernel"
+    result: ValidationResult | None = None
+    where: str = ""
+    comparisons: list[Comparison] = field(default_factory=list)
+    disagreements: int = 0
+
+
+@dataclass
+class RunSummary:
+    """The key figures an index row shows for a run."""
+
+    verdict: str
+    verdict_source: str  # "re-validated" | "recorded" | "partial"
+    turns: str
+    runtime: str
+    ref_runtime: str
+    speedup: str
+    speedup_value: float | None
+    runtime_flag: Flag | None
+    flags: int
+
+
+def _generated_at() -> str:
+    # SOURCE_DATE_EPOCH makes builds reproducible (golden tests); otherwise the real build time.
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    when = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch else datetime.now(timezone.utc)
+    return when.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _flag_map(flags: Iterable[Flag]) -> dict[str, Flag]:
+    return {f.field: f for f in flags}
+
+
+def _title(r: RunRecord) -> str:
+    run = r.trace.run
+    if run.level is not None and run.problem_id is not None:
+        return f"L{run.level} · problem {run.problem_id}"
+    return run.title or r.run_id
+
+
+def recorded_sections(r: RunRecord) -> list[Section]:
+    """The harness's metric groups as recorded, each value next to its flag."""
+    m = r.trace.metrics
+    flags = _flag_map(r.flags)
+    out: list[Section] = []
+
+    def row(label: str, key: str, value: str) -> Row:
+        return Row(label, value, flags.get(key))
+
+    if m.timing:
+        t, u = m.timing, UNIT_LABEL[m.timing.unit]
+        out.append(Section("timing", SECTION_TITLES["timing"], t.source, [
+            row("kernel runtime", "timing.runtime", f"{text.num(t.runtime)} {u}"),
+            row("ref runtime", "timing.ref_runtime", f"{text.num(t.ref_runtime)} {u}"),
+            row("speedup", "timing.speedup", text.speedup(t.speedup)),
+            row("kernel mean / median / std", "timing.kernel_mean",
+                f"{text.num(t.kernel_mean)} / {text.num(t.kernel_median)} / {text.num(t.kernel_std)} {u}"),
+            row("ref mean / median / std", "timing.ref_mean",
+                f"{text.num(t.ref_mean)} / {text.num(t.ref_median)} / {text.num(t.ref_std)} {u}"),
+        ], note=f"values carry the unit the harness claimed ({u})"))
+    if m.precision:
+        p = m.precision
+        out.append(Section("precision", SECTION_TITLES["precision"], p.source, [
+            row("max abs error", "precision.max_abs_error", text.num(p.max_abs_error)),
+            row("mean abs error", "precision.mean_abs_error", text.num(p.mean_abs_error)),
+            row("max rel error", "precision.max_rel_error", text.num(p.max_rel_error)),
+            row("mean rel error", "precision.mean_rel_error", text.num(p.mean_rel_error)),
+        ]))
+    if m.memory:
+        mm = m.memory
+        out.append(Section("memory", SECTION_TITLES["memory"], mm.source, [
+            row("kernel peak", "memory.kernel_peak_mb", f"{text.num(mm.kernel_peak_mb)} MB"),
+            row("ref peak", "memory.ref_peak_mb", f"{text.num(mm.ref_peak_mb)} MB"),
+            row("kernel / ref", "memory.ratio", f"{text.num(mm.ratio)}x"),
+        ]))
+    if m.launches:
+        la = m.launches
+        out.append(Section("launches", SECTION_TITLES["launches"], la.source, [
+            row("kernel launches", "launches.kernel_launches", text.num(la.kernel_launches)),
+            row("ref launches", "launches.ref_launches", text.num(la.ref_launches)),
+            row("fusion ratio (ref / kernel)", "launches.fusion_ratio", f"{text.num(la.fusion_ratio)}x"),
+            row("total cuda time", "launches.total_cuda_time_us", f"{text.num(la.total_cuda_time_us, 0)} μs"),
+        ]))
+    if m.nsight:
+        n = m.nsight
+        pct = lambda v: f"{text.num(v, 1)}%" if v is not None else text.DASH  # noqa: E731
+        rows = [
+            row("SOL score (0–1)", "nsight.sol_score", text.num(n.sol_score, 3)),
+            row("compute util %", "nsight.compute_util_pct", pct(n.compute_util_pct)),
+            row("dram util %", "nsight.dram_util_pct", pct(n.dram_util_pct)),
+            row("bottleneck", "nsight.bottleneck", n.bottleneck or text.DASH),
+            row("dominant pipe", "nsight.dominant_pipe", n.dominant_pipe or text.DASH),
+            row("dominant pipe %", "nsight.dominant_pipe_pct", pct(n.dominant_pipe_pct)),
+            row("arithmetic intensity", "nsight.arithmetic_intensity", text.num(n.arithmetic_intensity)),
+            row("ridge point", "nsight.ridge_point", text.num(n.ridge_point)),
+            row("dram bandwidth", "nsight.dram_bandwidth_gbps", f"{text.num(n.dram_bandwidth_gbps)} GB/s"),
+            row("fp32 tflops", "nsight.fp32_tflops", text.num(n.fp32_tflops)),
+            row("fp32 util %", "nsight.fp32_util_pct", pct(n.fp32_util_pct)),
+            row("fp16 tflops", "nsight.fp16_tflops", text.num(n.fp16_tflops)),
+            row("occupancy %", "nsight.occupancy_pct", pct(n.occupancy_pct)),
+            row("L1 hit %", "nsight.l1_hit_pct", pct(n.l1_hit_pct)),
+            row("L2 hit %", "nsight.l2_hit_pct", pct(n.l2_hit_pct)),
+            row("ld sectors / req", "nsight.ld_sectors_per_req", text.num(n.ld_sectors_per_req)),
+            row("st sectors / req", "nsight.st_sectors_per_req", text.num(n.st_sectors_per_req)),
+            row("regs / thread", "nsight.regs_per_thread", text.num(n.regs_per_thread)),
+            row("smem / block", "nsight.smem_per_block_bytes", f"{text.num(n.smem_per_block_bytes)} B"),
+            row("block size", "nsight.block_size", text.num(n.block_size)),
+            row("peak bw", "nsight.peak_bw_gbps", f"{text.num(n.peak_bw_gbps)} GB/s"),
+            row("peak fp32 tflops", "nsight.peak_fp32_tflops", text.num(n.peak_fp32_tflops)),
+            row("peak fp16 tflops", "nsight.peak_fp16_tflops", text.num(n.peak_fp16_tflops)),
+        ]
+        out.append(Section("nsight", SECTION_TITLES["nsight"], n.source, rows))
+        if n.warp_stalls_pct:
+            stall_rows = [row(k, f"nsight.warp_stalls_pct.{k}", pct(v)) for k, v in n.warp_stalls_pct.items()]
+            if (total := flags.get("nsight.warp_stalls_pct")) is not None:
+                stall_rows.append(Row("sum of shown shares", pct(sum(n.warp_stalls_pct.values())), total))
+            out.append(Section("stalls", "warp stalls (top 5)", n.warp_stalls_source, stall_rows))
+    return out
+
+
+def validation_view(r: RunRecord, found: tuple[ValidationResult, Path] | None, data: Path) -> Validation:
+    if r.trace.final_kernel is None:
+        return Validation("no_kernel")
+    if found is None:
+        return Validation("not_validated")
+    res, path = found
+    env = res.environment
+    where = f"{env.gpu or 'unknown GPU'} · torch {env.torch or '?'} · CUDA {env.cuda or '?'} · driver {env.driver or '?'}"
+    m = r.trace.metrics
+    comps: list[Comparison] = []
+    rec_verdict = r.trace.run.recorded_verdict
+    comps.append(Comparison("verdict", rec_verdict or text.DASH, res.verdict,
+                            None if rec_verdict is None else rec_verdict == res.verdict,
+                            "" if rec_verdict in (None, res.verdict) else f"verdict flip: recorded {rec_verdict}, reproduced {res.verdict}"))
+    unit = m.timing.unit if m.timing else "ms"
+    ul = UNIT_LABEL[unit]
+    for label, rec, stats in (("runtime", m.timing.runtime if m.timing else None, res.kernel_timing),
+                              ("ref runtime", m.timing.ref_runtime if m.timing else None, res.reference_timing)):
+        agree, why = compare_runtime(rec, unit, stats.median_ms if stats else None)
+        comps.append(Comparison(label, f"{text.num(rec)} {ul}" if rec is not None else text.DASH,
+                                text.ms(stats.median_ms) if stats else text.DASH, agree, why))
+    rec_sp = m.timing.speedup if m.timing else None
+    sp = res.speedup
+    sp_ok = None if rec_sp is None or sp is None else abs(rec_sp - sp) <= 0.25 * sp
+    comps.append(Comparison("speedup", text.speedup(rec_sp), text.speedup(sp), sp_ok,
+                            "" if sp_ok in (None, True) else f"off by {((rec_sp or 0) / (sp or 1) - 1) * 100:+.0f}%"))
+    worst = max((t.max_abs_error for t in res.trials if t.max_abs_error is not None), default=None)
+    worst_rel = max((t.max_rel_error for t in res.trials if t.max_rel_error is not None), default=None)
+    comps.append(Comparison("max abs error", text.num(m.precision.max_abs_error) if m.precision else text.DASH, text.num(worst), None))
+    comps.append(Comparison("max rel error", text.num(m.precision.max_rel_error) if m.precision else text.DASH, text.num(worst_rel), None))
+    for label, rec_n, st in (("kernel launches", m.launches.kernel_launches if m.launches else None, res.kernel_launches),
+                             ("ref launches", m.launches.ref_launches if m.launches else None, res.reference_launches)):
+        got = st.launches if st else None
+        agree = None if rec_n is None or got is None else rec_n == got
+        comps.append(Comparison(label, text.num(rec_n), text.num(got), agree,
+                                "" if agree in (None, True) else f"recorded {rec_n}, counted {got} (torch.profiler, kernels only)"))
+    for label, rec_mb, got_b in (("kernel peak memory", m.memory.kernel_peak_mb if m.memory else None, res.kernel_peak_bytes),
+                                 ("ref peak memory", m.memory.ref_peak_mb if m.memory else None, res.reference_peak_bytes)):
+        got_mb = got_b / 1e6 if got_b is not None else None
+        agree = None if rec_mb is None or got_mb is None or got_mb == 0 else abs(rec_mb / got_mb - 1) <= 0.25
+        comps.append(Comparison(label, f"{text.num(rec_mb)} MB" if rec_mb is not None else text.DASH,
+                                f"{text.num(got_mb)} MB" if got_mb is not None else text.DASH, agree,
+                                "" if agree in (None, True) else f"off by {((rec_mb or 0) / (got_mb or 1) - 1) * 100:+.0f}%"))
+    try:
+        shown = path.relative_to(data).as_posix()
+    except ValueError:
+        shown = path.name
+    return Validation("measured", res, f"{where} · measured {res.measured_at or 'at an unknown time'} · {shown}",
+                      comps, sum(1 for c in comps if c.agrees is False))
+
+
+def run_summary(r: RunRecord, v: Validation) -> RunSummary:
+    run, m = r.trace.run, r.trace.metrics
+    flags = _flag_map(r.flags)
+    turns = f"{run.turns_used if run.turns_used is not None else len(r.trace.turns)} / {text.num(run.max_turns)}"
+    if not run.complete:
+        return RunSummary("partial", "partial", turns, text.DASH, text.DASH, text.DASH, None, None, len(r.flags))
+    if v.state == "measured" and v.result is not None:
+        res = v.result
+        k, ref = res.kernel_timing, res.reference_timing
+        return RunSummary(res.verdict, "re-validated", turns, text.ms(k.median_ms if k else None),
+                          text.ms(ref.median_ms if ref else None), text.speedup(res.speedup), res.speedup, None, len(r.flags))
+    unit = UNIT_LABEL[m.timing.unit] if m.timing else ""
+    t = m.timing
+    return RunSummary(run.recorded_verdict or "unknown", "recorded", turns,
+                      f"{text.num(t.runtime)} {unit}" if t and t.runtime is not None else text.DASH,
+                      f"{text.num(t.ref_runtime)} {unit}" if t and t.ref_runtime is not None else text.DASH,
+                      text.speedup(t.speedup if t else None), t.speedup if t else None,
+                      flags.get("timing.runtime"), len(r.flags))
+
+
+@dataclass
+class Page:
+    path: str  # relative to the site root
+    template: str
+    context: dict[str, Any]
+
+
+class SiteBuilder:
+    """Builds every page of the site from a collection and its validation lookups."""
+
+    def __init__(self, collection: Collection, data: Path,
+                 lookup: Callable[[RunRecord], tuple[ValidationResult, Path] | None]) -> None:
+        self.collection = collection
+        self.data = data
+        self.generated = _generated_at()
+        self.env = Environment(loader=FileSystemLoader(str(_asset_dir("templates"))), autoescape=True,
+                               undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+        self.env.filters.update(num=text.num, ms=text.ms, speedup=text.speedup, markdown=text.markdown,
+                                code=text.code, json_args=text.json_args)
+        self.runs = sorted(collection.runs, key=self._sort_key)
+        self.validations = {r.run_id: validation_view(r, lookup(r), data) for r in self.runs}
+        self.summaries = {r.run_id: run_summary(r, self.validations[r.run_id]) for r in self.runs}
+        self.assets: dict[str, str] = {}
+
+    @staticmethod
+    def _sort_key(r: RunRecord) -> tuple[Any, ...]:
+        run = r.trace.run
+        return (run.config or "~", run.variant or "~", run.model or "~", run.level or 99, run.problem_id or 10**6, r.run_id)
+
+    # --- hierarchy: all variants -> (config, variant) -> model -> run ---
+    def variant_key(self, r: RunRecord) -> tuple[str, str]:
+        return (r.trace.run.config or "unknown", r.trace.run.variant or "unknown")
+
+    def variant_slug(self, key: tuple[str, str]) -> str:
+        from .records import slugify
+        return f"variants/{slugify(key[1])}--{slugify(key[0])}.html"
+
+    def model_slug(self, key: tuple[str, str], model: str) -> str:
+        from .records import slugify
+        return f"models/{slugify(key[1])}--{slugify(key[0])}--{slugify(model)}.html"
+
+    def run_path(self, r: RunRecord) -> str:
+        return f"runs/{r.slug}.html"
+
+    def _row(self, r: RunRecord) -> dict[str, Any]:
+        return {"run": r, "summary": self.summaries[r.run_id], "href": self.run_path(r), "title": _title(r)}
+
+    def pages(self) -> list[Page]:
+        variants: dict[tuple[str, str], dict[str, list[RunRecord]]] = {}
+        for r in self.runs:
+            variants.setdefault(self.variant_key(r), {}).setdefault(r.trace.run.model or "unknown", []).append(r)
+        pages: list[Page] = []
+        index_rows = []
+        for key, models in variants.items():
+            runs = [r for rs in models.values() for r in rs]
+            index_rows.append({"key": key, "href": self.variant_slug(key), "models": len(models), "runs": len(runs),
+                               "stats": self._stats(runs)})
+            model_rows = []
+            for model, rs in models.items():
+                model_rows.append({"model": model, "href": self.model_slug(key, model), "runs": len(rs), "stats": self._stats(rs)})
+                crumbs = [("all variants", "index.html"), (f"{key[1]} · {key[0]}", self.variant_slug(key))]
+                pages.append(Page(self.model_slug(key, model), "model.html",
+                                  {"title": f"{model} · {key[1]} · {key[0]}", "crumbs": crumbs, "rows": [self._row(r) for r in rs]}))
+                for i, r in enumerate(rs):
+                    pages.append(self._run_page(r, key, model, rs[i - 1] if i else None, rs[i + 1] if i + 1 < len(rs) else None))
+            pages.append(Page(self.variant_slug(key), "variant.html",
+                              {"title": f"{key[1]} · {key[0]}", "crumbs": [("all variants", "index.html")], "rows": model_rows}))
+        pages.append(Page("index.html", "index.html", {"title": "All variants", "crumbs": [], "rows": index_rows,
+                                                       "errors": self.collection.errors, "runs": len(self.runs)}))
+        pages.append(Page("404.html", "404.html", {"title": "Page not found", "crumbs": []}))
+        return pages
+
+    def _stats(self, runs: list[RunRecord]) -> dict[str, int]:
+        s = [self.summaries[r.run_id] for r in runs]
+        return {"correct": sum(1 for x in s if x.verdict == "correct"),
+                "revalidated": sum(1 for x in s if x.verdict_source == "re-validated"),
+                "flags": sum(x.flags for x in s)}
+
+    def _run_page(self, r: RunRecord, key: tuple[str, str], model: str, prev: RunRecord | None, nxt: RunRecord | None) -> Page:
+        v = self.validations[r.run_id]
+        timeline = charts.turn_timeline(r.trace.turns)
+        figures: dict[str, Any] = {}
+        if timeline is not None:
+            figures["timeline"] = charts.to_json(timeline)
+        measured = self._measured_profiles(r, v)
+        if measured.get("roofline") is not None:
+            figures["roofline"] = charts.to_json(measured["roofline"])
+        if measured.get("stalls") is not None:
+            figures["stalls"] = charts.to_json(measured["stalls"])
+        fk = r.trace.final_kernel
+        crumbs = [("all variants", "index.html"), (f"{key[1]} · {key[0]}", self.variant_slug(key)), (model, self.model_slug(key, model))]
+        return Page(self.run_path(r), "run.html", {
+            "title": _title(r), "crumbs": crumbs, "r": r, "run": r.trace.run, "summary": self.summaries[r.run_id],
+            "flags": _flag_map(r.flags), "sections": recorded_sections(r), "v": v, "figures": figures,
+            "measured": measured, "prev": self.run_path(prev) if prev else None, "next": self.run_path(nxt) if nxt else None,
+            "kernel_lines": fk.source.count("\n") + (0 if fk.source.endswith("\n") else 1) if fk else 0,
+            "kernel_file": f"{r.slug}.kernel.py", "reference_file": f"{r.slug}.reference.py",
+            "validate_cmd": f"reporter validate DATA --run {r.run_id}",
+        })
+
+    def _measured_profiles(self, r: RunRecord, v: Validation) -> dict[str, Any]:
+        """Counters measured on a GPU: the run's attached exports, and ncu files from re-validation."""
+        from . import gpu_metrics as gm
+        from .collect import ProfileSet
+        profiles = dict(r.profiles)
+        sources = {role: f"attached export ({p.ncu_source})" for role, p in profiles.items() if p.ncu_source}
+        if v.result is not None and v.result.ncu_files:
+            folder = self.data / "validation"
+            for role, name in v.result.ncu_files.items():
+                path = next(iter(folder.rglob(name)), None)
+                if path is not None:
+                    old = profiles.get(role, ProfileSet())
+                    profiles[role] = ProfileSet(old.profiler, tuple(gm.derive(k) for k in gm.load_ncu(path)), name)
+                    sources[role] = f"reporter validate --ncu ({v.result.environment.gpu})"
+        out: dict[str, Any] = {"profiles": profiles, "sources": sources}
+        summaries = {role: p.ncu_summary for role, p in profiles.items() if p.ncu_kernels}
+        out["summaries"] = summaries
+        if summaries:
+            any_sum = next(iter(summaries.values()))
+            pk, pb = any_sum.figures["peak_fp32_tflops"].value, any_sum.figures["peak_bw"].value
+            pts = [(role, s.figures["arithmetic_intensity"].value, s.figures["fp32_tflops"].value) for role, s in summaries.items()]
+            pts_ok = [(a, float(b), float(c)) for a, b, c in pts if isinstance(b, float) and isinstance(c, float)]
+            if isinstance(pk, float) and isinstance(pb, float) and pts_ok:
+                out["roofline"] = charts.roofline(pk, pb, pts_ok)
+            series = [(role, s.stalls_pct) for role, s in summaries.items() if s.stalls_pct]
+            if series:
+                out["stalls"] = charts.stall_bars(series)
+        return out
+
+    def write(self, site: Path) -> int:
+        """Render everything into a fresh folder, then swap it in place of `site`."""
+        site = site.resolve()
+        site.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{site.name}.building-", dir=site.parent))
+        try:
+            self._write_assets(tmp)
+            pages = self.pages()
+            for page in pages:
+                depth = page.path.count("/")
+                ctx = {"rel": "../" * depth, "generated": self.generated, "version": __version__, "assets": self.assets,
+                       "page_path": page.path, **page.context}
+                out = tmp / page.path
+                out.parent.mkdir(parents=True, exist_ok=True)
+                out.write_text(self.env.get_template(page.template).render(ctx), encoding="utf-8")
+            for r in self.runs:
+                (tmp / "runs").mkdir(exist_ok=True)
+                if r.trace.final_kernel:
+                    (tmp / "runs" / f"{r.slug}.kernel.py").write_text(r.trace.final_kernel.source, encoding="utf-8")
+                if r.trace.reference_source:
+                    (tmp / "runs" / f"{r.slug}.reference.py").write_text(r.trace.reference_source, encoding="utf-8")
+            (tmp / ".nojekyll").write_text("", encoding="utf-8")
+            (tmp / ".reporter-site").write_text(f"reporter {__version__}\n", encoding="utf-8")
+            old = site.with_name(f".{site.name}.old")
+            if old.exists():
+                shutil.rmtree(old)
+            if site.exists():
+                site.rename(old)
+            tmp.rename(site)
+            shutil.rmtree(old, ignore_errors=True)
+            return len(pages)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+
+    def _write_assets(self, out: Path) -> None:
+        static = out / "static"
+        static.mkdir(parents=True)
+        blobs: dict[str, bytes] = {p.name: p.read_bytes() for p in sorted(_asset_dir("static").iterdir()) if p.is_file()}
+        blobs["pygments.css"] = text.pygments_css().encode()
+        blobs["plotly.min.js"] = plotly.offline.get_plotlyjs().encode()
+        for name, data in blobs.items():
+            # Content-hashed names so GitHub Pages' CDN never serves a stale stylesheet or script.
+            stem, dot, ext = name.rpartition(".")
+            hashed = f"{stem}.{hashlib.sha256(data).hexdigest()[:8]}.{ext}"
+            (static / hashed).write_bytes(data)
+            self.assets[name] = f"static/{hashed}"
+
+
+def build_site(collection: Collection, data: Path, site: Path,
+               lookup: Callable[[RunRecord], tuple[ValidationResult, Path] | None]) -> int:
+    return SiteBuilder(collection, data, lookup).write(site)

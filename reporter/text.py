@@ -1,0 +1,91 @@
+"""Turn untrusted trace text into safe HTML, and numbers into fixed-format strings.
+
+Defence in depth for model-written text: markdown with raw HTML off, then nh3 sanitising, and only
+the sanitised result is marked safe for the (autoescaping) templates.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any
+
+import nh3
+from markdown_it import MarkdownIt
+from markupsafe import Markup
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
+
+DASH = "—"
+_TAGS = set(nh3.ALLOWED_TAGS)
+_ATTRS = {k: set(v) for k, v in nh3.ALLOWED_ATTRIBUTES.items()}
+for _tag in ("span", "code", "pre", "div"):
+    _ATTRS.setdefault(_tag, set()).add("class")
+
+
+def _fence(code: str, lang: str, _attrs: str) -> str:
+    try:
+        lexer = get_lexer_by_name(lang or "text")
+    except ClassNotFound:
+        return ""  # markdown-it escapes the text itself
+    return highlight(code, lexer, HtmlFormatter(nowrap=True))
+
+
+@lru_cache(maxsize=1)
+def _md() -> MarkdownIt:
+    return MarkdownIt("js-default", {"html": False, "highlight": _fence}).enable("table")
+
+
+def markdown(text: str) -> Markup:
+    """Model reasoning as HTML: no raw HTML, no javascript: links, sanitised."""
+    html = _md().render(text)
+    return Markup(nh3.clean(html, tags=_TAGS, attributes=_ATTRS, url_schemes={"http", "https", "mailto"}))
+
+
+def code(source: str, lang: str = "python", anchor: str | None = None) -> Markup:
+    """Highlighted source with line numbers; Pygments escapes every token."""
+    try:
+        lexer = get_lexer_by_name(lang)
+    except ClassNotFound:
+        lexer = get_lexer_by_name("text")
+    fmt = HtmlFormatter(cssclass="hl", linenos="table" if anchor else False, lineanchors=anchor or "", anchorlinenos=bool(anchor))
+    return Markup(highlight(source, lexer, fmt))
+
+
+def pygments_css() -> str:
+    light = HtmlFormatter(style="default").get_style_defs(".hl")
+    dark = HtmlFormatter(style="monokai").get_style_defs(".hl")
+    return f"{light}\n@media (prefers-color-scheme: dark) {{\n{dark}\n}}\n"
+
+
+def num(value: Any, digits: int = 2) -> str:
+    """Fixed-format numbers; None is unknown and shows as a dash, never as 0."""
+    if value is None:
+        return DASH
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if value != value:
+            return "NaN"
+        if value == 0:
+            return "0"
+        if abs(value) < 10 ** -digits or abs(value) >= 1e7:
+            return f"{value:.{digits}e}"
+        return f"{value:,.{digits}f}"
+    return str(value)
+
+
+def ms(value: float | None) -> str:
+    return DASH if value is None else f"{value:.4f} ms"
+
+
+def speedup(value: float | None) -> str:
+    return DASH if value is None else f"{value:.2f}x"
+
+
+def json_args(args: dict[str, Any]) -> str:
+    return json.dumps(args, indent=2, ensure_ascii=False, sort_keys=True)
