@@ -13,9 +13,9 @@ from .records import Turn
 
 LAYOUT: dict[str, Any] = {
     "template": "none",
-    "margin": {"l": 60, "r": 20, "t": 40, "b": 50},
+    "margin": {"l": 60, "r": 20, "t": 70, "b": 50},
     "font": {"family": "system-ui, sans-serif", "size": 12},
-    "legend": {"orientation": "h", "y": -0.2},
+    "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 1, "xanchor": "right"},
     "paper_bgcolor": "rgba(0,0,0,0)",
     "plot_bgcolor": "rgba(0,0,0,0)",
     "height": 320,
@@ -79,6 +79,7 @@ def stall_bars(series: list[tuple[str, list[tuple[str, float]]]]) -> go.Figure:
     for label, stalls in series:
         fig.add_bar(name=label, y=[r for r, _ in stalls], x=[v for _, v in stalls], orientation="h",
                     hovertemplate="%{y}: %{x:.1f}% of stall cycles<extra></extra>")
-    fig.update_layout(**LAYOUT, title={"text": "Warp stalls: share of stall cycles (%)", "x": 0},
+    fig.update_layout(**{**LAYOUT, "margin": {**LAYOUT["margin"], "l": 130}},
+                      title={"text": "Warp stalls: share of stall cycles (%)", "x": 0},
                       xaxis={"title": {"text": "% of stall cycles"}, "range": [0, 100]}, yaxis={"autorange": "reversed"})
     return fig

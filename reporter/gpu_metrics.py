@@ -162,7 +162,7 @@ def load_ncu(path: Path) -> list[NcuKernel]:
 class Figure:
     """A derived number, its unit and how it was computed."""
 
-    value: float | str | None
+    value: float | int | str | None
     unit: str
     formula: str
 
@@ -261,6 +261,10 @@ def derive(k: NcuKernel) -> KernelFigures:
                                  "launch__shared_mem_per_block_static + _dynamic")
     f["block_size"] = Figure(k.num("launch__block_size"), "threads", "launch__block_size")
     f["grid_size"] = Figure(k.num("launch__grid_size"), "blocks", "launch__grid_size")
+    for key in ("regs_per_thread", "smem_per_block", "block_size", "grid_size"):
+        v = f[key].value
+        if isinstance(v, float) and v.is_integer():
+            f[key] = Figure(int(v), f[key].unit, f[key].formula)  # type: ignore[arg-type]
     raw_stalls = {n[len(STALL_PREFIX):-len(STALL_SUFFIX)]: v for n in k.metrics
                   if n.startswith(STALL_PREFIX) and n.endswith(STALL_SUFFIX) and (v := k.num(n)) is not None}
     total = sum(raw_stalls.values())

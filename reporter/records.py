@@ -259,7 +259,7 @@ class TrialResult(_Model):
     input_shapes: list[str] = Field(default_factory=list)
     max_abs_error: float | None = None
     max_rel_error: float | None = None
-    passed: bool
+    passed: bool | None = Field(description="None: skipped (the reference itself fails at these shapes).")
     problem: str | None = Field(None, description="Why it failed: shape mismatch, NaN, mutated inputs, ...")
 
 
@@ -303,7 +303,9 @@ class ValidationResult(_Model):
     reason: str = ""
     log: str = ""
     weights_note: str | None = None
-    shared_namespace: bool = Field(False, description="True when the kernel needs names only the problem file defines.")
+    problem_names: list[str] = Field(
+        default_factory=list, description="Names the kernel uses that only the problem file defines (KernelBench's shared namespace)."
+    )
     trials: list[TrialResult] = Field(default_factory=list)
     kernel_timing: TimingStats | None = None
     reference_timing: TimingStats | None = None

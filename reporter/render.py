@@ -19,12 +19,20 @@ import plotly.offline
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from . import __version__, charts, text
-from .checks import Comparison, Flag, compare_runtime
+from .checks import UNIT_LABEL, Comparison, Flag, compare_runtime
 from .collect import Collection, RunRecord
 from .records import ValidationResult
 
 ROOT = Path(__file__).resolve().parent.parent
-UNIT_LABEL = {"ns": "ns", "us": "μs", "ms": "ms", "s": "s"}
+# Measured ncu figure -> the recorded nsight field that claims the same thing (kernel side).
+RECORDED_FIGURE = {"sol_score": "sol_score", "compute_util": "compute_util_pct", "dram_util": "dram_util_pct",
+                   "bottleneck": "bottleneck", "dominant_pipe": "dominant_pipe", "dominant_pipe_pct": "dominant_pipe_pct",
+                   "fp32_tflops": "fp32_tflops", "dram_bandwidth": "dram_bandwidth_gbps",
+                   "arithmetic_intensity": "arithmetic_intensity", "peak_fp32_tflops": "peak_fp32_tflops",
+                   "peak_bw": "peak_bw_gbps", "ridge_point": "ridge_point", "fp32_util": "fp32_util_pct",
+                   "occupancy": "occupancy_pct", "l1_hit": "l1_hit_pct", "l2_hit": "l2_hit_pct",
+                   "ld_sectors_per_req": "ld_sectors_per_req", "st_sectors_per_req": "st_sectors_per_req",
+                   "regs_per_thread": "regs_per_thread", "smem_per_block": "smem_per_block_bytes", "block_size": "block_size"}
 SECTION_TITLES = {"timing": "timing", "precision": "numerical precision", "memory": "gpu memory",
                   "launches": "kernel launches / fusion", "nsight": "SOL, roofline & occupancy"}
 
@@ -363,7 +371,12 @@ class SiteBuilder:
                     old = profiles.get(role, ProfileSet())
                     profiles[role] = ProfileSet(old.profiler, tuple(gm.derive(k) for k in gm.load_ncu(path)), name)
                     sources[role] = f"reporter validate --ncu ({v.result.environment.gpu})"
-        out: dict[str, Any] = {"profiles": profiles, "sources": sources}
+        out: dict[str, Any] = {"profiles": profiles, "sources": sources, "recorded": {}}
+        n = r.trace.metrics.nsight
+        if n is not None:
+            flags = _flag_map(r.flags)
+            out["recorded"] = {key: Row(key, text.num(getattr(n, attr)), flags.get(f"nsight.{attr}"))
+                               for key, attr in RECORDED_FIGURE.items()}
         summaries = {role: p.ncu_summary for role, p in profiles.items() if p.ncu_kernels}
         out["summaries"] = summaries
         if summaries:

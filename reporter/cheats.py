@@ -1,0 +1,63 @@
+"""Static checks for known kernel cheats (after KernelBench's kernel_static_checker), with line numbers.
+
+Regex tripwires, not verdicts: an "error" is a pattern that defeats a correctness or timing check;
+a "warn" is worth a reader's look. Runs in the parent process: it reads the source, never executes it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# (check id, severity, pattern, why it matters)
+RULES: list[tuple[str, str, re.Pattern[str], str]] = [
+    ("timing_event_patch", "error",
+     re.compile(r"(torch\.cuda\.(Event|synchronize)[\w.]*|time\.(perf_counter|time)|elapsed_time)\s*=[^=]"),
+     "replaces a timer or synchronisation function, which can fake the measured time"),
+    ("thread_injection", "error", re.compile(r"\b(threading\.Thread|multiprocessing|concurrent\.futures|os\.fork)\b"),
+     "starts threads or processes that can do work outside the timed region"),
+    ("lazy_eval", "error", re.compile(r"(_make_subclass|__torch_function__|__torch_dispatch__|class\s+\w+\(\s*torch\.Tensor\s*\))"),
+     "a tensor subclass or dispatch hook can defer the work until after timing"),
+    ("output_memoisation", "error", re.compile(r"(\.data_ptr\(\)|\bid\(\s*\w+\s*\))\s*(in|==|\])|_cache\s*\[\s*(id|\w+\.data_ptr)"),
+     "keys a cache on tensor identity: a timing loop that reuses inputs would time a lookup"),
+    ("stream_injection", "warn", re.compile(r"(torch\.cuda\.Stream\(|cudaStreamCreate|getStreamFromPool|torch\.cuda\.stream\()"),
+     "work on a side stream can escape CUDA events recorded on the current stream"),
+    ("code_bypass", "warn", re.compile(r"^\s*(try\s*:|except\b)"),
+     "a try/except can fall back to PyTorch when the kernel fails (KernelBench's checker rejects any try)"),
+    ("inherits_reference", "warn", re.compile(r"class\s+ModelNew\s*\(\s*Model\s*\)"),
+     "ModelNew inherits the reference Model: check that the kernel, not the parent, does the work"),
+    ("state_dict_not_strict", "warn", re.compile(r"load_state_dict\([^)]*strict\s*=\s*False"),
+     "non-strict weight loading can silently leave weights at their defaults"),
+    ("precision_downgrade", "warn", re.compile(r"(\.half\(\)|\.bfloat16\(\)|__float2half|__float2bfloat16|torch\.float16|torch\.bfloat16)"),
+     "computes in lower precision than the problem's"),
+    ("torch_computation", "warn",
+     re.compile(r"(torch\.(matmul|mm|bmm|addmm|einsum|softmax|topk|conv\w*|layer_norm)\(|\bF\.\w+\(|torch\.nn\.functional\.\w+\(|at::(matmul|mm|bmm|addmm)\b|cublas\w*\()"),
+     "computation done by PyTorch or cuBLAS rather than the submitted kernel"),
+]
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    severity: str
+    line: int | None
+    text: str
+    message: str
+
+
+def scan(source: str, backend: str = "cuda") -> list[Finding]:
+    """Every tripwire in `source`, in line order; the first hit of a rule on each line only."""
+    found: list[Finding] = []
+    for n, line in enumerate(source.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith(("#", "//")):
+            continue
+        for check, severity, pattern, why in RULES:
+            if pattern.search(line):
+                found.append(Finding(check, severity, n, stripped[:160], why))
+    if backend == "cuda":
+        if "__global__" not in source:
+            found.append(Finding("no_cuda_kernel", "error", None, "", "no __global__ function: the submission contains no CUDA kernel"))
+        if "load_inline" not in source and "cpp_extension" not in source:
+            found.append(Finding("no_extension", "error", None, "", "never builds an extension (load_inline / cpp_extension)"))
+    return found
