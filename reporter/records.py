@@ -19,7 +19,8 @@ TimeUnit = Literal["ns", "us", "ms", "s"]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="allow", frozen=True)
+    # "constants": an infinite error (NaN output) must survive the round trip through the cache.
+    model_config = ConfigDict(extra="allow", frozen=True, ser_json_inf_nan="constants")
 
 
 class RunInfo(_Model):

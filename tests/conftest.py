@@ -1,0 +1,53 @@
+"""Shared helpers: sample data, fixture kernels and hand-made traces."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "data"
+KERNELS = Path(__file__).resolve().parent / "fixtures" / "kernels"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-gold", action="store_true", help="Rewrite tests/gold from the current output.")
+
+
+@pytest.fixture
+def update_gold(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-gold"))
+
+
+def minimal_trace(**run: Any) -> dict[str, Any]:
+    base = {"config": "cfg", "variant": "var", "model": "model-a", "level": 1, "problem_id": 1,
+            "problem_file": "1_Test.py", "recorded_verdict": "correct"}
+    base.update(run)
+    return {"schema_version": 1, "run": base, "turns": []}
+
+
+def write_trace(data: Path, name: str, doc: dict[str, Any] | str) -> Path:
+    folder = data / name
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "trace.json"
+    path.write_text(doc if isinstance(doc, str) else json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def kernel_run(data: Path, name: str, kernel: str, reference: str | None = None) -> Path:
+    doc = minimal_trace(problem_file=f"{name}.py")
+    doc["reference_source"] = reference if reference is not None else (KERNELS / "reference.py").read_text()
+    doc["final_kernel"] = {"source": kernel}
+    return write_trace(data, name, doc)
+
+
+@pytest.fixture
+def sample_data(tmp_path: Path) -> Path:
+    """A private copy of data/ (tests may add runs or caches to it)."""
+    dest = tmp_path / "data"
+    shutil.copytree(DATA, dest)
+    return dest

@@ -1,0 +1,107 @@
+"""The validator's verdicts, on CPU, with pure-PyTorch ModelNew fixtures (no GPU needed)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from conftest import KERNELS, kernel_run
+from reporter import cache
+from reporter.collect import collect
+from reporter.harness import PopcornJitter
+from reporter.records import ValidationSettings
+from reporter.validate import validate_runs
+
+pytest.importorskip("torch")
+
+SETTINGS = ValidationSettings(nominal_trials=2, jitter_trials=4, perf_trials=3, warmup=1, timeout_s=30)
+EXPECTED = {
+    "correct": ("correct", ""),
+    "wrong": ("incorrect", "values differ"),
+    "nan": ("incorrect", "NaN/Inf"),
+    "mutates": ("incorrect", "modified its input"),
+    "caches": ("incorrect", "trial 1 (nominal shapes)"),
+    "nominal_only": ("incorrect", "jittered shapes"),
+    "raises": ("runtime_error", "illegal memory access"),
+    "hangs": ("timeout", "did not finish"),
+}
+
+
+@pytest.fixture(scope="module")
+def validated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    data = tmp_path_factory.mktemp("data")
+    for name in EXPECTED:
+        kernel_run(data, name, (KERNELS / f"{name}.py").read_text())
+    kernel_run(data, "uses_problem_names", (KERNELS / "uses_problem_names.py").read_text())
+    runs = collect(data).runs
+    settings = SETTINGS.model_copy(update={"timeout_s": 15})
+    return data, validate_runs(data, runs, settings, device="cpu", jobs=2)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_verdicts(validated: tuple[Path, dict], name: str) -> None:
+    # Each misbehaving kernel gets its own verdict and reason; the ones after it still validate.
+    _, results = validated
+    result, cached = results[name]
+    verdict, reason = EXPECTED[name]
+    assert not cached
+    assert result.verdict == verdict, result.reason
+    assert reason in result.reason
+
+
+def test_correct_kernel_records_trials_and_timing(validated: tuple[Path, dict]) -> None:
+    result, _ = validated[1]["correct"]
+    assert len(result.trials) == 6
+    assert [t.jittered for t in result.trials] == [False, False, True, True, True, True]
+    assert all(t.passed for t in result.trials)
+    assert result.kernel_timing is not None and result.kernel_timing.trials == 3
+    assert result.reference_timing is not None and result.speedup is not None
+    assert result.weights_note and "copied" in result.weights_note
+    assert result.deterministic is True
+
+
+def test_nominal_only_kernel_passes_nominal_but_fails_jittered(validated: tuple[Path, dict]) -> None:
+    result, _ = validated[1]["nominal_only"]
+    nominal = [t for t in result.trials if not t.jittered]
+    jittered = [t for t in result.trials if t.jittered and t.passed is not None]
+    assert all(t.passed for t in nominal)
+    assert jittered and not all(t.passed for t in jittered)
+
+
+def test_problem_namespace_dependency_is_reported(validated: tuple[Path, dict]) -> None:
+    result, _ = validated[1]["uses_problem_names"]
+    assert result.verdict == "correct"
+    assert result.problem_names == ["batch"]
+
+
+def test_results_are_cached_by_content(validated: tuple[Path, dict]) -> None:
+    # A second validation with unchanged kernels does no work: every result comes from the cache.
+    data, first = validated
+    runs = collect(data).runs
+    again = validate_runs(data, runs, SETTINGS.model_copy(update={"timeout_s": 15}), device="cpu")
+    assert set(again) == set(first)
+    assert all(cached for _, cached in again.values())
+    assert all(again[k][0].model_dump() == first[k][0].model_dump() for k in first)
+    # ...and a machine that only reads the cache finds the newest result for the same content.
+    run = next(r for r in runs if r.run_id == "correct")
+    key = cache.content_key(run.trace.final_kernel.source, run.trace.reference_source,  # type: ignore[union-attr]
+                            SETTINGS.model_copy(update={"timeout_s": 15}))
+    hit = cache.lookup(data, key)
+    assert hit is not None and hit[0].verdict == "correct"
+
+
+def test_jitter_int_rules() -> None:
+    j = PopcornJitter(0.25)
+    assert j.jitter_int(100) == 100  # nominal trial: unchanged
+    rng = random.Random(0)
+    for _ in range(300):
+        j.set_trial(rng.randrange(10**6))
+        value, align, minimum = rng.randrange(1, 5000), rng.choice([1, 2, 4, 16]), rng.choice([1, 2, 8])
+        got = j.jitter_int(value, align=align, minimum=minimum)
+        assert got == j.jitter_int(value, align=align, minimum=minimum)  # same answer within a trial
+        assert got % align == 0
+        assert got >= max(minimum, align)
+        if value * 0.75 >= max(minimum, align) + align:
+            assert value * 0.75 - align <= got <= value * 1.25 + align
