@@ -24,6 +24,7 @@ def main() -> None:
     The pipeline, one command per stage:
       reporter build DATA SITE     collect traces, re-validate on a GPU if present, render the site
       reporter validate DATA       re-check kernels on this machine's GPU and cache the results in DATA
+      reporter import kernelbench  convert a KernelBench run folder into traces
       reporter publish SITE        commit the built site to a gh-pages branch
       reporter schema              print the trace format's JSON Schema
     """
@@ -96,6 +97,25 @@ def validate(data: Path, run_ids: tuple[str, ...], ncu: bool, force: bool, trial
     for run_id, (res, cached) in sorted(results.items()):
         sp = f"{res.speedup:.2f}x" if res.speedup else "—"
         click.echo(f"{run_id}: {res.verdict}{' (cached)' if cached else ''} speedup {sp} {res.reason}")
+
+
+@main.group("import")
+def import_group() -> None:
+    """Convert other tools' results into traces."""
+
+
+@import_group.command("kernelbench")
+@click.argument("run_dir", type=DATA)
+@click.option("--problems", type=DATA, required=True, help="KernelBench's problem folder (holds level1/, level2/, ...).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="The data folder to write into.")
+@click.option("--model", default=None, help="Model name (default: generation_config.yaml's model_name, else the folder name).")
+def import_kernelbench(run_dir: Path, problems: Path, out: Path, model: str | None) -> None:
+    """Convert a KernelBench run folder (kernels + eval_results.json) into traces under OUT."""
+    from .importer import import_kernelbench as run_import
+    report = run_import(run_dir, problems, out, model)
+    for msg in report.messages:
+        click.secho(msg, fg="yellow", err=True)
+    click.echo(f"wrote {len(report.written)} traces under {out} ({len(report.messages)} messages)")
 
 
 @main.command()

@@ -191,10 +191,14 @@ class Trace(_Model):
     schema_version: Literal[1] = Field(description="Always 1 for this format.")
     run: RunInfo
     reference_source: str | None = Field(None, description="The PyTorch reference the agent saw.")
+    prompt: str | None = Field(None, description="The prompt the model was given, when the harness kept it.")
     turns: list[Turn] = Field(default_factory=list)
     final_kernel: FinalKernel | None = None
     metrics: RecordedMetrics = Field(default_factory=RecordedMetrics)
     attachments: list[Attachment] = Field(default_factory=list)
+    harness_metadata: dict[str, Any] = Field(
+        default_factory=dict, description="Free-form harness diagnostics kept verbatim (e.g. KernelBench's eval metadata)."
+    )
 
 
 def unknown_fields(model: BaseModel, prefix: str = "") -> list[str]:
@@ -222,7 +226,8 @@ def sha256_text(text: str) -> str:
 
 # --- Re-validation results (written by `reporter validate`, persisted next to the data) ---
 
-VALIDATION_FORMAT = 1
+# Bumped whenever the harness measures differently: old cache entries then no longer match.
+VALIDATION_FORMAT = 2
 
 Verdict = Literal["correct", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "not_validated"]
 

@@ -23,7 +23,7 @@ EXPECTED = {
     "nan": ("incorrect", "NaN/Inf"),
     "mutates": ("incorrect", "modified its input"),
     "caches": ("incorrect", "trial 1 (nominal shapes)"),
-    "nominal_only": ("incorrect", "jittered shapes"),
+    "nominal_only": ("incorrect", "correct at the nominal shapes, but"),
     "raises": ("runtime_error", "illegal memory access"),
     "hangs": ("timeout", "did not finish"),
 }
@@ -55,6 +55,7 @@ def test_correct_kernel_records_trials_and_timing(validated: tuple[Path, dict]) 
     result, _ = validated[1]["correct"]
     assert len(result.trials) == 6
     assert [t.jittered for t in result.trials] == [False, False, True, True, True, True]
+    assert [t.index for t in result.trials] == list(range(6))
     assert all(t.passed for t in result.trials)
     assert result.kernel_timing is not None and result.kernel_timing.trials == 3
     assert result.reference_timing is not None and result.speedup is not None
@@ -68,6 +69,8 @@ def test_nominal_only_kernel_passes_nominal_but_fails_jittered(validated: tuple[
     jittered = [t for t in result.trials if t.jittered and t.passed is not None]
     assert all(t.passed for t in nominal)
     assert jittered and not all(t.passed for t in jittered)
+    # timing happened at the nominal shapes before the jittered trials could poison anything
+    assert result.kernel_timing is not None
 
 
 def test_problem_namespace_dependency_is_reported(validated: tuple[Path, dict]) -> None:
