@@ -199,36 +199,49 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def time_calls(fn: Callable[..., Any], input_sets: list[list[Any]], warmup: int, trials: int, device: str,
-               flush_mb: int) -> dict[str, float]:
-    """Median and friends in ms: CUDA events per call, L2 flushed before each, inputs rotated."""
-    for i in range(warmup):
-        fn(*input_sets[i % len(input_sets)])
-    _sync(device)
-    flush = torch.empty(flush_mb * 1024 * 1024 // 4, dtype=torch.float32, device=device) if device == "cuda" else None
-    times = []
-    for i in range(trials):
-        inputs = input_sets[i % len(input_sets)]
-        if flush is not None:
-            flush.zero_()
-        _sync(device)
-        if device == "cuda":
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn(*inputs)
-            end.record()
-            torch.cuda.synchronize()
-            times.append(start.elapsed_time(end))
-        else:
-            t0 = time.perf_counter()
-            fn(*inputs)
-            times.append((time.perf_counter() - t0) * 1e3)
-    times.sort()
+def _stats(times: list[float]) -> dict[str, float]:
+    times = sorted(times)
     n = len(times)
     mean = sum(times) / n
     median = times[n // 2] if n % 2 else (times[n // 2 - 1] + times[n // 2]) / 2
     std = math.sqrt(sum((t - mean) ** 2 for t in times) / (n - 1)) if n > 1 else 0.0
     return {"median_ms": median, "mean_ms": mean, "std_ms": std, "min_ms": times[0], "max_ms": times[-1], "trials": n}
+
+
+def time_calls(fns: list[Callable[..., Any]], input_sets: list[list[Any]], warmup: int, trials: int, device: str,
+               flush_mb: int, min_warmup_s: float = 0.25) -> list[dict[str, float]]:
+    """Stats in ms for each fn: CUDA events per call, L2 flushed before each, inputs rotated.
+
+    The functions are timed interleaved (their order alternating each round), so a clock ramp or a
+    neighbour's load shifts all of them alike instead of biasing the speedup.
+    """
+    t0, done = time.perf_counter(), 0
+    while done < warmup or time.perf_counter() - t0 < min_warmup_s:
+        for fn in fns:
+            fn(*input_sets[done % len(input_sets)])
+        _sync(device)
+        done += 1
+    flush = torch.empty(flush_mb * 1024 * 1024 // 4, dtype=torch.float32, device=device) if device == "cuda" else None
+    times: list[list[float]] = [[] for _ in fns]
+    for i in range(trials):
+        inputs = input_sets[i % len(input_sets)]
+        order = range(len(fns)) if i % 2 == 0 else reversed(range(len(fns)))
+        for j in order:
+            if flush is not None:
+                flush.zero_()
+            _sync(device)
+            if device == "cuda":
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                fns[j](*inputs)
+                end.record()
+                torch.cuda.synchronize()
+                times[j].append(start.elapsed_time(end))
+            else:
+                t1 = time.perf_counter()
+                fns[j](*inputs)
+                times[j].append((time.perf_counter() - t1) * 1e3)
+    return [_stats(t) for t in times]
 
 
 def count_launches(fn: Callable[..., Any], inputs: list[Any], device: str) -> dict[str, Any] | None:
@@ -325,11 +338,11 @@ def run_check(job: dict[str, Any], out: dict[str, Any]) -> None:
 
         phase = time.perf_counter()
         sets = [make_inputs(ns, jitter, seed, False, device) for seed in nominal]
-        out["kernel_timing"] = time_calls(new, sets, s["warmup"], s["perf_trials"], device, s["flush_l2_mb"])
-        out["reference_timing"] = time_calls(ref, sets, s["warmup"], s["perf_trials"], device, s["flush_l2_mb"])
-        if s.get("torch_compile_baseline"):
-            compiled = torch.compile(ref)
-            out["compile_timing"] = time_calls(compiled, sets, s["warmup"], s["perf_trials"], device, s["flush_l2_mb"])
+        fns = [new, ref] + ([torch.compile(ref)] if s.get("torch_compile_baseline") else [])
+        timed = time_calls(fns, sets, s["warmup"], s["perf_trials"], device, s["flush_l2_mb"])
+        out["kernel_timing"], out["reference_timing"] = timed[0], timed[1]
+        if len(timed) > 2:
+            out["compile_timing"] = timed[2]
         # Re-check after the timed loop: an output cached on input identity would now be stale.
         recheck_ok, _, _, why = compare(ref(*_clone(sets[-1])), new(*_clone(sets[-1])), atol, rtol)
         out["phase_s"]["timing"] = time.perf_counter() - phase

@@ -227,7 +227,7 @@ def sha256_text(text: str) -> str:
 # --- Re-validation results (written by `reporter validate`, persisted next to the data) ---
 
 # Bumped whenever the harness measures differently: old cache entries then no longer match.
-VALIDATION_FORMAT = 2
+VALIDATION_FORMAT = 3
 
 Verdict = Literal["correct", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "not_validated"]
 
@@ -241,8 +241,8 @@ class ValidationSettings(_Model):
     jitter_fraction: float = 0.25
     atol: dict[str, float] = Field(default_factory=lambda: {"fp32": 1e-4, "fp16": 1e-2, "bf16": 1e-2})
     rtol: dict[str, float] = Field(default_factory=lambda: {"fp32": 1e-4, "fp16": 1e-2, "bf16": 1e-2})
-    warmup: int = 5
-    perf_trials: int = 30
+    warmup: int = 10
+    perf_trials: int = 100
     flush_l2_mb: int = 256
     timeout_s: float = 600.0
     torch_compile_baseline: bool = False

@@ -176,7 +176,8 @@ def validate_runs(data: Path, runs: list["RunRecord"], settings: ValidationSetti
             job = _job(run, settings, device)
             out = comp if comp["verdict"] != "correct" else run_worker("check", job, work / key, settings.timeout_s)
             out.setdefault("phase_s", {}).update({k: v for k, v in comp.get("phase_s", {}).items()})
-            ncu_files = _profile_ncu(job, work / key, settings) if ncu and out.get("verdict") == "correct" else {}
+            # Profile whatever ran at the nominal shapes, even if it later failed at jittered ones.
+            ncu_files = _profile_ncu(job, work / key, settings) if ncu and out.get("kernel_timing") else {}
             fk = run.trace.final_kernel
             assert fk is not None and run.trace.reference_source is not None
             findings = [StaticFinding(check=f.check, severity=f.severity, line=f.line, text=f.text, message=f.message)  # type: ignore[arg-type]
