@@ -40,9 +40,16 @@ def store(data: Path, key: str, result: ValidationResult, extra_files: dict[str,
         name = f"{ek}.{role}.ncu{''.join(src.suffixes[-1:])}"
         (folder / name).write_bytes(src.read_bytes())
         names[role] = name
+    path = folder / f"{ek}.json"
+    if not names and path.is_file():
+        # A re-measure without --ncu keeps the counters already profiled for this same content and machine.
+        try:
+            old = ValidationResult.model_validate_json(path.read_text(encoding="utf-8"))
+            names = {role: n for role, n in old.ncu_files.items() if (folder / n).is_file()}
+        except ValueError:
+            names = {}
     if names:
         result = result.model_copy(update={"ncu_files": names})
-    path = folder / f"{ek}.json"
     tmp = path.with_suffix(".tmp")
     tmp.write_text(result.model_dump_json(indent=1) + "\n", encoding="utf-8")
     tmp.replace(path)

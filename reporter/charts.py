@@ -28,6 +28,11 @@ def to_json(fig: go.Figure) -> Markup:
     return Markup(pio.to_json(fig, validate=False, pretty=False))
 
 
+def _label(text: str) -> str:
+    # Plotly renders a subset of HTML in labels; model-chosen text (tool names) must stay text.
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def turn_timeline(turns: list[Turn]) -> go.Figure | None:
     timed = [t for t in turns if t.llm_s is not None or t.tool_s is not None]
     if not timed:
@@ -35,7 +40,7 @@ def turn_timeline(turns: list[Turn]) -> go.Figure | None:
     x = [f"turn {t.index}" for t in timed]
     labels, colors = [], []
     for t in timed:
-        parts = [f"{'✓' if c.result and c.result.ok else '✗' if c.result else '·'} {c.tool}" for c in t.calls]
+        parts = [f"{'✓' if c.result and c.result.ok else '✗' if c.result else '·'} {_label(c.tool)}" for c in t.calls]
         labels.append(", ".join(parts) + (" · FINAL" if t.final else "") or "no tool call")
         results = [c.result.ok for c in t.calls if c.result]
         colors.append(NONE if not results else OK if all(results) else FAIL)

@@ -135,4 +135,22 @@ def compare_runtime(recorded: float | None, unit: str, measured_ms: float | None
         if 0.5 <= fixed <= 2.0 and 0 <= at < len(ladder):
             return False, (f"unit mix-up: ~1,000× off. Read as {UNIT_LABEL[ladder[at]]} instead of {UNIT_LABEL[unit]}, {recorded:g} {UNIT_LABEL[ladder[at]]} is "
                            f"within {abs(fixed - 1) * 100:.0f}% of what we measured")
+    if ratio < 0.01 or ratio > 100:
+        at = ladder.index(unit) + (1 if ratio < 1 else -1)
+        if 0 <= at < len(ladder):
+            fixed = ratio / (1e-3 if ratio < 1 else 1e3)
+            return False, (f"{1 / ratio if ratio < 1 else ratio:,.0f}× off: looks like a unit mix-up, but even read as "
+                           f"{UNIT_LABEL[ladder[at]]} it is {(fixed - 1) * 100:+.0f}% off what we measured")
     return False, f"off by {(ratio - 1) * 100:+.0f}% (more than ±25%)"
+
+
+def check_measured(figures: dict[str, object]) -> dict[str, Flag]:
+    """Flags for counters we measured ourselves: ncu can report a percentage above 100 too."""
+    out: dict[str, Flag] = {}
+    for key, fig in figures.items():
+        value, unit = getattr(fig, "value", None), getattr(fig, "unit", "")
+        if unit == "%" and isinstance(value, (int, float)) and not 0 <= value <= 100:
+            out[key] = Flag(key, "warn", f"ncu itself reported {value:.2f}%: its counters come from separate replay "
+                                         "passes and can overshoot; read as about 100%." if value > 100 else
+                                         f"ncu reported {value:.2f}%, below 0.")
+    return out

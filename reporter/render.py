@@ -19,7 +19,7 @@ import plotly.offline
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from . import __version__, charts, text
-from .checks import UNIT_LABEL, Comparison, Flag, compare_runtime
+from .checks import UNIT_LABEL, Comparison, Flag, check_measured, compare_runtime
 from .collect import Collection, RunRecord
 from .records import ValidationResult
 
@@ -68,6 +68,7 @@ class Validation:
 
     state: str  # "measured" | "not_validated" | "no_kernel"
     result: ValidationResult | None = None
+    path: Path | None = None  # the cached result file; its ncu exports sit beside it
     where: str = ""
     comparisons: list[Comparison] = field(default_factory=list)
     disagreements: int = 0
@@ -233,7 +234,7 @@ def validation_view(r: RunRecord, found: tuple[ValidationResult, Path] | None, d
         shown = path.relative_to(data).as_posix()
     except ValueError:
         shown = path.name
-    return Validation("measured", res, f"{where} · measured {res.measured_at or 'at an unknown time'} · {shown}",
+    return Validation("measured", res, path, f"{where} · measured {res.measured_at or 'at an unknown time'} · {shown}",
                       comps, sum(1 for c in comps if c.agrees is False))
 
 
@@ -363,11 +364,10 @@ class SiteBuilder:
         from .collect import ProfileSet
         profiles = dict(r.profiles)
         sources = {role: f"attached export ({p.ncu_source})" for role, p in profiles.items() if p.ncu_source}
-        if v.result is not None and v.result.ncu_files:
-            folder = self.data / "validation"
+        if v.result is not None and v.path is not None and v.result.ncu_files:
             for role, name in v.result.ncu_files.items():
-                path = next(iter(folder.rglob(name)), None)
-                if path is not None:
+                path = v.path.parent / name
+                if path.is_file():
                     old = profiles.get(role, ProfileSet())
                     profiles[role] = ProfileSet(old.profiler, tuple(gm.derive(k) for k in gm.load_ncu(path)), name)
                     sources[role] = f"reporter validate --ncu ({v.result.environment.gpu})"
@@ -379,6 +379,7 @@ class SiteBuilder:
                                for key, attr in RECORDED_FIGURE.items()}
         summaries = {role: p.ncu_summary for role, p in profiles.items() if p.ncu_kernels}
         out["summaries"] = summaries
+        out["mflags"] = {role: check_measured(s.figures) for role, s in summaries.items()}
         if summaries:
             any_sum = next(iter(summaries.values()))
             pk, pb = any_sum.figures["peak_fp32_tflops"].value, any_sum.figures["peak_bw"].value

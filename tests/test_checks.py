@@ -1,0 +1,52 @@
+"""Recorded values that cannot be right get a visible flag, and are never changed."""
+
+from __future__ import annotations
+
+from conftest import DATA
+from reporter.checks import check_measured, check_trace, compare_runtime
+from reporter.collect import read_trace
+from reporter.gpu_metrics import Figure
+
+
+def flags_of(name: str) -> dict[str, str]:
+    trace = read_trace(DATA / name / "trace.json")
+    return {f.field: f.message for f in check_trace(trace)}
+
+
+def test_seed_000_impossible_values_are_flagged() -> None:
+    flags = flags_of("seed-000-l2-p10")
+    assert "279.3% is outside 0–100" in flags["nsight.l2_hit_pct"]
+    assert "2.793%" in flags["nsight.l2_hit_pct"]
+    assert "cycles per issued instruction (34.461 here)" in flags["nsight.warp_stalls_pct.long_scoreboard"]
+    assert "likely in ms" in flags["timing.runtime"]
+    assert "tokens were not counted" in flags["run.tokens_total"]
+    assert "latency-bound" in flags["nsight.bottleneck"]
+    assert "nsight.occupancy_pct" not in flags  # 25.7% is a fine percentage
+
+
+def test_seed_003_runtime_contradicts_total_cuda_time() -> None:
+    flags = flags_of("seed-003-l2-p8")
+    assert "21 µs" in flags["timing.runtime"] and "1,050×" in flags["timing.runtime"]
+    assert "nsight.l2_hit_pct" not in flags  # 37.9% is plausible
+    assert "timing.speedup" not in flags  # 0.05/0.02 = 2.5 vs 2.99 is explained by rounding
+
+
+def test_checks_do_not_modify_values() -> None:
+    trace = read_trace(DATA / "seed-000-l2-p10" / "trace.json")
+    before = trace.model_dump()
+    check_trace(trace)
+    assert trace.model_dump() == before
+
+
+def test_runtime_comparison() -> None:
+    assert compare_runtime(0.46, "ms", 0.5) == (True, "")
+    ok, why = compare_runtime(0.46, "us", 0.4989)
+    assert ok is False and why.startswith("unit mix-up")
+    ok, why = compare_runtime(0.8, "ms", 0.5)
+    assert ok is False and "+60%" in why
+    assert compare_runtime(None, "ms", 0.5) == (None, "")
+
+
+def test_measured_percent_above_100_is_flagged() -> None:
+    flags = check_measured({"l2_hit": Figure(100.38, "%", ""), "l1_hit": Figure(73.2, "%", "")})
+    assert set(flags) == {"l2_hit"} and "about 100%" in flags["l2_hit"].message

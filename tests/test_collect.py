@@ -1,0 +1,82 @@
+"""Reading traces: the seed runs, and every kind of bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import DATA, minimal_trace, write_trace
+from reporter.collect import collect, read_trace
+
+
+def test_seed_runs_load_with_every_turn() -> None:
+    runs = {r.run_id: r for r in collect(DATA).runs}
+    assert set(runs) == {"seed-000-l2-p10", "seed-001-partial", "seed-002-partial", "seed-003-l2-p8"}
+    t0 = runs["seed-000-l2-p10"].trace
+    assert (t0.run.level, t0.run.problem_id, t0.run.model, t0.run.variant, t0.run.config) == (2, 10, "Kimi-K2.6", "popcorn", "l12_default_gpt")
+    assert len(t0.turns) == 10 and sum(len(t.calls) for t in t0.turns) == 10
+    assert [t.turn_s for t in t0.turns][:3] == [227.3, 16.0, 17.0]
+    assert t0.turns[9].final and t0.final_kernel is not None and t0.final_kernel.turn == 9
+    assert t0.turns[0].calls[0].result is not None and not t0.turns[0].calls[0].result.ok
+    assert "kernel_code" in t0.turns[0].calls[0].arguments
+    assert t0.metrics.nsight is not None and t0.metrics.nsight.l2_hit_pct == 279.3  # kept as recorded
+    assert t0.metrics.nsight.warp_stalls_pct["long_scoreboard"] == 3446.1
+    assert t0.run.wall_clock_s is None  # "—" in the seed: unknown, not 0
+    partial = runs["seed-002-partial"].trace
+    assert not partial.run.complete and partial.final_kernel is None and len(partial.turns) == 4
+
+
+def test_attachments_are_parsed() -> None:
+    run = next(r for r in collect(DATA).runs if r.run_id == "seed-003-l2-p8")
+    assert not run.attachment_errors
+    assert run.profiles["kernel"].profiler is not None and run.profiles["kernel"].profiler.launches == 1
+    assert len(run.profiles["reference"].ncu_kernels) == 8
+
+
+def test_bad_inputs_name_file_and_field_and_the_rest_still_builds(tmp_path: Path) -> None:
+    write_trace(tmp_path, "good", minimal_trace())
+    write_trace(tmp_path, "bad-json", "{not json")
+    write_trace(tmp_path, "missing-field", {"schema_version": 1, "turns": []})
+    bad_type = minimal_trace()
+    bad_type["turns"] = [{"index": "zero"}]
+    write_trace(tmp_path, "wrong-type", bad_type)
+    write_trace(tmp_path, "future", {**minimal_trace(), "schema_version": 2})
+    col = collect(tmp_path)
+    assert [r.run_id for r in col.runs] == ["good"]
+    errors = {Path(e.path).parent.name: e for e in col.errors}
+    assert errors["bad-json"].field == "(json)" and "line 1" in errors["bad-json"].message
+    assert errors["missing-field"].field == "run"
+    assert errors["wrong-type"].field == "turns.0.index"
+    assert errors["future"].field == "schema_version" and "version 1" in errors["future"].message
+    assert all(str(e).startswith(e.path) for e in col.errors)
+
+
+def test_unknown_fields_are_kept_and_reported(tmp_path: Path) -> None:
+    doc = minimal_trace()
+    doc["run"]["gpu_hours"] = 3
+    doc["novel"] = {"x": 1}
+    path = write_trace(tmp_path, "extra", doc)
+    run = collect(tmp_path).runs[0]
+    assert sorted(run.unknown) == ["novel", "run.gpu_hours"]
+    assert read_trace(path).model_extra == {"novel": {"x": 1}}
+
+
+def test_attachment_errors_do_not_drop_the_run(tmp_path: Path) -> None:
+    doc = minimal_trace()
+    doc["attachments"] = [{"kind": "ncu_raw_csv", "role": "kernel", "path": "missing.csv"},
+                          {"kind": "torch_profiler_trace", "role": "kernel", "path": "../../etc/passwd"}]
+    write_trace(tmp_path, "att", doc)
+    run = collect(tmp_path).runs[0]
+    assert len(run.attachment_errors) == 2
+    assert {e.field for e in run.attachment_errors} == {"attachments.path"}
+
+
+def test_schema_documents_every_top_level_field() -> None:
+    from reporter.records import Trace
+    schema = Trace.model_json_schema()
+    doc = (DATA.parent / "docs" / "trace-format.md").read_text(encoding="utf-8")
+    for name in schema["properties"]:
+        assert f"`{name}`" in doc, f"docs/trace-format.md does not explain {name}"
+    for name in schema["$defs"]["RunInfo"]["properties"]:
+        assert f"`{name}`" in doc, f"docs/trace-format.md does not explain run.{name}"
+    json.dumps(schema)

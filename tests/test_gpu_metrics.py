@@ -1,0 +1,108 @@
+"""Parsers and derived figures, against the real H200 exports shipped with seed 003."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import DATA
+from reporter import gpu_metrics as gm
+from reporter.errors import CollectError
+
+SEED3 = DATA / "seed-003-l2-p8"
+
+
+@pytest.mark.parametrize("name", ["p8_new_raw.csv", "p8_new_details.csv"])
+def test_kernel_export_exact_values(name: str) -> None:
+    (k,) = gm.load_ncu(SEED3 / name)
+    assert k.name.startswith("grounded_top2_kernel(")
+    assert k.block == "(128, 1, 1)" and k.grid == "(1024, 1, 1)"
+    assert k.num("gpu__time_duration.sum") == 12384.0  # "12,384": thousands separator stripped
+    f = gm.derive(k)
+    assert f.duration_ns == pytest.approx(12384.0)
+    assert f.figures["regs_per_thread"].value == 32
+    assert f.figures["smem_per_block"].value == 8192
+    assert f.figures["block_size"].value == 128
+    assert f.figures["l2_hit"].value == pytest.approx(24.54)
+    assert f.figures["l1_hit"].value == pytest.approx(73.25)
+    assert f.figures["occupancy"].value == pytest.approx(46.57)
+    assert f.figures["sol_score"].value == pytest.approx(0.2803)
+    assert f.figures["bottleneck"].value == "latency-bound"
+    assert f.figures["peak_bw"].value == pytest.approx(1504 * 3.19078380706, rel=1e-6)
+    assert f.figures["ridge_point"].value == pytest.approx(13.74, abs=0.01)
+    assert f.figures["ld_sectors_per_req"].value is None  # not collected in this export: unknown, not 0
+    assert f.stalls_pct[0][0] == "long_scoreboard"
+    assert sum(v for _, v in f.stalls_pct) < 100
+
+
+def test_stall_shares_sum_to_100_over_all_reasons() -> None:
+    (k,) = gm.load_ncu(SEED3 / "p8_new_raw.csv")
+    f = gm.derive(k)
+    assert sum(100 * v / sum(f.stalls_raw_cycles.values()) for v in f.stalls_raw_cycles.values()) == pytest.approx(100)
+    assert all(0 <= v <= 100 for _, v in f.stalls_pct)
+
+
+def test_reference_has_eight_kernels_and_a_weighted_summary() -> None:
+    ks = [gm.derive(k) for k in gm.parse_ncu_raw(SEED3 / "p8_ref_raw.csv")]
+    assert len(ks) == 8
+    s = gm.summarize(ks)
+    assert s is not None and s.name == "8 kernels"
+    assert s.figures["duration"].value == pytest.approx(41.12)
+    total = sum(k.duration_ns or 0 for k in ks)
+    expect = sum((k.figures["compute_util"].value or 0) * (k.duration_ns or 0) for k in ks) / total  # type: ignore[operator]
+    assert s.figures["compute_util"].value == pytest.approx(expect)
+    assert "duration-weighted" in s.figures["compute_util"].formula
+
+
+def test_details_and_raw_agree() -> None:
+    raw = gm.derive(gm.load_ncu(SEED3 / "p8_ref_raw.csv")[3])
+    det = gm.derive(gm.load_ncu(SEED3 / "p8_ref_details.csv")[3])
+    for key in ("duration", "compute_util", "l2_hit", "regs_per_thread"):
+        assert raw.figures[key].value == pytest.approx(det.figures[key].value)
+
+
+def test_bottleneck_rule() -> None:
+    assert gm.bottleneck_label(85, 20) == "compute-bound (high throughput)"
+    assert gm.bottleneck_label(30, 40) == "latency-bound"
+    assert gm.bottleneck_label(75, 50) == "compute-bound"
+    assert gm.bottleneck_label(65, 60) == "balanced"
+    assert gm.bottleneck_label(None, 1) is None
+
+
+def test_values_and_junk(tmp_path: Path) -> None:
+    assert gm.parse_value("1,205.00") == 1205.0
+    assert gm.parse_value("n/a") is None
+    assert gm.parse_value("PolicySpread") == "PolicySpread"
+    bad = tmp_path / "x.csv"
+    bad.write_text("==PROF== nothing profiled\n")
+    with pytest.raises(CollectError) as exc:
+        gm.load_ncu(bad)
+    assert exc.value.field == "header"
+
+
+def test_csv_with_preamble_and_old_header(tmp_path: Path) -> None:
+    # Older ncu: a "Kernel Time" column, no Block/Grid/CC, program output before the header.
+    text = ('==PROF== Connected\nhello from the program\n'
+            '"ID","Process ID","Process Name","Host Name","Kernel Name","Kernel Time","Context","Stream","Section Name","Metric Name","Metric Unit","Metric Value"\n'
+            '"0","1","p","h","k1","2020-01-01","1","7","GPU Speed Of Light","gpu__time_duration.sum","usecond","2.5"\n'
+            '"0","1","p","h","k1","2020-01-01","1","7","GPU Speed Of Light","sm__throughput.avg.pct_of_peak_sustained_elapsed","%","n/a"\n')
+    p = tmp_path / "old.csv"
+    p.write_text(text)
+    (k,) = gm.load_ncu(p)
+    assert k.base("gpu__time_duration.sum") == pytest.approx(2.5e-6)
+    assert gm.derive(k).figures["compute_util"].value is None
+
+
+@pytest.mark.parametrize("name,launches,cuda_us", [("p8_new_trace.json", 1, 8.0), ("p8_ref_trace.json", 8, 28.769),
+                                                   ("p10_new_trace.json", 3, 445.598), ("p10_ref_trace.json", 9, 41.857)])
+def test_chrome_traces(name: str, launches: int, cuda_us: float) -> None:
+    folder = SEED3 if name.startswith("p8") else DATA / "seed-000-l2-p10"
+    p = gm.parse_chrome_trace(folder / name)
+    assert p.launches == launches
+    assert p.cuda_time_us == pytest.approx(cuda_us)
+
+
+def test_chrome_trace_memcpy_counted_apart() -> None:
+    p = gm.parse_chrome_trace(DATA / "seed-000-l2-p10" / "p10_ref_trace.json")
+    assert p.memcpy == 1 and p.launches == 9

@@ -1,0 +1,234 @@
+"""The site: seed fields on run pages, hostile text rendered inert, links, golden page, safe swaps."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from conftest import DATA, minimal_trace, write_trace
+from reporter.collect import collect
+from reporter.records import ValidationSettings
+from reporter.render import SiteBuilder, build_site
+from reporter.validate import cached_lookup
+
+GOLD = Path(__file__).resolve().parent / "gold"
+
+
+def build(data: Path, site: Path) -> int:
+    return build_site(collect(data), data, site, lambda r: cached_lookup(data, r, ValidationSettings()))
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site") / "site"
+    build(DATA, out)
+    return out
+
+
+class Page(HTMLParser):
+    """Collects what the safety and link tests look at."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+        self.scripts: list[dict[str, str | None]] = []
+        self.handlers: list[tuple[str, str]] = []
+        self.ids: set[str] = set()
+        self.tags: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        self.tags.add(tag)
+        for k, _ in attrs:
+            if k.startswith("on"):
+                self.handlers.append((tag, k))
+        if tag == "script":
+            self.scripts.append(a)
+        if a.get("id"):
+            self.ids.add(a["id"] or "")
+        for k in ("href", "src"):
+            if a.get(k):
+                self.links.append(a[k] or "")
+
+
+def parse(path: Path) -> Page:
+    p = Page()
+    p.feed(path.read_text(encoding="utf-8"))
+    return p
+
+
+def text_of(path: Path) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", path.read_text(encoding="utf-8")))
+
+
+SEED_FIELDS = {
+    "seed-000-l2-p10": ["L2 · problem 10", "Kimi-K2.6 · popcorn · l12_default_gpt", "10_GFVLA_FusedPairwiseNodeAggregate.py",
+                        "10 / 10", "2026-05-02T19:26:01Z", "cuda fp32", "0.46 μs", "0.12 μs", "0.25x",
+                        "0.46 / — / 0.01 μs", "3.58e-06", "3.85e-07", "33.89 MB", "38.84 MB", "0.87x", "fusion ratio (ref / kernel)",
+                        "2.78x", "820 μs", "0.053", "FP32", "66.63 GB/s", "25.7%", "279.3%", "67.99", "76", "6,144 B", "512",
+                        "3,350.00 GB/s", "1,979.00", "3446.1%", "504.1%", "kernelbench.timing", "eval_kernel_against_ref",
+                        "extended_metrics.measure_memory", "torch.profiler", "nsight_hardware_counters",
+                        "reference PyTorch source", "turn 9", "FINAL", "compile_kernel FAILED: TypeError",
+                        "final submitted kernel", "239 lines", "6,676 chars", "126,278 chars"],
+    "seed-003-l2-p8": ["L2 · problem 8", "8_DeepSeekMoEGroundedTop2Routing.py", "3 / 10", "0.02 μs", "2.99x",
+                       "2.51e-04", "35.32 MB", "20.00x", "21 μs", "0.122", "188.03 GB/s", "46.7%", "37.9%", "2.91",
+                       "9,216 B", "1589.8%", "451.0%", "mio_throttle", "13.3%", "132,049 chars"],
+}
+
+
+@pytest.mark.parametrize("run_id", sorted(SEED_FIELDS))
+def test_run_page_carries_every_seed_field(site: Path, run_id: str) -> None:
+    text = text_of(site / "runs" / f"{run_id}.html")
+    missing = [f for f in SEED_FIELDS[run_id] if f not in text]
+    assert not missing
+
+
+def test_impossible_recorded_values_are_flagged_on_the_page(site: Path) -> None:
+    text = text_of(site / "runs" / "seed-000-l2-p10.html")
+    assert "279.3% is outside 0–100" in text
+    assert "3446.1% is impossible" in text
+    assert "likely in ms" in text
+
+
+def test_revalidation_section(site: Path) -> None:
+    text = text_of(site / "runs" / "seed-003-l2-p8.html")
+    # The committed H200 result: correct at nominal shapes, faults at jittered ones.
+    assert "Re-validation" in text and "NVIDIA H200" in text
+    assert "verdict flip" in text and "jittered shapes" in text
+    assert "reporter validate DATA --run seed-003-l2-p8" in text
+    assert (site / "runs" / "seed-003-l2-p8.kernel.py").read_text() == collect(DATA).runs[3].trace.final_kernel.source  # type: ignore[union-attr]
+
+
+def test_without_cache_the_page_says_not_revalidated(tmp_path: Path, sample_data: Path) -> None:
+    import shutil
+    shutil.rmtree(sample_data / "validation")
+    build(sample_data, tmp_path / "site")
+    text = text_of(tmp_path / "site" / "runs" / "seed-000-l2-p10.html")
+    assert "Not re-validated." in text and "re-validated" not in text.replace("Not re-validated", "")
+
+
+def test_partial_run_page(site: Path) -> None:
+    text = text_of(site / "runs" / "seed-002-partial.html")
+    assert "Partial trace." in text and "nothing to re-validate" in text
+
+
+def test_unknown_values_render_as_dash_not_zero(site: Path) -> None:
+    html = (site / "runs" / "seed-000-l2-p10.html").read_text()
+    assert re.search(r"<dt>wall clock</dt><dd>—</dd>", html)
+
+
+def test_every_internal_link_resolves(site: Path) -> None:
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) >= 8
+    for page in pages:
+        if page.name == "404.html":
+            continue
+        parsed = parse(page)
+        for link in parsed.links:
+            if link.startswith(("http:", "https:", "mailto:")):
+                continue
+            assert not link.startswith("/"), f"{page}: root-relative link {link} breaks under a sub-path"
+            target, _, frag = link.partition("#")
+            dest = (page.parent / target).resolve() if target else page
+            assert dest.is_file(), f"{page.relative_to(site)} links to missing {link}"
+            if frag and dest == page:
+                assert frag in parsed.ids, f"{page}: no anchor #{frag}"
+
+
+HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+
+
+def hostile_trace() -> dict:
+    doc = minimal_trace(model=HOSTILE, problem_file=f'"><svg onload=alert(2)>{HOSTILE}.py', variant="v<script>",
+                        config="javascript:alert(3)")
+    doc["turns"] = [{"index": 0, "reasoning": f"{HOSTILE}\n\n[click](javascript:alert(4)) <a href='javascript:alert(5)'>x</a>\n\n"
+                                               "```html\n</code></pre><script>alert(6)</script>\n```",
+                     "calls": [{"tool": f"compile{HOSTILE}", "arguments": {"kernel_code": f"x = '{HOSTILE}'", "note": "</script><script>alert(7)</script>"},
+                                "result": {"ok": False, "text": HOSTILE}}], "turn_s": 1.0, "llm_s": 1.0, "tool_s": 0.0}]
+    doc["final_kernel"] = {"source": f"# {HOSTILE}\n"}
+    doc["reference_source"] = f"# {HOSTILE}\n"
+    return doc
+
+
+def test_hostile_trace_renders_inert(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    write_trace(data, "xss", hostile_trace())
+    build(data, tmp_path / "site")
+    for page in (tmp_path / "site").rglob("*.html"):
+        parsed = parse(page)
+        html = page.read_text()
+        assert not parsed.handlers, f"{page.name}: event handler attributes {parsed.handlers}"
+        for s in parsed.scripts:
+            assert (s.get("src") or "").startswith(("static/", "../static/")) or s.get("type") == "application/json" \
+                or page.name == "404.html", f"{page.name}: unexpected script {s}"
+        assert not any(link.lower().startswith("javascript:") for link in parsed.links), page.name
+        assert not parsed.tags & {"img", "svg", "iframe", "object"}, f"{page.name}: injected tags {parsed.tags}"
+        assert "<script>alert" not in html
+
+
+def test_figure_json_cannot_break_out_of_its_script_tag(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    write_trace(data, "xss", hostile_trace())
+    build(data, tmp_path / "site")
+    html = next((tmp_path / "site" / "runs").glob("*.html")).read_text()
+    for blob in re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', html, re.S):
+        assert "<" not in blob
+        json.loads(blob)
+
+
+def test_timeline_figure_dict() -> None:
+    from reporter.charts import turn_timeline
+    run = next(r for r in collect(DATA).runs if r.run_id == "seed-000-l2-p10")
+    fig = turn_timeline(run.trace.turns).to_dict()  # type: ignore[union-attr]
+    llm, tools, marks = fig["data"]
+    assert list(llm["y"]) == [t.llm_s for t in run.trace.turns]
+    assert marks["marker"]["color"][0] == "#c62828"  # turn 0's compile failed
+    assert "FINAL" in marks["text"][9]
+
+
+def test_interrupted_build_keeps_the_previous_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    site = tmp_path / "site"
+    build(DATA, site)
+    before = (site / "index.html").read_text()
+
+    def boom(self: SiteBuilder) -> list:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(SiteBuilder, "pages", boom)
+    with pytest.raises(KeyboardInterrupt):
+        build(DATA, site)
+    assert (site / "index.html").read_text() == before
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".site.")]
+
+
+def test_index_lists_unreadable_traces(tmp_path: Path, sample_data: Path) -> None:
+    write_trace(sample_data, "broken", "{oops")
+    build(sample_data, tmp_path / "site")
+    text = text_of(tmp_path / "site" / "index.html")
+    assert "Could not read (1)" in text and "broken/trace.json" in text and "(json)" in text
+
+
+def _scrub(html: str) -> str:
+    html = re.sub(r"(static/[\w-]+)\.[0-9a-f]{8}\.", r"\1.HASH.", html)
+    return re.sub(r'(<script type="application/json" id="[^"]+">).*?(</script>)', r"\1…\2", html, flags=re.S)
+
+
+def test_golden_run_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, update_gold: bool) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1790000000")
+    build(DATA, tmp_path / "site")
+    for name in ("runs/seed-003-l2-p8.html", "index.html"):
+        actual = _scrub((tmp_path / "site" / name).read_text())
+        gold = GOLD / name.replace("/", "_")
+        if update_gold:
+            gold.parent.mkdir(exist_ok=True)
+            gold.write_text(actual)
+        expected = gold.read_text()
+        if actual != expected:
+            out = Path(__file__).parent / "actual" / gold.name
+            out.parent.mkdir(exist_ok=True)
+            out.write_text(actual)
+            pytest.fail(f"{name} differs from {gold} (actual output saved to {out}; run pytest --update-gold to accept)")
