@@ -1,0 +1,141 @@
+"""The built site in real headless Chromium: over http (under a sub-path, like GitHub project pages) and file://."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urljoin, urlparse
+
+import pytest
+
+from conftest import DATA, write_trace
+from reporter.collect import collect
+from reporter.records import ValidationSettings
+from reporter.render import build_site
+from reporter.validate import cached_lookup
+from test_render import hostile_trace
+
+playwright = pytest.importorskip("playwright.sync_api")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")]
+
+
+def build(data: Path, site: Path) -> None:
+    build_site(collect(data), data, site, lambda r: cached_lookup(data, r, ValidationSettings()))
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    root = tmp_path_factory.mktemp("www")
+    data = root / "data"
+    shutil.copytree(DATA, data)
+    write_trace(data, "zz-xss", hostile_trace())
+    build(data, root / "project")  # served at /project/, like https://user.github.io/project/
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *a: None  # type: ignore[assignment]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/project/", root / "project"
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                                                               "--disable-component-update", "--no-first-run"])
+        yield b
+        b.close()
+
+
+def open_page(browser: object, url: str) -> tuple[object, list[str]]:
+    page = browser.new_page()  # type: ignore[attr-defined]
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
+    page.on("dialog", lambda d: (problems.append(f"dialog: {d.message}"), d.dismiss()))
+    page.goto(url)
+    page.wait_for_load_state("load")
+    return page, problems
+
+
+@pytest.mark.parametrize("how", ["http", "file"])
+def test_run_page_draws_charts_and_expands_reasoning(served: tuple[str, Path], browser: object, how: str) -> None:
+    base, site = served
+    url = base + "runs/seed-000-l2-p10.html" if how == "http" else (site / "runs" / "seed-000-l2-p10.html").as_uri()
+    page, problems = open_page(browser, url)
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=15000)
+    assert page.locator(".js-plotly-plot").count() == 3  # timeline, roofline, stalls
+    turn = page.locator("details.turn").first
+    assert not turn.evaluate("d => d.open")
+    assert not page.locator("details.turn .reasoning").first.is_visible()
+    turn.locator("summary").click()
+    assert turn.evaluate("d => d.open") and page.locator("details.turn .reasoning").first.is_visible()
+    assert not problems, problems
+    page.close()
+
+
+@pytest.mark.parametrize("how", ["http", "file"])
+def test_index_loads_and_sorts(served: tuple[str, Path], browser: object, how: str) -> None:
+    base, site = served
+    url = base + "models/popcorn--l12-default-gpt--kimi-k2.6.html" if how == "http" else \
+        (site / "models" / "popcorn--l12-default-gpt--kimi-k2.6.html").as_uri()
+    page, problems = open_page(browser, url)
+    first = lambda: page.locator("tbody tr td:first-child a").first.inner_text()  # noqa: E731
+    header = page.locator("th", has_text="speedup")
+    header.click()
+    asc = first()
+    header.click()
+    assert first() != asc
+    assert "sort0=" in page.url
+    page.fill("[data-filter]", "problem 8")
+    assert page.locator("tbody tr:visible").count() == 1
+    assert not problems, problems
+    page.close()
+
+
+def test_every_internal_link_resolves_over_http(served: tuple[str, Path], browser: object) -> None:
+    base, _ = served
+    page = browser.new_page()  # type: ignore[attr-defined]
+    seen: set[str] = set()
+    todo = [base + "index.html"]
+    while todo:
+        url = todo.pop()
+        if url in seen:
+            continue
+        seen.add(url)
+        resp = page.goto(url)
+        assert resp is not None and resp.status == 200, url
+        if not url.endswith(".html"):
+            continue
+        for href in page.eval_on_selector_all("a[href], link[href], script[src]", "els => els.map(e => e.getAttribute('href') || e.getAttribute('src'))"):
+            target = urljoin(url, href).split("#")[0]
+            if urlparse(target).netloc == urlparse(base).netloc and target.startswith(base):
+                todo.append(target)
+    assert len([u for u in seen if u.endswith(".html")]) >= 10
+    page.close()
+
+
+def test_hostile_trace_runs_no_script(served: tuple[str, Path], browser: object) -> None:
+    base, _ = served
+    page, problems = open_page(browser, base + "runs/zz-xss.html")
+    page.locator("details.turn summary").first.click()
+    page.wait_for_timeout(300)
+    page.locator(".js-plotly-plot").first.hover()
+    page.wait_for_timeout(300)
+    assert not [p for p in problems if p.startswith("dialog")], problems
+    assert page.evaluate("document.querySelectorAll('img, svg[onload], iframe').length") == 0 or \
+        page.evaluate("Array.from(document.querySelectorAll('svg')).every(s => s.closest('.js-plotly-plot'))")
+    page.close()
+
+
+def test_404_page_links_to_the_site_root(served: tuple[str, Path], browser: object) -> None:
+    base, _ = served
+    page, problems = open_page(browser, base + "404.html")
+    assert page.locator("#home").get_attribute("href") in ("/index.html", "/project/index.html")
+    page.close()
