@@ -129,7 +129,7 @@ def test_every_internal_link_resolves(site: Path) -> None:
             continue
         parsed = parse(page)
         for link in parsed.links:
-            if link.startswith(("http:", "https:", "mailto:")):
+            if link.startswith(("http:", "https:", "mailto:", "data:")):
                 continue
             assert not link.startswith("/"), f"{page}: root-relative link {link} breaks under a sub-path"
             target, _, frag = link.partition("#")
