@@ -88,3 +88,53 @@ def stall_bars(series: list[tuple[str, list[tuple[str, float]]]]) -> go.Figure:
                       title={"text": "Warp stalls: share of stall cycles (%)", "x": 0},
                       xaxis={"title": {"text": "% of stall cycles"}, "range": [0, 100]}, yaxis={"autorange": "reversed"})
     return fig
+
+
+def fast_p_curves(series: list[tuple[str, list[float], int]]) -> go.Figure:
+    """fast_p as a curve: share of ALL attempted problems that are correct and faster than p×."""
+    fig = go.Figure()
+    top = max([2.5] + [max(sp) * 1.1 for _, sp, _ in series if sp])
+    ps = [round(top * i / 100, 4) for i in range(101)]
+    for model, speedups, attempted in series:
+        ys = [sum(1 for x in speedups if x > p) / attempted if attempted else 0 for p in ps]
+        fig.add_scatter(x=ps, y=ys, mode="lines", name=_label(model), line={"shape": "hv"},
+                        hovertemplate=f"{_label(model)}<br>p=%{{x:.2f}}<br>fast_p=%{{y:.2f}}<extra></extra>")
+    fig.update_layout(**{**LAYOUT, "height": 380, "margin": {**LAYOUT["margin"], "b": 110},
+                         "legend": {"orientation": "h", "y": -0.3, "yanchor": "top", "x": 0}},
+                      title={"text": "fast_p: correct and faster than p× (share of attempted problems)", "x": 0},
+                      xaxis={"title": {"text": "speedup threshold p"}}, yaxis={"title": {"text": "fast_p"}, "range": [0, 1.02]})
+    return fig
+
+
+def speedup_distribution(series: list[tuple[str, list[float]]]) -> go.Figure:
+    fig = go.Figure()
+    for model, speedups in series:
+        fig.add_box(y=speedups, name=_label(model), boxpoints="all", jitter=0.4, pointpos=0,
+                    hovertemplate="%{y:.2f}x<extra></extra>")
+    fig.update_layout(**LAYOUT, title={"text": "Speedup of correct runs (log scale; 1 = reference)", "x": 0},
+                      yaxis={"type": "log", "title": {"text": "speedup (×)"}}, showlegend=False)
+    fig.add_hline(y=1, line={"dash": "dot", "color": "#888"})
+    return fig
+
+
+def runtime_scatter(points: list[dict[str, object]]) -> go.Figure:
+    """Kernel vs reference runtime, log-log, one point per run; clicking a point opens its run page."""
+    fig = go.Figure()
+    for measured in (True, False):
+        pts = [p for p in points if p["measured"] is measured]
+        if not pts:
+            continue
+        name = "re-validated (ms, measured)" if measured else "recorded only (unit as claimed, unverified)"
+        fig.add_scatter(x=[p["ref_ms"] for p in pts], y=[p["kernel_ms"] for p in pts], mode="markers", name=name,
+                        customdata=[p["href"] for p in pts], text=[_label(str(p["label"])) for p in pts],
+                        marker={"size": 9, "symbol": "circle" if measured else "circle-open",
+                                "color": [OK if p["correct"] else FAIL for p in pts]},
+                        hovertemplate="%{text}<br>ref %{x:.4g} ms<br>kernel %{y:.4g} ms<extra></extra>")
+    lo = min([min(float(p["ref_ms"]), float(p["kernel_ms"])) for p in points] + [1e-3])  # type: ignore[arg-type]
+    hi = max([max(float(p["ref_ms"]), float(p["kernel_ms"])) for p in points] + [1.0])  # type: ignore[arg-type]
+    fig.add_scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="same speed", line={"dash": "dot", "color": "#888"},
+                    hoverinfo="skip")
+    fig.update_layout(**LAYOUT, title={"text": "Kernel vs reference runtime (below the line: faster)", "x": 0},
+                      xaxis={"type": "log", "title": {"text": "reference (ms)"}},
+                      yaxis={"type": "log", "title": {"text": "kernel (ms)"}})
+    return fig

@@ -19,6 +19,8 @@ import plotly.offline
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from . import __version__, charts, text
+from . import leaderboard as lb
+from .evolution import kernel_versions
 from .checks import UNIT_LABEL, Comparison, Flag, check_measured, compare_runtime
 from .collect import Collection, RunRecord
 from .records import ValidationResult
@@ -258,6 +260,36 @@ def run_summary(r: RunRecord, v: Validation) -> RunSummary:
                       flags.get("timing.runtime"), len(r.flags))
 
 
+def outcome(r: RunRecord, v: Validation, s: RunSummary, href: str) -> lb.Outcome | None:
+    """The aggregate view of one run; partial runs and runs without a problem identity have none."""
+    run, m = r.trace.run, r.trace.metrics
+    if not run.complete or run.level is None or run.problem_id is None:
+        return None
+    res = v.result if v.state == "measured" else None
+    measured = res is not None and res.kernel_timing is not None and res.reference_timing is not None
+    t = m.timing
+    to_ms = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[t.unit] if t else 1.0
+    rec_verdict = run.recorded_verdict
+    verdict = res.verdict if res is not None else (rec_verdict or "unknown")
+    return lb.Outcome(
+        run_id=r.run_id, href=href, model=run.model or "unknown", group=(run.config or "unknown", run.variant or "unknown"),
+        problem=(run.level, run.problem_id, run.problem_file or run.title or ""),
+        recorded_correct=None if rec_verdict is None else rec_verdict == "correct",
+        revalidated_correct=None if res is None else res.verdict == "correct",
+        compiled=(verdict != "compile_error") if verdict not in ("unknown", "not_evaluated") else None,
+        submitted=r.trace.final_kernel is not None,
+        speedup=res.speedup if measured and res is not None else (t.speedup if t else None),
+        speedup_source="re-validated" if measured else ("recorded" if t and t.speedup is not None else ""),
+        kernel_ms=res.kernel_timing.median_ms if measured and res and res.kernel_timing else
+        (t.runtime * to_ms if t and t.runtime is not None else None),
+        ref_ms=res.reference_timing.median_ms if measured and res and res.reference_timing else
+        (t.ref_runtime * to_ms if t and t.ref_runtime is not None else None),
+        turns=run.turns_used if run.turns_used is not None else len(r.trace.turns),
+        tokens=run.tokens_total, flagged=bool(r.flags) or v.disagreements > 0 or
+        any(f.severity == "error" for f in (res.static_findings if res else [])),
+        verdict=verdict)
+
+
 @dataclass
 class Page:
     path: str  # relative to the site root
@@ -280,6 +312,8 @@ class SiteBuilder:
         self.runs = sorted(collection.runs, key=self._sort_key)
         self.validations = {r.run_id: validation_view(r, lookup(r), data) for r in self.runs}
         self.summaries = {r.run_id: run_summary(r, self.validations[r.run_id]) for r in self.runs}
+        self.outcomes = {r.run_id: o for r in self.runs
+                         if (o := outcome(r, self.validations[r.run_id], self.summaries[r.run_id], self.run_path(r))) is not None}
         self.assets: dict[str, str] = {}
 
     @staticmethod
@@ -301,6 +335,60 @@ class SiteBuilder:
 
     def run_path(self, r: RunRecord) -> str:
         return f"runs/{r.slug}.html"
+
+    def leaderboard_slug(self, key: tuple[str, str]) -> str:
+        return self.variant_slug(key).replace("variants/", "leaderboards/")
+
+    def grid_slug(self, key: tuple[str, str]) -> str:
+        return self.variant_slug(key).replace("variants/", "grids/")
+
+    @staticmethod
+    def problem_slug(pkey: tuple[int, int, str]) -> str:
+        from .records import slugify
+        # Two benchmarks can both have "level 2, problem 8": the file name keeps them apart.
+        return f"problems/l{pkey[0]}-p{pkey[1]}-{slugify(Path(pkey[2]).stem if pkey[2] else 'unnamed')}.html"
+
+    def _leaderboard_page(self, key: tuple[str, str], group: list[lb.Outcome]) -> Page:
+        rows = lb.leaderboard(group)
+        by_model: dict[str, list[lb.Outcome]] = {}
+        for o in group:
+            by_model.setdefault(o.model, []).append(o)
+        best = {m: list(lb.best_per_problem(os_).values()) for m, os_ in by_model.items()}
+        figures = {
+            "fastp": charts.to_json(charts.fast_p_curves(
+                [(m, [o.speedup for o in b if o.correct and o.speedup is not None], len(b)) for m, b in sorted(best.items())])),
+            "dist": charts.to_json(charts.speedup_distribution(
+                [(m, [o.speedup for o in b if o.correct and o.speedup]) for m, b in sorted(best.items())])),
+        }
+        pts = [{"ref_ms": o.ref_ms, "kernel_ms": o.kernel_ms, "href": "../" + o.href, "correct": o.correct,
+                "measured": o.speedup_source == "re-validated", "label": f"{o.model} · L{o.problem[0]} P{o.problem[1]}"}
+               for o in group if o.ref_ms and o.kernel_ms]
+        if pts:
+            figures["scatter"] = charts.to_json(charts.runtime_scatter(pts))
+        return Page(self.leaderboard_slug(key), "leaderboard.html", {
+            "title": f"Leaderboard · {key[1]} · {key[0]}", "crumbs": [("all variants", "index.html"), (f"{key[1]} · {key[0]}", self.variant_slug(key))],
+            "rows": rows, "fast_ps": lb.FAST_P, "figures": figures, "grid": self.grid_slug(key)})
+
+    def _grid_page(self, key: tuple[str, str], group: list[lb.Outcome]) -> Page:
+        models = sorted({o.model for o in group})
+        problems = sorted({o.problem for o in group})
+        cells: dict[tuple[tuple[int, int, str], str], list[lb.Outcome]] = {}
+        for o in group:
+            cells.setdefault((o.problem, o.model), []).append(o)
+        return Page(self.grid_slug(key), "grid.html", {
+            "title": f"Problems × models · {key[1]} · {key[0]}",
+            "crumbs": [("all variants", "index.html"), (f"{key[1]} · {key[0]}", self.variant_slug(key))],
+            "models": models, "problems": problems, "cells": cells, "states": lb.STATES,
+            "leaderboard": self.leaderboard_slug(key), "problem_slug": self.problem_slug})
+
+    def _problem_page(self, pkey: tuple[int, int, str], group: list[lb.Outcome]) -> Page:
+        by_id = {r.run_id: r for r in self.runs}
+        entries = [{"o": o, "r": by_id[o.run_id], "summary": self.summaries[o.run_id]}
+                   for o in sorted(group, key=lambda o: (o.group, o.model, o.run_id))]
+        name = next((o.problem[2] for o in group if o.problem[2]), "")
+        return Page(self.problem_slug(pkey), "problem.html", {
+            "title": f"L{pkey[0]} · problem {pkey[1]}", "name": name, "crumbs": [("all variants", "index.html")],
+            "entries": entries, "states": lb.STATES})
 
     def _row(self, r: RunRecord) -> dict[str, Any]:
         return {"run": r, "summary": self.summaries[r.run_id], "href": self.run_path(r), "title": _title(r)}
@@ -325,8 +413,26 @@ class SiteBuilder:
                     pages.append(self._run_page(r, key, model, rs[i - 1] if i else None, rs[i + 1] if i + 1 < len(rs) else None))
             pages.append(Page(self.variant_slug(key), "variant.html",
                               {"title": f"{key[1]} · {key[0]}", "crumbs": [("all variants", "index.html")], "rows": model_rows}))
+        outcomes = [o for r in self.runs if (o := self.outcomes.get(r.run_id)) is not None]
+        for key in variants:
+            group = [o for o in outcomes if o.group == key]
+            if group:
+                pages.append(self._leaderboard_page(key, group))
+                pages.append(self._grid_page(key, group))
+        for row in index_rows:
+            row["leaderboard"] = self.leaderboard_slug(row["key"]) if any(o.group == row["key"] for o in outcomes) else None
+            row["grid"] = self.grid_slug(row["key"]) if row["leaderboard"] else None
+        problems: dict[tuple[int, int, str], list[lb.Outcome]] = {}
+        for o in outcomes:
+            problems.setdefault(o.problem, []).append(o)
+        problem_rows = []
+        for pkey, group in sorted(problems.items()):
+            pages.append(self._problem_page(pkey, group))
+            problem_rows.append({"href": self.problem_slug(pkey), "problem": group[0].problem, "runs": len(group),
+                                 "correct": sum(1 for o in group if o.correct)})
         pages.append(Page("index.html", "index.html", {"title": "All variants", "crumbs": [], "rows": index_rows,
-                                                       "errors": self.collection.errors, "runs": len(self.runs)}))
+                                                       "errors": self.collection.errors, "runs": len(self.runs),
+                                                       "problems": problem_rows}))
         pages.append(Page("404.html", "404.html", {"title": "Page not found", "crumbs": []}))
         return pages
 
@@ -356,6 +462,8 @@ class SiteBuilder:
             "kernel_lines": fk.source.count("\n") + (0 if fk.source.endswith("\n") else 1) if fk else 0,
             "kernel_file": f"{r.slug}.kernel.py", "reference_file": f"{r.slug}.reference.py",
             "validate_cmd": f"reporter validate DATA --run {r.run_id}",
+            "versions": kernel_versions(r.trace), "problem_href": self.problem_slug((run.level, run.problem_id, run.problem_file or run.title or ""))
+            if (run := r.trace.run).complete and run.level is not None and run.problem_id is not None else None,
         })
 
     def _measured_profiles(self, r: RunRecord, v: Validation) -> dict[str, Any]:

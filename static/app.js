@@ -12,6 +12,11 @@
       fig.layout = fig.layout || {};
       if (dark) fig.layout.font = Object.assign({}, fig.layout.font, { color: '#e6e6e8' });
       window.Plotly.newPlot(el, fig.data, fig.layout, { responsive: true, displaylogo: false });
+      // Points whose customdata is a page of this site (the runtime scatter) open that page on click.
+      el.on('plotly_click', function (ev) {
+        var href = ev.points && ev.points[0] && ev.points[0].customdata;
+        if (typeof href === 'string' && /^[\w./-]+\.html$/.test(href)) location.href = href;
+      });
     });
   }
 
@@ -62,7 +67,8 @@
       if (s) sortTable(table, parseInt(s, 10), s.slice(-1) === 'a' ? 'ascending' : 'descending');
     });
     document.querySelectorAll('[data-filter]').forEach(function (input, f) {
-      var table = input.closest('.filter').nextElementSibling;
+      var next = input.closest('.filter').nextElementSibling;
+      var table = next.tagName === 'TABLE' ? next : next.querySelector('table');
       var apply = function () {
         var q = input.value.toLowerCase();
         Array.prototype.forEach.call(table.tBodies[0].rows, function (r) {

@@ -139,3 +139,46 @@ def test_404_page_links_to_the_site_root(served: tuple[str, Path], browser: obje
     page, problems = open_page(browser, base + "404.html")
     assert page.locator("#home").get_attribute("href") in ("/index.html", "/project/index.html")
     page.close()
+
+
+@pytest.fixture(scope="module")
+def corpus_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import subprocess
+    import sys
+    root = tmp_path_factory.mktemp("corpus")
+    subprocess.run([sys.executable, str(DATA.parent / "benchmarks" / "make_corpus.py"), str(root / "data"), "--runs", "40"],
+                   check=True, capture_output=True)
+    build(root / "data", root / "site")
+    return root / "site"
+
+
+def test_leaderboard_charts_and_point_click(corpus_site: Path, browser: object) -> None:
+    page, problems = open_page(browser, (corpus_site / "leaderboards" / "popcorn--synthetic-l12.html").as_uri())
+    page.wait_for_selector("[data-plotly=scatter] .main-svg", timeout=15000)
+    assert page.locator(".js-plotly-plot").count() == 3
+    target = page.evaluate("JSON.parse(document.getElementById('fig-scatter').textContent).data[0].customdata[0]")
+    with page.expect_navigation():
+        page.evaluate("document.querySelector('[data-plotly=scatter]').emit('plotly_click', "
+                      "{points: [{customdata: JSON.parse(document.getElementById('fig-scatter').textContent).data[0].customdata[0]}]})")
+    assert page.url.endswith(target.replace("../", "/"))
+    assert not problems, problems
+    page.close()
+
+
+def test_keyboard_moves_between_runs(corpus_site: Path, browser: object) -> None:
+    model_page = max((corpus_site / "models").glob("*.html"), key=lambda p: p.read_text().count("<tr>"))
+    page, problems = open_page(browser, model_page.as_uri())
+    with page.expect_navigation():
+        page.locator("tbody a").first.click()
+    first = page.url
+    with page.expect_navigation():
+        page.keyboard.press("j")
+    assert page.url != first and "/runs/" in page.url
+    with page.expect_navigation():
+        page.keyboard.press("k")
+    assert page.url == first
+    with page.expect_navigation():
+        page.keyboard.press("u")
+    assert "/models/" in page.url
+    assert not problems, problems
+    page.close()

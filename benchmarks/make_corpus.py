@@ -1,0 +1,84 @@
+"""Make a realistic synthetic corpus of traces from the shipped runs, for views and performance work.
+
+    python benchmarks/make_corpus.py OUT [--runs 240] [--seed 0]
+
+Every trace says SYNTHETIC in its source note and config; never mix the output into data/. Runs vary
+model, variant, problem, verdict (correct / incorrect / compile error / no submission / runtime error),
+turn count, timings and recorded metrics, and keep the seed runs' reasoning, tool calls and kernels.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import random
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = ["Kimi-K2.6", "GPT-5.1", "Claude-Opus-4.5", "Gemini-3-Pro", "DeepSeek-V3.2", "Qwen3-Coder"]
+VARIANTS = [("synthetic_l12", "popcorn"), ("synthetic_l12", "kernelbench")]
+PROBLEM_NAMES = ["FusedPairwiseNodeAggregate", "DeepSeekMoEGroundedTop2Routing", "Conv2d_ReLU_BiasAdd", "Matmul_Scale_LogSumExp",
+                 "LayerNorm_GELU", "Softmax_Dropout", "ScatterAddEdges", "BatchedGEMM_Bias", "RMSNorm_SiLU_Mul",
+                 "Attention_Causal", "TopK_Gather", "Conv3d_MaxPool", "Embedding_Bag", "Cumsum_Reverse",
+                 "GroupNorm_Swish", "CrossEntropy_Smooth", "Depthwise_Conv_BN", "Rotary_Embedding", "KL_Div_Loss",
+                 "Segment_Max_Reduce", "Bilinear_Upsample", "Masked_Mean_Pool"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--runs", type=int, default=240)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    rng = random.Random(args.seed)
+    seeds = [json.loads(p.read_text()) for p in sorted((ROOT / "data").glob("*/trace.json"))]
+    complete = [t for t in seeds if t["run"].get("complete", True) and t.get("final_kernel")]
+    if not complete:
+        sys.exit("no complete runs under data/ to build from")
+    problems = [(2, i + 1, f"{i + 1}_{name}.py") for i, name in enumerate(PROBLEM_NAMES)]
+    n = 0
+    while n < args.runs:
+        config, variant = rng.choice(VARIANTS)
+        model = rng.choice(MODELS)
+        level, pid, pfile = rng.choice(problems)
+        base = copy.deepcopy(rng.choice(complete))
+        skill = {m: 0.35 + 0.1 * i for i, m in enumerate(sorted(MODELS))}[model]
+        roll = rng.random()
+        verdict = ("correct" if roll < skill else "incorrect" if roll < skill + 0.2 else
+                   "compile_error" if roll < skill + 0.3 else "runtime_error" if roll < skill + 0.35 else "no_submission")
+        turns = base["turns"][: rng.randint(1, len(base["turns"]))]
+        for i, t in enumerate(turns):
+            t["index"] = i
+            t["final"] = i == len(turns) - 1 and verdict != "no_submission"
+            for key in ("turn_s", "llm_s"):
+                if t.get(key) is not None:
+                    t[key] = round(t[key] * rng.uniform(0.3, 2.0), 1)
+        ref_ms = rng.lognormvariate(-1.5, 1.0)
+        speedup = rng.lognormvariate(0.0, 0.7)
+        unit = rng.choice(["us", "ms"])  # some harnesses mislabel ms as us, like the seeds
+        m = base.get("metrics", {})
+        if verdict == "correct" and "timing" in m:
+            m["timing"].update(unit=unit, runtime=round(ref_ms / speedup, 4), ref_runtime=round(ref_ms, 4),
+                               speedup=round(speedup, 2), kernel_mean=round(ref_ms / speedup, 4), ref_mean=round(ref_ms, 4))
+        else:
+            m.pop("timing", None)
+        if verdict == "no_submission":
+            base["final_kernel"] = None
+        base["run"].update(config=config, variant=variant, model=model, level=level, problem_id=pid, problem_file=pfile,
+                           recorded_verdict=verdict, turns_used=len(turns), tool_calls=sum(len(t["calls"]) for t in turns),
+                           tokens_total=rng.choice([0, rng.randint(20_000, 400_000)]),
+                           source_note="SYNTHETIC run made by benchmarks/make_corpus.py from a shipped trace; "
+                                       "its numbers are random and mean nothing.")
+        base["turns"] = turns
+        base["attachments"] = []
+        folder = args.out / f"{config}-{variant}" / model.lower() / f"l{level}-p{pid}-{n:04d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "trace.json").write_text(json.dumps(base), encoding="utf-8")
+        n += 1
+    print(f"wrote {n} synthetic traces under {args.out}")
+
+
+if __name__ == "__main__":
+    main()
