@@ -133,8 +133,8 @@ def compare_runtime(recorded: float | None, unit: str, measured_ms: float | None
         fixed = ratio / factor
         at = ladder.index(unit) + step
         if 0.5 <= fixed <= 2.0 and 0 <= at < len(ladder):
-            return False, (f"unit mix-up: ~1,000× off. Read as {UNIT_LABEL[ladder[at]]} instead of {UNIT_LABEL[unit]}, {recorded:g} {UNIT_LABEL[ladder[at]]} is "
-                           f"within {abs(fixed - 1) * 100:.0f}% of what we measured")
+            return False, (f"unit mix-up: ~1,000× off. Read as {UNIT_LABEL[ladder[at]]} instead of {UNIT_LABEL[unit]}, "
+                           f"{recorded:g} {UNIT_LABEL[ladder[at]]} is {(fixed - 1) * 100:+.0f}% off what we measured")
     if ratio < 0.01 or ratio > 100:
         at = ladder.index(unit) + (1 if ratio < 1 else -1)
         if 0 <= at < len(ladder):

@@ -30,10 +30,12 @@ def main() -> None:
     """
 
 
-def _settings(trials: int | None, jitter: int | None, perf: int | None):  # type: ignore[no-untyped-def]
+def _settings(trials: int | None, jitter: int | None, perf: int | None, compile_baseline: bool = False):  # type: ignore[no-untyped-def]
     from .records import ValidationSettings
     s = ValidationSettings()
     updates = {k: v for k, v in (("nominal_trials", trials), ("jitter_trials", jitter), ("perf_trials", perf)) if v is not None}
+    if compile_baseline:
+        updates["torch_compile_baseline"] = True
     return s.model_copy(update=updates)
 
 
@@ -58,7 +60,7 @@ def build(data: Path, site: Path, strict: bool, no_validate: bool, ncu: bool) ->
         validate_runs(data, collection.runs, settings, ncu=ncu, progress=True)
     elif not no_validate:
         click.echo("no CUDA device here: showing cached re-validation results (see `reporter validate`)", err=True)
-    pages = build_site(collection, data, site, lambda r: cached_lookup(data, r, settings))
+    pages = build_site(collection, data, site, lambda r: cached_lookup(data, r, settings), progress=True)
     problems = sum(len(r.flags) for r in collection.runs)
     att_errors = sum(len(r.attachment_errors) for r in collection.runs)
     for r in collection.runs:
@@ -79,8 +81,9 @@ def build(data: Path, site: Path, strict: bool, no_validate: bool, ncu: bool) ->
 @click.option("--jitter-trials", type=int, default=None, help="Correctness trials with jittered shapes.")
 @click.option("--perf-trials", type=int, default=None, help="Timed calls per kernel.")
 @click.option("--jobs", type=int, default=4, show_default=True, help="Kernels compiled in parallel (timing stays sequential).")
+@click.option("--compile-baseline", is_flag=True, help="Also time the reference under torch.compile (a separate cache entry).")
 def validate(data: Path, run_ids: tuple[str, ...], ncu: bool, force: bool, trials: int | None,
-             jitter_trials: int | None, perf_trials: int | None, jobs: int) -> None:
+             jitter_trials: int | None, perf_trials: int | None, jobs: int, compile_baseline: bool) -> None:
     """Re-check submitted kernels on this machine's GPU; results are cached in DATA/validation."""
     from .collect import collect
     from .validate import gpu_available, validate_runs
@@ -92,7 +95,7 @@ def validate(data: Path, run_ids: tuple[str, ...], ncu: bool, force: bool, trial
     missing = set(run_ids) - {r.run_id for r in runs}
     if missing:
         raise click.ClickException(f"no run with id {', '.join(sorted(missing))} under {data}")
-    results = validate_runs(data, runs, _settings(trials, jitter_trials, perf_trials), ncu=ncu, force=force,
+    results = validate_runs(data, runs, _settings(trials, jitter_trials, perf_trials, compile_baseline), ncu=ncu, force=force,
                             progress=True, jobs=jobs)
     for run_id, (res, cached) in sorted(results.items()):
         sp = f"{res.speedup:.2f}x" if res.speedup else "—"

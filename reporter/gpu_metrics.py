@@ -127,10 +127,23 @@ def _kernel(row: dict[str, str], metrics: dict[str, Metric]) -> NcuKernel:
     )
 
 
-def load_ncu_report(path: Path, ncu_python_dir: Path | None = None) -> list[NcuKernel]:
+def ncu_python_dir() -> Path | None:
+    """Where NVIDIA's ncu_report module lives: <ncu install dir>/extras/python, found through `ncu` on PATH."""
+    import shutil
+    ncu = shutil.which("ncu")
+    if ncu is None:
+        return None
+    for base in Path(ncu).resolve().parents:
+        if (base / "extras" / "python" / "ncu_report.py").is_file():
+            return base / "extras" / "python"
+    return None
+
+
+def load_ncu_report(path: Path, python_dir: Path | None = None) -> list[NcuKernel]:
     """`.ncu-rep` through NVIDIA's `ncu_report` module (ships with ncu under extras/python)."""
-    if ncu_python_dir is not None:
-        sys.path.insert(0, str(ncu_python_dir))
+    python_dir = python_dir or ncu_python_dir()
+    if python_dir is not None and str(python_dir) not in sys.path:
+        sys.path.insert(0, str(python_dir))
     try:
         import ncu_report  # type: ignore[import-not-found]
     except ImportError as exc:
@@ -147,7 +160,11 @@ def load_ncu_report(path: Path, ncu_python_dir: Path | None = None) -> list[NcuK
                 if isinstance(value, (int, float)):
                     value = float(value)
                 metrics[name] = Metric(value if isinstance(value, (float, str)) else None, m.unit() if m else "")
-            kernels.append(NcuKernel(len(kernels), act.name(), "", "", metrics))
+            try:
+                name = act.name(ncu_report.IAction.NameBase_DEMANGLED)
+            except (AttributeError, TypeError):
+                name = act.name()
+            kernels.append(NcuKernel(len(kernels), str(name), "", "", metrics))
     return kernels
 
 

@@ -9,12 +9,14 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+import click
 import plotly.offline
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
@@ -500,7 +502,7 @@ class SiteBuilder:
                 out["stalls"] = charts.stall_bars(series)
         return out
 
-    def write(self, site: Path) -> int:
+    def write(self, site: Path, progress: bool = False) -> int:
         """Render everything into a fresh folder, then swap it in place of `site`."""
         site = site.resolve()
         site.parent.mkdir(parents=True, exist_ok=True)
@@ -508,13 +510,9 @@ class SiteBuilder:
         try:
             self._write_assets(tmp)
             pages = self.pages()
-            for page in pages:
-                depth = page.path.count("/")
-                ctx = {"rel": "../" * depth, "generated": self.generated, "version": __version__, "assets": self.assets,
-                       "page_path": page.path, **page.context}
-                out = tmp / page.path
-                out.parent.mkdir(parents=True, exist_ok=True)
-                out.write_text(self.env.get_template(page.template).render(ctx), encoding="utf-8")
+            with click.progressbar(pages, label="rendering pages", file=sys.stderr if progress else _Null(),  # type: ignore[arg-type]
+                                   show_pos=True) as bar:
+                self._render_all(tmp, bar)
             for r in self.runs:
                 (tmp / "runs").mkdir(exist_ok=True)
                 if r.trace.final_kernel:
@@ -535,6 +533,15 @@ class SiteBuilder:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
 
+    def _render_all(self, tmp: Path, pages: Iterable[Page]) -> None:
+        for page in pages:
+            depth = page.path.count("/")
+            ctx = {"rel": "../" * depth, "generated": self.generated, "version": __version__, "assets": self.assets,
+                   "page_path": page.path, **page.context}
+            out = tmp / page.path
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(self.env.get_template(page.template).render(ctx), encoding="utf-8")
+
     def _write_assets(self, out: Path) -> None:
         static = out / "static"
         static.mkdir(parents=True)
@@ -549,6 +556,16 @@ class SiteBuilder:
             self.assets[name] = f"static/{hashed}"
 
 
+class _Null:
+    """A sink for the progress bar when nobody is watching."""
+
+    def write(self, _: str) -> int:
+        return 0
+
+    def flush(self) -> None:
+        pass
+
+
 def build_site(collection: Collection, data: Path, site: Path,
-               lookup: Callable[[RunRecord], tuple[ValidationResult, Path] | None]) -> int:
-    return SiteBuilder(collection, data, lookup).write(site)
+               lookup: Callable[[RunRecord], tuple[ValidationResult, Path] | None], progress: bool = False) -> int:
+    return SiteBuilder(collection, data, lookup).write(site, progress)

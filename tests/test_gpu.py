@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -35,3 +37,30 @@ def test_fixture_verdicts_on_cuda(tmp_path: Path) -> None:
     scale = results["cuda_scale"][0]
     assert scale.kernel_launches is not None and scale.kernel_launches.launches >= 2  # GEMM + our kernel
     assert scale.kernel_peak_bytes and scale.kernel_peak_bytes > 0
+
+
+@pytest.mark.skipif(shutil.which("ncu") is None, reason="needs Nsight Compute's ncu")
+def test_ncu_report_module_reads_what_the_csv_says(tmp_path: Path) -> None:
+    # Profile one fixture kernel under ncu, then read the binary report through NVIDIA's ncu_report
+    # module and the raw CSV export: both must give the same duration and register count.
+    from reporter import gpu_metrics as gm
+    from reporter.validate import NCU_METRICS, _job, run_worker
+
+    kernel_run(tmp_path, "cuda_scale", (KERNELS / "cuda_scale.py").read_text())
+    run = collect(tmp_path).runs[0]
+    rep = tmp_path / "prof"
+    prefix = [shutil.which("ncu"), "--target-processes", "all", "--clock-control", "none", "--nvtx", "--nvtx-include",
+              "measured/", "--section", "SpeedOfLight", "--section", "LaunchStats", "--metrics", NCU_METRICS, "-f", "-o", str(rep)]
+    out = run_worker("profile", {**_job(run, SETTINGS, "cuda"), "role": "kernel"}, tmp_path / "job", 600, prefix)
+    assert out["verdict"] == "correct", out
+    report = rep.with_suffix(".ncu-rep")
+    csv = tmp_path / "raw.csv"
+    with open(csv, "w") as fh:
+        subprocess.run([shutil.which("ncu"), "-i", str(report), "--page", "raw", "--csv", "--print-units", "base"], stdout=fh, check=True)
+    from_rep = {k.name.split("(")[0]: gm.derive(k) for k in gm.load_ncu_report(report)}
+    from_csv = {k.name.split("(")[0]: gm.derive(k) for k in gm.load_ncu(csv)}
+    print({n: (f.duration_ns, f.figures["regs_per_thread"].value) for n, f in from_rep.items()})
+    assert set(from_rep) == set(from_csv) and "scale_relu_kernel" in from_rep
+    for name in from_rep:
+        assert from_rep[name].duration_ns == pytest.approx(from_csv[name].duration_ns, rel=1e-3)
+        assert from_rep[name].figures["regs_per_thread"].value == from_csv[name].figures["regs_per_thread"].value
