@@ -128,15 +128,25 @@ def _kernel(row: dict[str, str], metrics: dict[str, Metric]) -> NcuKernel:
 
 
 def ncu_python_dir() -> Path | None:
-    """Where NVIDIA's ncu_report module lives: <ncu install dir>/extras/python, found through `ncu` on PATH."""
+    """Where NVIDIA's ncu_report module lives: <ncu install dir>/extras/python.
+
+    `ncu` on PATH is often a wrapper under the CUDA toolkit, so besides its own folders the usual
+    install roots are searched; NCU_PYTHON_DIR overrides everything.
+    """
+    import glob
+    import os
     import shutil
+    if os.environ.get("NCU_PYTHON_DIR"):
+        return Path(os.environ["NCU_PYTHON_DIR"])
+    candidates: list[Path] = []
     ncu = shutil.which("ncu")
-    if ncu is None:
-        return None
-    for base in Path(ncu).resolve().parents:
-        if (base / "extras" / "python" / "ncu_report.py").is_file():
-            return base / "extras" / "python"
-    return None
+    if ncu is not None:
+        for p in (Path(ncu), Path(ncu).resolve()):
+            candidates += [base / "extras" / "python" for base in p.parents]
+    for pattern in ("/opt/nvidia/nsight-compute/*/extras/python", "/usr/local/cuda*/nsight-compute*/extras/python",
+                    "/usr/local/NVIDIA-Nsight-Compute*/extras/python"):
+        candidates += [Path(p) for p in sorted(glob.glob(pattern), reverse=True)]
+    return next((c for c in candidates if (c / "ncu_report.py").is_file()), None)
 
 
 def load_ncu_report(path: Path, python_dir: Path | None = None) -> list[NcuKernel]:
