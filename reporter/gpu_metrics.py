@@ -149,32 +149,52 @@ def ncu_python_dir() -> Path | None:
     return next((c for c in candidates if (c / "ncu_report.py").is_file()), None)
 
 
-def load_ncu_report(path: Path, python_dir: Path | None = None) -> list[NcuKernel]:
-    """`.ncu-rep` through NVIDIA's `ncu_report` module (ships with ncu under extras/python)."""
-    python_dir = python_dir or ncu_python_dir()
-    if python_dir is not None and str(python_dir) not in sys.path:
-        sys.path.insert(0, str(python_dir))
-    try:
-        import ncu_report  # type: ignore[import-not-found]
-    except ImportError as exc:
-        raise CollectError(path, "ncu_report", "NVIDIA's ncu_report module is not importable; "
-                           "export CSVs with `ncu -i FILE --page raw --csv --print-units base` instead") from exc
-    kernels = []
-    ctx = ncu_report.load_report(str(path))
-    for rng in ctx:
-        for act in rng:
-            metrics: dict[str, Metric] = {}
-            for name in act.metric_names():
-                m = act.metric_by_name(name)
-                value = m.value() if m is not None else None
-                if isinstance(value, (int, float)):
-                    value = float(value)
-                metrics[name] = Metric(value if isinstance(value, (float, str)) else None, m.unit() if m else "")
+_NCU_DUMP = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import ncu_report
+out = []
+for rng in ncu_report.load_report(sys.argv[2]):
+    for act in rng:
+        try:
+            name = act.name(ncu_report.IAction.NameBase_DEMANGLED)
+        except (AttributeError, TypeError):
+            name = act.name()
+        metrics = {}
+        for m_name in act.metric_names():
+            m = act.metric_by_name(m_name)
+            if m is None:
+                continue
             try:
-                name = act.name(ncu_report.IAction.NameBase_DEMANGLED)
-            except (AttributeError, TypeError):
-                name = act.name()
-            kernels.append(NcuKernel(len(kernels), str(name), "", "", metrics))
+                v = m.value()
+            except Exception:
+                v = None
+            metrics[m_name] = [v if isinstance(v, (int, float, str)) and not isinstance(v, bool) else None, m.unit() or ""]
+        out.append({"name": str(name), "metrics": metrics})
+json.dump(out, sys.stdout)
+"""
+
+
+def load_ncu_report(path: Path, python_dir: Path | None = None) -> list[NcuKernel]:
+    """`.ncu-rep` through NVIDIA's `ncu_report` module (ships with ncu under extras/python).
+
+    The module is loaded in a child process: in a process that already holds torch it was seen to
+    crash the interpreter (a native-library clash), and a parser must not take the build down.
+    """
+    import subprocess
+    python_dir = python_dir or ncu_python_dir()
+    if python_dir is None:
+        raise CollectError(path, "ncu_report", "NVIDIA's ncu_report module was not found (set NCU_PYTHON_DIR); "
+                           "export CSVs with `ncu -i FILE --page raw --csv --print-units base` instead")
+    proc = subprocess.run([sys.executable, "-c", _NCU_DUMP, str(python_dir), str(path)], capture_output=True, text=True,
+                          timeout=600)
+    if proc.returncode != 0:
+        raise CollectError(path, "ncu_report", f"reading the report failed (exit {proc.returncode}): "
+                           f"{(proc.stderr.strip().splitlines() or [''])[-1][:300]}")
+    kernels = []
+    for i, act in enumerate(json.loads(proc.stdout)):
+        metrics = {n: Metric(float(v) if isinstance(v, (int, float)) else v, u) for n, (v, u) in act["metrics"].items()}
+        kernels.append(NcuKernel(i, act["name"], "", "", metrics))
     return kernels
 
 

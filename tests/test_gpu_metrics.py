@@ -106,3 +106,30 @@ def test_chrome_traces(name: str, launches: int, cuda_us: float) -> None:
 def test_chrome_trace_memcpy_counted_apart() -> None:
     p = gm.parse_chrome_trace(DATA / "seed-000-l2-p10" / "p10_ref_trace.json")
     assert p.memcpy == 1 and p.launches == 9
+
+
+def test_ncu_report_is_read_in_a_child_process(tmp_path: Path) -> None:
+    # A stand-in for NVIDIA's module with the same API: the parent never imports it itself.
+    (tmp_path / "ncu_report.py").write_text('''
+class _M:
+    def __init__(self, v, u): self.v, self.u = v, u
+    def value(self): return self.v
+    def unit(self): return self.u
+class IAction:
+    NameBase_DEMANGLED = 1
+class _A:
+    def __init__(self, name, metrics): self._n, self._m = name, metrics
+    def name(self, base=None): return self._n
+    def metric_names(self): return list(self._m)
+    def metric_by_name(self, n): return _M(*self._m[n]) if n in self._m else None
+def load_report(path):
+    return [[_A("k1(int)", {"gpu__time_duration.sum": (1500, "nsecond"), "launch__registers_per_thread": (40, "register/thread"),
+                            "launch__cluster_scheduling_policy": ("PolicySpread", "")})]]
+''')
+    import sys
+    kernels = gm.load_ncu_report(tmp_path / "x.ncu-rep", tmp_path)
+    assert "ncu_report" not in sys.modules
+    (k,) = kernels
+    assert k.name == "k1(int)" and k.base("gpu__time_duration.sum") == pytest.approx(1.5e-6)
+    assert gm.derive(k).figures["regs_per_thread"].value == 40
+    assert k.metrics["launch__cluster_scheduling_policy"].value == "PolicySpread"
