@@ -1,8 +1,9 @@
 """Validation results cached by content, in a folder that is committed next to the data.
 
-Layout: ``DATA/validation/<content key>/<environment key>.json``. The content key hashes the kernel, the
-reference and the validator settings; the environment key hashes GPU, driver, torch and CUDA. A GPU
-machine looks up its own environment; a machine without a GPU shows the newest result for the content.
+Layout: ``DATA/validation/<content key>/<measurement key>.json``. The content key hashes the kernel and
+the reference; the measurement key hashes the validator settings with GPU, driver, torch and CUDA. A GPU
+machine looks up exactly its own settings and environment; a machine without a GPU (or a build that
+does not know which settings were used) shows the newest result for the content.
 """
 
 from __future__ import annotations
@@ -16,14 +17,13 @@ from .records import VALIDATION_FORMAT, Environment, ValidationResult, Validatio
 CACHE_DIR = "validation"
 
 
-def content_key(kernel_src: str, reference_src: str, settings: ValidationSettings) -> str:
-    blob = json.dumps([VALIDATION_FORMAT, sha256_text(kernel_src), sha256_text(reference_src),
-                       settings.model_dump(mode="json")], sort_keys=True)
+def content_key(kernel_src: str, reference_src: str) -> str:
+    blob = json.dumps([VALIDATION_FORMAT, sha256_text(kernel_src), sha256_text(reference_src)])
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
-def env_key(env: Environment) -> str:
-    blob = json.dumps(env.model_dump(mode="json", exclude={"host"}), sort_keys=True)
+def env_key(env: Environment, settings: ValidationSettings) -> str:
+    blob = json.dumps([env.model_dump(mode="json", exclude={"host"}), settings.model_dump(mode="json")], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
@@ -34,7 +34,7 @@ def entry_dir(data: Path, key: str) -> Path:
 def store(data: Path, key: str, result: ValidationResult, extra_files: dict[str, Path] | None = None) -> Path:
     folder = entry_dir(data, key)
     folder.mkdir(parents=True, exist_ok=True)
-    ek = env_key(result.environment)
+    ek = env_key(result.environment, result.settings)
     names: dict[str, str] = {}
     for role, src in (extra_files or {}).items():
         name = f"{ek}.{role}.ncu{''.join(src.suffixes[-1:])}"
@@ -56,13 +56,14 @@ def store(data: Path, key: str, result: ValidationResult, extra_files: dict[str,
     return path
 
 
-def lookup(data: Path, key: str, env: Environment | None = None) -> tuple[ValidationResult, Path] | None:
-    """The result for this environment, or (env None) the newest result for the content."""
+def lookup(data: Path, key: str, env: Environment | None = None,
+           settings: ValidationSettings | None = None) -> tuple[ValidationResult, Path] | None:
+    """The result for this environment and settings, or (either None) the newest result for the content."""
     folder = entry_dir(data, key)
     if not folder.is_dir():
         return None
-    if env is not None:
-        candidates = [folder / f"{env_key(env)}.json"]
+    if env is not None and settings is not None:
+        candidates = [folder / f"{env_key(env, settings)}.json"]
     else:
         candidates = sorted(folder.glob("*.json"))
     found = []

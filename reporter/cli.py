@@ -60,7 +60,7 @@ def build(data: Path, site: Path, strict: bool, no_validate: bool, ncu: bool) ->
         validate_runs(data, collection.runs, settings, ncu=ncu, progress=True)
     elif not no_validate:
         click.echo("no CUDA device here: showing cached re-validation results (see `reporter validate`)", err=True)
-    pages = build_site(collection, data, site, lambda r: cached_lookup(data, r, settings), progress=True)
+    pages = build_site(collection, data, site, lambda r: cached_lookup(data, r), progress=True)
     problems = sum(len(r.flags) for r in collection.runs)
     att_errors = sum(len(r.attachment_errors) for r in collection.runs)
     for r in collection.runs:

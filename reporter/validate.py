@@ -61,15 +61,16 @@ def environment() -> Environment:
                        python=platform.python_version(), host=platform.node())
 
 
-def _key(run: "RunRecord", settings: ValidationSettings) -> str | None:
+def _key(run: "RunRecord") -> str | None:
     fk, ref = run.trace.final_kernel, run.trace.reference_source
     if fk is None or ref is None:
         return None
-    return cache.content_key(fk.source, ref, settings)
+    return cache.content_key(fk.source, ref)
 
 
-def cached_lookup(data: Path, run: "RunRecord", settings: ValidationSettings) -> tuple[ValidationResult, Path] | None:
-    key = _key(run, settings)
+def cached_lookup(data: Path, run: "RunRecord") -> tuple[ValidationResult, Path] | None:
+    """The newest result for this kernel and reference, whatever machine and settings measured it."""
+    key = _key(run)
     return cache.lookup(data, key) if key else None
 
 
@@ -151,10 +152,10 @@ def validate_runs(data: Path, runs: list["RunRecord"], settings: ValidationSetti
     results: dict[str, tuple[ValidationResult, bool]] = {}
     todo = []
     for run in runs:
-        key = _key(run, settings)
+        key = _key(run)
         if key is None:
             continue
-        hit = None if force else cache.lookup(data, key, env)
+        hit = None if force else cache.lookup(data, key, env, settings)
         if hit is not None and (not ncu or hit[0].ncu_files):
             results[run.run_id] = (hit[0], True)
         else:

@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason="
 
 
 def build(data: Path, site: Path) -> None:
-    build_site(collect(data), data, site, lambda r: cached_lookup(data, r, ValidationSettings()))
+    build_site(collect(data), data, site, lambda r: cached_lookup(data, r))
 
 
 @pytest.fixture(scope="module")

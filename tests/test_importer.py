@@ -62,16 +62,16 @@ def test_site_from_imported_folder_shows_gpu_results() -> None:
     col = collect(data)
     assert not col.errors and len(col.runs) == 2
     for run in col.runs:
-        hit = cached_lookup(data, run, ValidationSettings())
+        hit = cached_lookup(data, run)
         assert hit is not None and hit[0].environment.gpu == "NVIDIA H200"
     relu = next(r for r in col.runs if r.run_id.endswith("l1-p2-s0"))
     assert relu.trace.run.recorded_verdict == "compile_error"
-    assert cached_lookup(data, relu, ValidationSettings())[0].verdict == "correct"  # type: ignore[index]
+    assert cached_lookup(data, relu)[0].verdict == "correct"  # type: ignore[index]
 
 
 def test_build_imported(tmp_path: Path) -> None:
     data = ROOT / "examples" / "kernelbench"
     col = collect(data)
-    build_site(col, data, tmp_path / "site", lambda r: cached_lookup(data, r, ValidationSettings()))
+    build_site(col, data, tmp_path / "site", lambda r: cached_lookup(data, r))
     html = (tmp_path / "site" / "runs" / "kernelbench-run-new-l1-p1-s0.html").read_text()
     assert "no_cuda_kernel" in html and "torch_computation" in html  # the static checks caught cuBLAS

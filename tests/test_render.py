@@ -19,7 +19,7 @@ GOLD = Path(__file__).resolve().parent / "gold"
 
 
 def build(data: Path, site: Path) -> int:
-    return build_site(collect(data), data, site, lambda r: cached_lookup(data, r, ValidationSettings()))
+    return build_site(collect(data), data, site, lambda r: cached_lookup(data, r))
 
 
 @pytest.fixture(scope="module")
