@@ -30,12 +30,25 @@ def main() -> None:
     """
 
 
-def _settings(trials: int | None, jitter: int | None, perf: int | None, compile_baseline: bool = False):  # type: ignore[no-untyped-def]
+def _settings(trials: int | None, jitter: int | None, perf: int | None, compile_baseline: bool = False,  # type: ignore[no-untyped-def]
+              tolerances: tuple[str, ...] = ()):
     from .records import ValidationSettings
     s = ValidationSettings()
-    updates = {k: v for k, v in (("nominal_trials", trials), ("jitter_trials", jitter), ("perf_trials", perf)) if v is not None}
+    updates: dict[str, object] = {k: v for k, v in (("nominal_trials", trials), ("jitter_trials", jitter),
+                                                   ("perf_trials", perf)) if v is not None}
     if compile_baseline:
         updates["torch_compile_baseline"] = True
+    atol, rtol = dict(s.atol), dict(s.rtol)
+    for item in tolerances:
+        prec, _, value = item.partition("=")
+        if prec not in atol:
+            raise click.BadParameter(f"{item!r}: precision must be one of {', '.join(sorted(atol))}", param_hint="--tol")
+        try:
+            atol[prec] = rtol[prec] = float(value)
+        except ValueError as exc:
+            raise click.BadParameter(f"{item!r}: expected PRECISION=NUMBER, e.g. fp32=1e-4", param_hint="--tol") from exc
+    if tolerances:
+        updates.update(atol=atol, rtol=rtol)
     return s.model_copy(update=updates)
 
 
@@ -82,12 +95,16 @@ def build(data: Path, site: Path, strict: bool, no_validate: bool, ncu: bool) ->
 @click.option("--perf-trials", type=int, default=None, help="Timed calls per kernel.")
 @click.option("--jobs", type=int, default=4, show_default=True, help="Kernels compiled in parallel (timing stays sequential).")
 @click.option("--compile-baseline", is_flag=True, help="Also time the reference under torch.compile (a separate cache entry).")
+@click.option("--tol", "tolerances", multiple=True, metavar="PREC=VALUE",
+              help="atol and rtol for one precision, e.g. --tol fp32=1e-3 (defaults: fp32 1e-4, fp16/bf16 1e-2).")
 def validate(data: Path, run_ids: tuple[str, ...], ncu: bool, force: bool, trials: int | None,
-             jitter_trials: int | None, perf_trials: int | None, jobs: int, compile_baseline: bool) -> None:
+             jitter_trials: int | None, perf_trials: int | None, jobs: int, compile_baseline: bool,
+             tolerances: tuple[str, ...]) -> None:
     """Re-check submitted kernels on this machine's GPU; results are cached in DATA/validation."""
     from .collect import collect
     from .validate import gpu_available, validate_runs
 
+    settings = _settings(trials, jitter_trials, perf_trials, compile_baseline, tolerances)
     if not gpu_available():
         raise click.ClickException("no CUDA device is visible (torch.cuda.is_available() is False); run this on a GPU machine")
     collection = collect(data)
@@ -95,7 +112,7 @@ def validate(data: Path, run_ids: tuple[str, ...], ncu: bool, force: bool, trial
     missing = set(run_ids) - {r.run_id for r in runs}
     if missing:
         raise click.ClickException(f"no run with id {', '.join(sorted(missing))} under {data}")
-    results = validate_runs(data, runs, _settings(trials, jitter_trials, perf_trials, compile_baseline), ncu=ncu, force=force,
+    results = validate_runs(data, runs, settings, ncu=ncu, force=force,
                             progress=True, jobs=jobs)
     for run_id, (res, cached) in sorted(results.items()):
         sp = f"{res.speedup:.2f}x" if res.speedup else "—"

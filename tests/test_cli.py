@@ -46,3 +46,11 @@ def test_help_reads_well() -> None:
 def test_validate_without_gpu_says_so() -> None:
     res = CliRunner().invoke(main, ["validate", str(DATA)])
     assert res.exit_code != 0 and "no CUDA device" in res.output
+
+
+def test_tolerance_option_is_checked() -> None:
+    res = CliRunner().invoke(main, ["validate", str(DATA), "--tol", "fp64=1"])
+    assert res.exit_code == 2 and "precision must be one of" in res.output
+    from reporter.cli import _settings
+    s = _settings(None, None, None, False, ("fp32=1e-3",))
+    assert s.atol["fp32"] == s.rtol["fp32"] == 1e-3 and s.atol["fp16"] == 1e-2
