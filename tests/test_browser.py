@@ -182,3 +182,29 @@ def test_keyboard_moves_between_runs(corpus_site: Path, browser: object) -> None
     assert "/models/" in page.url
     assert not problems, problems
     page.close()
+
+
+def test_published_branch_serves_the_same_site(tmp_path: Path, browser: object) -> None:
+    # Publish into a real repository, check gh-pages out into an empty folder, serve that, browse it.
+    import subprocess
+    from reporter.publish import publish_site
+    site = tmp_path / "site"
+    build(DATA, site)
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    publish_site(site, repo)
+    www = tmp_path / "www"
+    subprocess.run(["git", "clone", "-q", "-b", "gh-pages", str(repo), str(www / "project")], check=True)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(www))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}/project/"
+        for name in ("index.html", "runs/seed-003-l2-p8.html"):
+            page, problems = open_page(browser, base + name)
+            assert page.content().count("<td") > 0 and not problems, problems
+            assert page.title() == ((site / name).read_text().split("<title>")[1].split("</title>")[0]
+                                    .replace("&amp;", "&"))
+            page.close()
+    finally:
+        server.shutdown()

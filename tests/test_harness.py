@@ -26,6 +26,7 @@ EXPECTED = {
     "nominal_only": ("incorrect", "correct at the nominal shapes, but"),
     "raises": ("runtime_error", "illegal memory access"),
     "hangs": ("timeout", "did not finish"),
+    "segfaults": ("crashed", "signal 11"),
 }
 
 
