@@ -38,12 +38,16 @@ def _md() -> MarkdownIt:
     return MarkdownIt("js-default", {"html": False, "highlight": _fence}).enable("table")
 
 
+@lru_cache(maxsize=1024)
 def markdown(text: str) -> Markup:
     """Model reasoning as HTML: no raw HTML, no javascript: links, sanitised."""
     html = _md().render(text)
     return Markup(nh3.clean(html, tags=_TAGS, attributes=_ATTRS, url_schemes={"http", "https", "mailto"}))
 
 
+# Agents resend the same kernel to several tools, and pages repeat it (evolution, final kernel):
+# highlighting is the slowest part of a build, so identical inputs are highlighted once.
+@lru_cache(maxsize=1024)
 def code(source: str, lang: str = "python", anchor: str | None = None) -> Markup:
     """Highlighted source with line numbers; Pygments escapes every token."""
     try:
