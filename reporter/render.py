@@ -104,6 +104,13 @@ def _flag_map(flags: Iterable[Flag]) -> dict[str, Flag]:
     return {f.field: f for f in flags}
 
 
+def _shown(key: tuple[str, str]) -> str:
+    """How a (config, variant) group is named on pages; partial traces have neither."""
+    if key == ("unknown", "unknown"):
+        return "not recorded (partial traces)"
+    return f"{key[1]} · {key[0]}"
+
+
 def _title(r: RunRecord) -> str:
     run = r.trace.run
     if run.level is not None and run.problem_id is not None:
@@ -368,7 +375,7 @@ class SiteBuilder:
         if pts:
             figures["scatter"] = charts.to_json(charts.runtime_scatter(pts))
         return Page(self.leaderboard_slug(key), "leaderboard.html", {
-            "title": f"Leaderboard · {key[1]} · {key[0]}", "crumbs": [("all variants", "index.html"), (f"{key[1]} · {key[0]}", self.variant_slug(key))],
+            "title": f"Leaderboard · {_shown(key)}", "crumbs": [("all variants", "index.html"), (_shown(key), self.variant_slug(key))],
             "rows": rows, "fast_ps": lb.FAST_P, "figures": figures, "grid": self.grid_slug(key)})
 
     def _grid_page(self, key: tuple[str, str], group: list[lb.Outcome]) -> Page:
@@ -378,8 +385,8 @@ class SiteBuilder:
         for o in group:
             cells.setdefault((o.problem, o.model), []).append(o)
         return Page(self.grid_slug(key), "grid.html", {
-            "title": f"Problems × models · {key[1]} · {key[0]}",
-            "crumbs": [("all variants", "index.html"), (f"{key[1]} · {key[0]}", self.variant_slug(key))],
+            "title": f"Problems × models · {_shown(key)}",
+            "crumbs": [("all variants", "index.html"), (_shown(key), self.variant_slug(key))],
             "models": models, "problems": problems, "cells": cells, "states": lb.STATES,
             "leaderboard": self.leaderboard_slug(key), "problem_slug": self.problem_slug})
 
@@ -408,13 +415,13 @@ class SiteBuilder:
             model_rows = []
             for model, rs in models.items():
                 model_rows.append({"model": model, "href": self.model_slug(key, model), "runs": len(rs), "stats": self._stats(rs)})
-                crumbs = [("all variants", "index.html"), (f"{key[1]} · {key[0]}", self.variant_slug(key))]
+                crumbs = [("all variants", "index.html"), (_shown(key), self.variant_slug(key))]
                 pages.append(Page(self.model_slug(key, model), "model.html",
-                                  {"title": f"{model} · {key[1]} · {key[0]}", "crumbs": crumbs, "rows": [self._row(r) for r in rs]}))
+                                  {"title": f"{model if model != 'unknown' else 'model not recorded'} · {_shown(key)}", "crumbs": crumbs, "rows": [self._row(r) for r in rs]}))
                 for i, r in enumerate(rs):
                     pages.append(self._run_page(r, key, model, rs[i - 1] if i else None, rs[i + 1] if i + 1 < len(rs) else None))
             pages.append(Page(self.variant_slug(key), "variant.html",
-                              {"title": f"{key[1]} · {key[0]}", "crumbs": [("all variants", "index.html")], "rows": model_rows}))
+                              {"title": _shown(key), "crumbs": [("all variants", "index.html")], "rows": model_rows}))
         outcomes = [o for r in self.runs if (o := self.outcomes.get(r.run_id)) is not None]
         for key in variants:
             group = [o for o in outcomes if o.group == key]
@@ -456,7 +463,7 @@ class SiteBuilder:
         if measured.get("stalls") is not None:
             figures["stalls"] = charts.to_json(measured["stalls"])
         fk = r.trace.final_kernel
-        crumbs = [("all variants", "index.html"), (f"{key[1]} · {key[0]}", self.variant_slug(key)), (model, self.model_slug(key, model))]
+        crumbs = [("all variants", "index.html"), (_shown(key), self.variant_slug(key)), (model, self.model_slug(key, model))]
         return Page(self.run_path(r), "run.html", {
             "title": _title(r), "crumbs": crumbs, "r": r, "run": r.trace.run, "summary": self.summaries[r.run_id],
             "flags": _flag_map(r.flags), "sections": recorded_sections(r), "v": v, "figures": figures,
