@@ -14,7 +14,6 @@ import pytest
 
 from conftest import DATA, write_trace
 from reporter.collect import collect
-from reporter.records import ValidationSettings
 from reporter.render import build_site
 from reporter.validate import cached_lookup
 from test_render import hostile_trace

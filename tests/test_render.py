@@ -11,7 +11,6 @@ import pytest
 
 from conftest import DATA, minimal_trace, write_trace
 from reporter.collect import collect
-from reporter.records import ValidationSettings
 from reporter.render import SiteBuilder, build_site
 from reporter.validate import cached_lookup
 
