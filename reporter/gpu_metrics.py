@@ -89,9 +89,9 @@ def _csv_rows(path: Path) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(text[start:])))
 
 
-def parse_ncu_raw(path: Path) -> list[NcuKernel]:
+def parse_ncu_raw(path: Path, rows: list[dict[str, str]] | None = None) -> list[NcuKernel]:
     """`ncu --page raw --csv`: one column per metric, a units row, then one row per launch."""
-    rows = _csv_rows(path)
+    rows = _csv_rows(path) if rows is None else rows
     if not rows:
         return []
     units = rows[0] if not (rows[0].get("ID") or "").strip() else {}
@@ -106,10 +106,10 @@ def parse_ncu_raw(path: Path) -> list[NcuKernel]:
     return kernels
 
 
-def parse_ncu_details(path: Path) -> list[NcuKernel]:
+def parse_ncu_details(path: Path, rows: list[dict[str, str]] | None = None) -> list[NcuKernel]:
     """`ncu --page details --csv --print-metric-name name`: one row per (launch, metric); rule rows skipped."""
     by_id: dict[str, tuple[dict[str, str], dict[str, Metric]]] = {}
-    for row in _csv_rows(path):
+    for row in _csv_rows(path) if rows is None else rows:
         name = (row.get("Metric Name") or "").strip()
         entry = by_id.setdefault(row.get("ID", ""), (row, {}))
         if name:
@@ -201,8 +201,10 @@ def load_ncu_report(path: Path, python_dir: Path | None = None) -> list[NcuKerne
 def load_ncu(path: Path) -> list[NcuKernel]:
     if path.suffix == ".ncu-rep":
         return load_ncu_report(path)
-    rows = _csv_rows(path)
-    return parse_ncu_details(path) if rows and "Metric Name" in rows[0] else parse_ncu_raw(path)
+    rows = _csv_rows(path)  # read once; the header tells the long details page from the wide raw page
+    if rows and "Metric Name" in rows[0]:
+        return parse_ncu_details(path, rows)
+    return parse_ncu_raw(path, rows)
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,12 @@ import plotly.offline
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from . import __version__, charts, text
+from . import gpu_metrics as gm
 from . import leaderboard as lb
-from .evolution import kernel_versions
 from .checks import UNIT_LABEL, Comparison, Flag, check_measured, compare_runtime
-from .collect import Collection, RunRecord
-from .records import ValidationResult
+from .collect import Collection, ProfileSet, RunRecord
+from .evolution import kernel_versions
+from .records import ValidationResult, slugify
 
 ROOT = Path(__file__).resolve().parent.parent
 # Measured ncu figure -> the recorded nsight field that claims the same thing (kernel side).
@@ -54,7 +55,6 @@ class Row:
     label: str
     value: str
     flag: Flag | None = None
-    formula: str = ""
 
 
 @dataclass
@@ -269,7 +269,7 @@ def run_summary(r: RunRecord, v: Validation) -> RunSummary:
                       flags.get("timing.runtime"), len(r.flags))
 
 
-def outcome(r: RunRecord, v: Validation, s: RunSummary, href: str) -> lb.Outcome | None:
+def outcome(r: RunRecord, v: Validation, href: str) -> lb.Outcome | None:
     """The aggregate view of one run; partial runs and runs without a problem identity have none."""
     run, m = r.trace.run, r.trace.metrics
     if not run.complete or run.level is None or run.problem_id is None:
@@ -322,7 +322,7 @@ class SiteBuilder:
         self.validations = {r.run_id: validation_view(r, lookup(r), data) for r in self.runs}
         self.summaries = {r.run_id: run_summary(r, self.validations[r.run_id]) for r in self.runs}
         self.outcomes = {r.run_id: o for r in self.runs
-                         if (o := outcome(r, self.validations[r.run_id], self.summaries[r.run_id], self.run_path(r))) is not None}
+                         if (o := outcome(r, self.validations[r.run_id], self.run_path(r))) is not None}
         self.assets: dict[str, str] = {}
 
     @staticmethod
@@ -335,11 +335,9 @@ class SiteBuilder:
         return (r.trace.run.config or "unknown", r.trace.run.variant or "unknown")
 
     def variant_slug(self, key: tuple[str, str]) -> str:
-        from .records import slugify
         return f"variants/{slugify(key[1])}--{slugify(key[0])}.html"
 
     def model_slug(self, key: tuple[str, str], model: str) -> str:
-        from .records import slugify
         return f"models/{slugify(key[1])}--{slugify(key[0])}--{slugify(model)}.html"
 
     def run_path(self, r: RunRecord) -> str:
@@ -353,7 +351,6 @@ class SiteBuilder:
 
     @staticmethod
     def problem_slug(pkey: tuple[int, int, str]) -> str:
-        from .records import slugify
         # Two benchmarks can both have "level 2, problem 8": the file name keeps them apart.
         return f"problems/l{pkey[0]}-p{pkey[1]}-{slugify(Path(pkey[2]).stem if pkey[2] else 'unnamed')}.html"
 
@@ -477,8 +474,6 @@ class SiteBuilder:
 
     def _measured_profiles(self, r: RunRecord, v: Validation) -> dict[str, Any]:
         """Counters measured on a GPU: the run's attached exports, and ncu files from re-validation."""
-        from . import gpu_metrics as gm
-        from .collect import ProfileSet
         profiles = dict(r.profiles)
         sources = {role: f"attached export ({p.ncu_source})" for role, p in profiles.items() if p.ncu_source}
         if v.result is not None and v.path is not None and v.result.ncu_files:
@@ -544,7 +539,7 @@ class SiteBuilder:
         for page in pages:
             depth = page.path.count("/")
             ctx = {"rel": "../" * depth, "generated": self.generated, "version": __version__, "assets": self.assets,
-                   "page_path": page.path, **page.context}
+                   **page.context}
             out = tmp / page.path
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(self.env.get_template(page.template).render(ctx), encoding="utf-8")

@@ -166,15 +166,16 @@ def validate_runs(data: Path, runs: list["RunRecord"], settings: ValidationSetti
     say = (lambda msg: print(msg, file=sys.stderr, flush=True)) if progress else (lambda msg: None)
     try:
         # Compiles are CPU-bound and independent: run them side by side, each in its own process.
+        job_of = {key: _job(run, settings, device) for run, key in todo}
+
         def compile_one(item: tuple["RunRecord", str]) -> dict[str, Any]:
-            run, key = item
-            return run_worker("compile", _job(run, settings, device), work / key, settings.timeout_s)
+            return run_worker("compile", job_of[item[1]], work / item[1], settings.timeout_s)
 
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             compiled = list(pool.map(compile_one, todo))
         for n, ((run, key), comp) in enumerate(zip(todo, compiled), start=1):
             say(f"[{n}/{len(todo)}] {run.run_id}: compile {comp['verdict']}")
-            job = _job(run, settings, device)
+            job = job_of[key]
             out = comp if comp["verdict"] != "correct" else run_worker("check", job, work / key, settings.timeout_s)
             out.setdefault("phase_s", {}).update({k: v for k, v in comp.get("phase_s", {}).items()})
             # Profile whatever ran at the nominal shapes, even if it later failed at jittered ones.
