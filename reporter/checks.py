@@ -8,11 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .gpu_metrics import bottleneck_label
 from .records import Trace
+from .units import UNIT_LABEL, UNIT_LADDER, UNIT_TO_US
 
-UNIT_TO_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
-UNIT_LABEL = {"ns": "ns", "us": "μs", "ms": "ms", "s": "s"}
 # A CUDA kernel launch costs a few microseconds end to end; no timed forward pass can beat one launch.
 LAUNCH_FLOOR_US = 2.0
 
@@ -22,6 +20,20 @@ class Flag:
     field: str
     severity: Literal["error", "warn"]
     message: str
+
+
+def bottleneck_label(sm_pct: float | None, mem_pct: float | None) -> str | None:
+    """NVIDIA's SOLBottleneck rule (sections/SpeedOfLight.py)."""
+    if sm_pct is None or mem_pct is None:
+        return None
+    hi = max(sm_pct, mem_pct)
+    if hi >= 80:
+        return "compute-bound (high throughput)" if sm_pct >= mem_pct else "memory-bound (high throughput)"
+    if sm_pct < 60 and mem_pct < 60:
+        return "latency-bound"
+    if abs(sm_pct - mem_pct) >= 10:
+        return "compute-bound" if sm_pct > mem_pct else "memory-bound"
+    return "balanced"
 
 
 def _pct_flags(prefix: str, name: str, value: float | None) -> list[Flag]:
@@ -128,7 +140,7 @@ def compare_runtime(recorded: float | None, unit: str, measured_ms: float | None
     ratio = rec_ms / measured_ms
     if 0.75 <= ratio <= 1.25:
         return True, ""
-    ladder = ["ns", "us", "ms", "s"]
+    ladder = list(UNIT_LADDER)
     for factor, step in ((1e-3, 1), (1e3, -1)):
         fixed = ratio / factor
         at = ladder.index(unit) + step

@@ -131,7 +131,7 @@ def import_group() -> None:
 @click.option("--model", default=None, help="Model name (default: generation_config.yaml's model_name, else the folder name).")
 def import_kernelbench(run_dir: Path, problems: Path, out: Path, model: str | None) -> None:
     """Convert a KernelBench run folder (kernels + eval_results.json) into traces under OUT."""
-    from .importer import import_kernelbench as run_import
+    from .collect.kernelbench import import_kernelbench as run_import
     report = run_import(run_dir, problems, out, model)
     for msg in report.messages:
         click.secho(msg, fg="yellow", err=True)

@@ -13,9 +13,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .units import TimeUnit
+
 SCHEMA_VERSION = 1
 
-TimeUnit = Literal["ns", "us", "ms", "s"]
 
 
 class _Model(BaseModel):

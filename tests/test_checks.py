@@ -5,7 +5,7 @@ from __future__ import annotations
 from conftest import DATA
 from reporter.checks import check_measured, check_trace, compare_runtime
 from reporter.collect import read_trace
-from reporter.gpu_metrics import Figure
+from reporter.collect.ncu import Figure
 
 
 def flags_of(name: str) -> dict[str, str]:

@@ -43,8 +43,8 @@ def test_fixture_verdicts_on_cuda(tmp_path: Path) -> None:
 def test_ncu_report_module_reads_what_the_csv_says(tmp_path: Path) -> None:
     # Profile one fixture kernel under ncu, then read the binary report through NVIDIA's ncu_report
     # module and the raw CSV export: both must give the same duration and register count.
-    from reporter import gpu_metrics as gm
-    from reporter.validate import NCU_METRICS, _job, run_worker
+    from reporter.collect import ncu as gm
+    from reporter.validate.runner import NCU_METRICS, _job, run_worker
 
     kernel_run(tmp_path, "cuda_scale", (KERNELS / "cuda_scale.py").read_text())
     run = collect(tmp_path).runs[0]

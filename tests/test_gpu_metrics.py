@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA
-from reporter import gpu_metrics as gm
+from reporter.collect import ncu as gm
 from reporter.errors import CollectError
 
 SEED3 = DATA / "seed-003-l2-p8"

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from conftest import KERNELS, kernel_run
-from reporter import cache
+from reporter.validate import cache
 from reporter.collect import collect
-from reporter.harness import PopcornJitter
+from reporter.validate.worker import PopcornJitter
 from reporter.records import ValidationSettings
 from reporter.validate import validate_runs
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from conftest import ROOT
 from reporter.collect import collect
-from reporter.importer import import_kernelbench
+from reporter.collect.kernelbench import import_kernelbench
 from reporter.render import build_site
 from reporter.validate import cached_lookup
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from reporter.leaderboard import Outcome, best_per_problem, fast_p, geomean_speedup, leaderboard
+from reporter.render.leaderboard import Outcome, best_per_problem, fast_p, geomean_speedup, leaderboard
 
 
 def out(model: str, pid: int, correct: bool | None, speedup: float | None, *, reval: bool | None = None,

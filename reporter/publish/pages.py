@@ -12,8 +12,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from . import __version__
-from .errors import PublishError
+from .. import __version__
+from ..errors import PublishError
 
 MARKER = ".reporter-site"
 

@@ -12,7 +12,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from .records import VALIDATION_FORMAT, Environment, ValidationResult, ValidationSettings, sha256_text
+from ..records import VALIDATION_FORMAT, Environment, ValidationResult, ValidationSettings, sha256_text
 
 CACHE_DIR = "validation"
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .records import Trace
+from ..records import Trace
 
 KERNEL_RE = re.compile(r"level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.py$")
 IDS_RE = re.compile(r"level_(\d+)_problem_(\d+)_sample_(\d+)")

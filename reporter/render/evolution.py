@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from .records import Trace
+from ..records import Trace
 
 
 @dataclass(frozen=True)

@@ -20,15 +20,17 @@ import click
 import plotly.offline
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from . import __version__, charts, text
-from . import gpu_metrics as gm
+from .. import __version__
+from . import charts, text
+from ..collect import ncu as gm
 from . import leaderboard as lb
-from .checks import UNIT_LABEL, Comparison, Flag, check_measured, compare_runtime
-from .collect import Collection, ProfileSet, RunRecord
+from ..units import UNIT_LABEL
+from ..checks import Comparison, Flag, check_measured, compare_runtime
+from ..collect.traces import Collection, ProfileSet, RunRecord
 from .evolution import kernel_versions
-from .records import ValidationResult, slugify
+from ..records import ValidationResult, slugify
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # Measured ncu figure -> the recorded nsight field that claims the same thing (kernel side).
 RECORDED_FIGURE = {"sol_score": "sol_score", "compute_util": "compute_util_pct", "dram_util": "dram_util_pct",
                    "bottleneck": "bottleneck", "dominant_pipe": "dominant_pipe", "dominant_pipe_pct": "dominant_pipe_pct",

@@ -16,20 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import CollectError
+from ..checks import bottleneck_label
+from ..errors import CollectError
+from ..units import TIME_UNITS, UNIT_FACTORS
 
 HEADER_PREFIX = '"ID","Process ID"'
 ID_COLUMNS = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
               "Block Size", "Grid Size", "Device", "CC", "Kernel Time"}
 
 # Base-unit factors; ncu spells units differently across versions even with --print-units base.
-UNIT_FACTORS = {
-    "ns": 1e-9, "nsecond": 1e-9, "us": 1e-6, "usecond": 1e-6, "ms": 1e-3, "msecond": 1e-3, "s": 1.0, "second": 1.0,
-    "byte": 1.0, "kbyte": 1e3, "mbyte": 1e6, "gbyte": 1e9,
-    "byte/s": 1.0, "byte/second": 1.0, "kbyte/s": 1e3, "mbyte/s": 1e6, "gbyte/s": 1e9, "tbyte/s": 1e12,
-    "hz": 1.0, "khz": 1e3, "mhz": 1e6, "ghz": 1e9, "cycle/nsecond": 1e9, "cycle/usecond": 1e6, "cycle/second": 1.0,
-}
-TIME_UNITS = {"ns", "nsecond", "us", "usecond", "ms", "msecond", "s", "second"}
 
 # Launch shapes make no sense averaged across different kernels: those come from the longest kernel.
 PER_LAUNCH = {"regs_per_thread", "smem_per_block", "block_size", "grid_size", "dominant_pipe", "bottleneck"}
@@ -223,20 +218,6 @@ class KernelFigures:
     figures: dict[str, Figure]
     stalls_pct: list[tuple[str, float]] = field(default_factory=list)  # top 5, shares of all stall cycles
     stalls_raw_cycles: dict[str, float] = field(default_factory=dict)
-
-
-def bottleneck_label(sm_pct: float | None, mem_pct: float | None) -> str | None:
-    """NVIDIA's SOLBottleneck rule (sections/SpeedOfLight.py)."""
-    if sm_pct is None or mem_pct is None:
-        return None
-    hi = max(sm_pct, mem_pct)
-    if hi >= 80:
-        return "compute-bound (high throughput)" if sm_pct >= mem_pct else "memory-bound (high throughput)"
-    if sm_pct < 60 and mem_pct < 60:
-        return "latency-bound"
-    if abs(sm_pct - mem_pct) >= 10:
-        return "compute-bound" if sm_pct > mem_pct else "memory-bound"
-    return "balanced"
 
 
 def _first(k: NcuKernel, *names: str) -> float | None:

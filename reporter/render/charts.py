@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from markupsafe import Markup
 
-from .records import Turn
+from ..records import Turn
 
 LAYOUT: dict[str, Any] = {
     "template": "none",

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from . import gpu_metrics as gm
-from .checks import Flag, check_trace
-from .errors import CollectError
-from .records import SCHEMA_VERSION, Trace, sha256_text, slugify, unknown_fields
+from . import ncu as gm
+from ..checks import Flag, check_trace
+from ..errors import CollectError
+from ..records import SCHEMA_VERSION, Trace, sha256_text, slugify, unknown_fields
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The isolated worker: builds, checks, times and profiles ONE kernel, in its own process.
 
-Run as ``python -m reporter.harness MODE JOB_DIR``; reads ``JOB_DIR/job.json`` and writes
+Run as ``python -m reporter.validate.worker MODE JOB_DIR``; reads ``JOB_DIR/job.json`` and writes
 ``JOB_DIR/<mode>.json``. It imports only the standard library and torch (the GPU machine has neither
 pydantic nor plotly), and it is the only place where trace content is executed. A kernel can corrupt
 its CUDA context for good, so the parent never runs two kernels in one worker.

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 from . import cache
 from .cheats import scan
-from .records import Environment, StaticFinding, ValidationResult, ValidationSettings, sha256_text
+from ..records import Environment, StaticFinding, ValidationResult, ValidationSettings, sha256_text
 
 if TYPE_CHECKING:
-    from .collect import RunRecord
+    from ..collect.traces import RunRecord
 
 EXT_CACHE = Path(os.environ.get("REPORTER_BUILD_CACHE", Path.home() / ".cache" / "reporter" / "torch_extensions"))
 NCU_METRICS = ",".join([
@@ -78,7 +78,7 @@ def _child_env(ext_dir: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["TORCH_EXTENSIONS_DIR"] = str(ext_dir)
     env["PYTHONUNBUFFERED"] = "1"
-    pkg_root = str(Path(__file__).resolve().parent.parent)
+    pkg_root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = pkg_root + os.pathsep + env.get("PYTHONPATH", "")
     return env
 
@@ -90,7 +90,7 @@ def run_worker(mode: str, job: dict[str, Any], job_dir: Path, timeout_s: float,
     (job_dir / "job.json").write_text(json.dumps(job), encoding="utf-8")
     ext_dir = Path(job["extensions_dir"])
     ext_dir.mkdir(parents=True, exist_ok=True)
-    cmd = (prefix or []) + [sys.executable, "-m", "reporter.harness", mode, str(job_dir)]
+    cmd = (prefix or []) + [sys.executable, "-m", "reporter.validate.worker", mode, str(job_dir)]
     log_path = job_dir / f"{mode}.log"
     result_path = job_dir / f"{mode}.json"
     result_path.unlink(missing_ok=True)
