@@ -66,7 +66,7 @@ def main() -> None:
             m.pop("timing", None)
         if verdict == "no_submission":
             base["final_kernel"] = None
-        base["run"].update(config=config, variant=variant, model=model, level=level, problem_id=pid, problem_file=pfile,
+        base["run"].update(configuration=config, benchmark=variant, model=model, level=level, problem_id=pid, problem_file=pfile,
                            recorded_verdict=verdict, turns_used=len(turns), tool_calls=sum(len(t["calls"]) for t in turns),
                            tokens_total=rng.choice([0, rng.randint(20_000, 400_000)]),
                            source_note="SYNTHETIC run made by benchmarks/make_corpus.py from a shipped trace; "

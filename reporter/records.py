@@ -15,7 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .units import TimeUnit
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# Versions `collect` still reads; older documents are migrated on read (`migrate_trace`).
+READABLE_VERSIONS = (1, 2)
 
 
 
@@ -27,8 +29,14 @@ class _Model(BaseModel):
 class RunInfo(_Model):
     """Who ran what: the identity of one agent run."""
 
-    config: str | None = Field(None, description="Harness configuration, e.g. `l12_default_gpt`.")
-    variant: str | None = Field(None, description="Harness variant, e.g. `popcorn`.")
+    benchmark: str | None = Field(None, description="The benchmark the problem comes from: `kernelbench`, `popcorn`, ...")
+    configuration: str | None = Field(
+        None, description="Prompt / harness settings the run used, e.g. `l12_default_gpt`; optional."
+    )
+    recorded_gpu: str | None = Field(
+        None, description="The GPU the harness measured on, e.g. `NVIDIA H100` or `NVIDIA L40S`; None when not recorded."
+    )
+    sample: int | None = Field(None, description="Sample number when a model attempted a problem several times.")
     model: str | None = Field(None, description="The model that wrote the kernel, e.g. `Kimi-K2.6`.")
     level: int | None = Field(None, description="KernelBench level (1-4).")
     problem_id: int | None = Field(None, description="Problem number within the level.")
@@ -189,7 +197,7 @@ class FinalKernel(_Model):
 class Trace(_Model):
     """One agent run (trace format version 1)."""
 
-    schema_version: Literal[1] = Field(description="Always 1 for this format.")
+    schema_version: Literal[2] = Field(description="Always 2 for this format (version 1 is migrated on read).")
     run: RunInfo
     reference_source: str | None = Field(None, description="The PyTorch reference the agent saw.")
     prompt: str | None = Field(None, description="The prompt the model was given, when the harness kept it.")
@@ -200,6 +208,26 @@ class Trace(_Model):
     harness_metadata: dict[str, Any] = Field(
         default_factory=dict, description="Free-form harness diagnostics kept verbatim (e.g. KernelBench's eval metadata)."
     )
+
+
+def migrate_trace(doc: dict[str, Any]) -> dict[str, Any]:
+    """A version-1 document as version 2; a new dict, the input is left as it was.
+
+    Version 1 named the benchmark `variant` and the configuration `config`, and its KernelBench importer
+    wrote `config: "kernelbench"` with the run folder as `variant`. Nothing else changed.
+    """
+    if doc.get("schema_version") != 1:
+        return doc
+    run = dict(doc.get("run") or {}) if isinstance(doc.get("run"), dict) else doc.get("run")
+    if isinstance(run, dict):
+        config, variant = run.pop("config", None), run.pop("variant", None)
+        if config == "kernelbench":
+            run.setdefault("benchmark", "kernelbench")
+            run.setdefault("configuration", variant)
+        else:
+            run.setdefault("benchmark", variant)
+            run.setdefault("configuration", config)
+    return {**doc, "schema_version": 2, "run": run}
 
 
 def unknown_fields(model: BaseModel, prefix: str = "") -> list[str]:

@@ -129,10 +129,10 @@ def parse_view(text: str, fixtures: dict[str, list[dict[str, str]]], stem: str) 
     ns = groups["nsight"]
     stalls = {k: num(v) for k, v in groups.get("stalls", {}).items()}
     trace: dict[str, Any] = {
-        "schema_version": 1,
+        "schema_version": 2,
         "run": {
-            "config": config,
-            "variant": variant,
+            "configuration": config,
+            "benchmark": variant,
             "model": model,
             "level": int(level),
             "problem_id": int(problem),
@@ -229,7 +229,7 @@ def parse_reasoning_dump(text: str, stem: str, title: str) -> dict[str, Any]:
     # Dump 002 separates the turns' reasoning with blank lines; 001 is one turn with newlines kept.
     parts = [body] if text.startswith("reasoning\n") else [p for p in body.split("\n\n") if p.strip()]
     return {
-        "schema_version": 1,
+        "schema_version": 2,
         "run": {
             "title": title,
             "complete": False,

@@ -24,10 +24,10 @@ def update_gold(request: pytest.FixtureRequest) -> bool:
 
 
 def minimal_trace(**run: Any) -> dict[str, Any]:
-    base = {"config": "cfg", "variant": "var", "model": "model-a", "level": 1, "problem_id": 1,
+    base = {"configuration": "cfg", "benchmark": "var", "model": "model-a", "level": 1, "problem_id": 1,
             "problem_file": "1_Test.py", "recorded_verdict": "correct"}
     base.update(run)
-    return {"schema_version": 1, "run": base, "turns": []}
+    return {"schema_version": 2, "run": base, "turns": []}
 
 
 def write_trace(data: Path, name: str, doc: dict[str, Any] | str) -> Path:

@@ -20,7 +20,7 @@ def test_build_summary_line(tmp_path: Path) -> None:
 
 
 def test_strict_turns_bad_traces_into_a_failure(tmp_path: Path, sample_data: Path) -> None:
-    write_trace(sample_data, "broken", '{"schema_version": 1}')
+    write_trace(sample_data, "broken", '{"schema_version": 2}')
     runner = CliRunner()
     lax = runner.invoke(main, ["build", str(sample_data), str(tmp_path / "a"), "--no-validate"])
     assert lax.exit_code == 0

@@ -13,7 +13,7 @@ def test_seed_runs_load_with_every_turn() -> None:
     runs = {r.run_id: r for r in collect(DATA).runs}
     assert set(runs) == {"seed-000-l2-p10", "seed-001-partial", "seed-002-partial", "seed-003-l2-p8"}
     t0 = runs["seed-000-l2-p10"].trace
-    assert (t0.run.level, t0.run.problem_id, t0.run.model, t0.run.variant, t0.run.config) == (2, 10, "Kimi-K2.6", "popcorn", "l12_default_gpt")
+    assert (t0.run.level, t0.run.problem_id, t0.run.model, t0.run.benchmark, t0.run.configuration) == (2, 10, "Kimi-K2.6", "popcorn", "l12_default_gpt")
     assert len(t0.turns) == 10 and sum(len(t.calls) for t in t0.turns) == 10
     assert [t.turn_s for t in t0.turns][:3] == [227.3, 16.0, 17.0]
     assert t0.turns[9].final and t0.final_kernel is not None and t0.final_kernel.turn == 9
@@ -36,18 +36,18 @@ def test_attachments_are_parsed() -> None:
 def test_bad_inputs_name_file_and_field_and_the_rest_still_builds(tmp_path: Path) -> None:
     write_trace(tmp_path, "good", minimal_trace())
     write_trace(tmp_path, "bad-json", "{not json")
-    write_trace(tmp_path, "missing-field", {"schema_version": 1, "turns": []})
+    write_trace(tmp_path, "missing-field", {"schema_version": 2, "turns": []})
     bad_type = minimal_trace()
     bad_type["turns"] = [{"index": "zero"}]
     write_trace(tmp_path, "wrong-type", bad_type)
-    write_trace(tmp_path, "future", {**minimal_trace(), "schema_version": 2})
+    write_trace(tmp_path, "future", {**minimal_trace(), "schema_version": 3})
     col = collect(tmp_path)
     assert [r.run_id for r in col.runs] == ["good"]
     errors = {Path(e.path).parent.name: e for e in col.errors}
     assert errors["bad-json"].field == "(json)" and "line 1" in errors["bad-json"].message
     assert errors["missing-field"].field == "run"
     assert errors["wrong-type"].field == "turns.0.index"
-    assert errors["future"].field == "schema_version" and "version 1" in errors["future"].message
+    assert errors["future"].field == "schema_version" and "versions 1, 2" in errors["future"].message
     assert all(str(e).startswith(e.path) for e in col.errors)
 
 
@@ -80,3 +80,14 @@ def test_schema_documents_every_top_level_field() -> None:
     for name in schema["$defs"]["RunInfo"]["properties"]:
         assert f"`{name}`" in doc, f"docs/trace-format.md does not explain run.{name}"
     json.dumps(schema)
+
+
+def test_version_1_traces_are_migrated_on_read(tmp_path: Path) -> None:
+    v1 = {"schema_version": 1, "run": {"config": "l12_default_gpt", "variant": "popcorn", "model": "m"}, "turns": []}
+    kb = {"schema_version": 1, "run": {"config": "kernelbench", "variant": "run_a", "model": "m"}, "turns": []}
+    write_trace(tmp_path, "v1", v1)
+    write_trace(tmp_path, "kb", kb)
+    runs = {r.run_id: r.trace.run for r in collect(tmp_path).runs}
+    assert (runs["v1"].benchmark, runs["v1"].configuration) == ("popcorn", "l12_default_gpt")
+    assert (runs["kb"].benchmark, runs["kb"].configuration) == ("kernelbench", "run_a")
+    assert runs["v1"].recorded_gpu is None and not runs["v1"].model_extra

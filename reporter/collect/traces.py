@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from . import ncu as gm
 from ..checks import Flag, check_trace
 from ..errors import CollectError
-from ..records import SCHEMA_VERSION, Trace, sha256_text, slugify, unknown_fields
+from ..records import READABLE_VERSIONS, Trace, migrate_trace, sha256_text, slugify, unknown_fields
 
 
 @dataclass(frozen=True)
@@ -83,9 +83,11 @@ def read_trace(path: Path) -> Trace:
     if not isinstance(doc, dict):
         raise CollectError(path, "(document)", "a trace must be a JSON object")
     version = doc.get("schema_version")
-    if version != SCHEMA_VERSION:
+    if version not in READABLE_VERSIONS:
         raise CollectError(path, "schema_version",
-                           f"{version!r} is not supported; this reporter reads version {SCHEMA_VERSION} (see docs/trace-format.md)")
+                           f"{version!r} is not supported; this reporter reads versions "
+                           f"{', '.join(map(str, READABLE_VERSIONS))} (see docs/trace-format.md)")
+    doc = migrate_trace(doc)
     try:
         return Trace.model_validate(doc)
     except ValidationError as exc:

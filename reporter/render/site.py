@@ -283,7 +283,7 @@ def outcome(r: RunRecord, v: Validation, href: str) -> lb.Outcome | None:
     rec_verdict = run.recorded_verdict
     verdict = res.verdict if res is not None else (rec_verdict or "unknown")
     return lb.Outcome(
-        run_id=r.run_id, href=href, model=run.model or "unknown", group=(run.config or "unknown", run.variant or "unknown"),
+        run_id=r.run_id, href=href, model=run.model or "unknown", group=(run.configuration or "unknown", run.benchmark or "unknown"),
         problem=(run.level, run.problem_id, run.problem_file or run.title or ""),
         recorded_correct=None if rec_verdict is None else rec_verdict == "correct",
         revalidated_correct=None if res is None else res.verdict == "correct",
@@ -330,11 +330,11 @@ class SiteBuilder:
     @staticmethod
     def _sort_key(r: RunRecord) -> tuple[Any, ...]:
         run = r.trace.run
-        return (run.config or "~", run.variant or "~", run.model or "~", run.level or 99, run.problem_id or 10**6, r.run_id)
+        return (run.configuration or "~", run.benchmark or "~", run.model or "~", run.level or 99, run.problem_id or 10**6, r.run_id)
 
     # --- hierarchy: all variants -> (config, variant) -> model -> run ---
     def variant_key(self, r: RunRecord) -> tuple[str, str]:
-        return (r.trace.run.config or "unknown", r.trace.run.variant or "unknown")
+        return (r.trace.run.configuration or "unknown", r.trace.run.benchmark or "unknown")
 
     def variant_slug(self, key: tuple[str, str]) -> str:
         return f"variants/{slugify(key[1])}--{slugify(key[0])}.html"
