@@ -24,7 +24,8 @@ def main() -> None:
     The pipeline, one command per stage:
       reporter build DATA SITE     collect traces, re-validate on a GPU if present, render the site
       reporter validate DATA       re-check kernels on this machine's GPU and cache the results in DATA
-      reporter import kernelbench  convert a KernelBench run folder into traces
+      reporter import kernelbench  convert KernelBench run folders into traces
+      reporter export DATA         every run as a table (csv, parquet, jsonl)
       reporter publish SITE        commit the built site to a gh-pages branch
       reporter schema              print the trace format's JSON Schema
     """
@@ -136,6 +137,25 @@ def import_kernelbench(run_dir: Path, problems: Path, out: Path, model: str | No
     for msg in report.messages:
         click.secho(msg, fg="yellow", err=True)
     click.echo(f"wrote {len(report.written)} traces under {out} ({len(report.messages)} messages)")
+
+
+@main.command()
+@click.argument("data", type=DATA)
+@click.option("--format", "fmt", type=click.Choice(["csv", "parquet", "jsonl"]), default="csv", show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="File to write (default: standard output).")
+@click.option("--turns", is_flag=True, help="One row per turn and tool call instead of one per run.")
+def export(data: Path, fmt: str, out: Path | None, turns: bool) -> None:
+    """Write every run in DATA as a table (the columns of reporter.load), with cached re-validation results."""
+    from .frames import export_bytes, load, load_turns
+    blob = export_bytes(load_turns(data) if turns else load(data), fmt)
+    if out is None:
+        sys.stdout.buffer.write(blob)
+        sys.stdout.flush()
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(blob)
+    click.echo(f"wrote {out}", err=True)
 
 
 @main.command()

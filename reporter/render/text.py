@@ -18,7 +18,10 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
-DASH = "—"
+from .numbers import DASH, num, speedup, time_ms
+
+__all__ = ["DASH", "code", "json_args", "markdown", "ms", "num", "pygments_css", "speedup"]
+
 _TAGS = set(nh3.ALLOWED_TAGS)
 _ATTRS = {k: set(v) for k, v in nh3.ALLOWED_ATTRIBUTES.items()}
 for _tag in ("span", "code", "pre", "div"):
@@ -64,31 +67,9 @@ def pygments_css() -> str:
     return f"{light}\n@media (prefers-color-scheme: dark) {{\n{dark}\n}}\n"
 
 
-def num(value: Any, digits: int = 2) -> str:
-    """Fixed-format numbers; None is unknown and shows as a dash, never as 0."""
-    if value is None:
-        return DASH
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        if value != value:
-            return "NaN"
-        if value == 0:
-            return "0"
-        if abs(value) < 10 ** -digits or abs(value) >= 1e7:
-            return f"{value:.{digits}e}"
-        return f"{value:,.{digits}f}"
-    return str(value)
-
-
 def ms(value: float | None) -> str:
-    return DASH if value is None else f"{value:.4f} ms"
-
-
-def speedup(value: float | None) -> str:
-    return DASH if value is None else f"{value:.2f}x"
+    """A time in ms for a page; kept under its old name for templates (the format lives in `numbers`)."""
+    return time_ms(value)
 
 
 def json_args(args: dict[str, Any]) -> str:

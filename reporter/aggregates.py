@@ -1,0 +1,164 @@
+"""The site's numbers across runs, as pandas group-bys over `reporter.load(DATA)`.
+
+Leaderboards (fast_p, geometric mean, denominators, re-validated counts), the problem × model grid and
+per-problem comparisons. The renderer calls these functions and notebook users can too, so a page and
+a notebook never disagree. Rules, once:
+
+- Only complete runs with a level and a problem take part (`comparable`).
+- A model that attempted a problem several times counts once, by its best run: correct first, then fastest.
+- fast_p follows KernelBench: over ALL attempted problems, the share whose kernel is correct and whose
+  speedup is strictly greater than p. fast_0 is the correctness rate only where every correct run has
+  a speedup; a correct run with unknown speedup is attempted and correct but never "fast".
+- The geometric mean covers correct runs with a known speedup; its `geomean_n` says how many.
+- `speedup` is our re-validation's where one exists, else the recorded one (`speedup_source`).
+  `revalidated_only=True` keeps only re-validated runs and their own verdicts and speedups.
+- `exclude="column"` names a boolean column (e.g. a suspicion verdict): those runs stay attempted (in
+  the denominator) but never count as correct or fast.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+FAST_P: tuple[float, ...] = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)
+LEADERBOARD_KEYS: tuple[str, ...] = ("benchmark", "level", "configuration")
+PROBLEM_KEYS: tuple[str, ...] = ("benchmark", "level", "problem_id", "problem")
+UNKNOWN = "unknown"
+
+# Grid states, in the order of the legend.
+STATES: dict[str, str] = {
+    "faster": "correct and faster",
+    "slower": "correct but slower",
+    "correct": "correct, speedup unknown",
+    "incorrect": "incorrect",
+    "compile_error": "failed to compile",
+    "runtime_error": "runtime error / crash",
+    "no_submission": "no submission",
+    "unknown": "no verdict recorded",
+}
+
+
+def fast_column(p: float) -> str:
+    """The column holding fast_p's share: fast_0.0, fast_1.0, ..."""
+    return f"fast_{p:g}" if p != int(p) else f"fast_{p:.1f}"
+
+
+def comparable(frame: pd.DataFrame) -> pd.DataFrame:
+    """Runs that can be compared: complete, with a level and a problem; missing labels become "unknown"."""
+    ok = frame["complete"].fillna(False) & frame["level"].notna() & frame["problem_id"].notna()
+    out = frame.loc[ok].copy()
+    for col in ("benchmark", "configuration", "model", "problem"):
+        out[col] = out[col].fillna(UNKNOWN if col != "problem" else "")
+    return out
+
+
+def scoped(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | None = None) -> pd.DataFrame:
+    """`comparable` runs, optionally re-validated ones only, with excluded runs no longer correct."""
+    out = comparable(frame)
+    if revalidated_only:
+        out = out.loc[out["revalidated_correct"].notna()].copy()
+        out["correct"] = out["revalidated_correct"].astype(bool)
+        out["speedup"] = out["speedup"].where(out["speedup_source"] == "re-validated")
+    if exclude is not None:
+        out["correct"] = out["correct"].astype(bool) & ~out[exclude].fillna(False).astype(bool)
+    return out
+
+
+def best_per_problem(frame: pd.DataFrame, by: Sequence[str] = LEADERBOARD_KEYS) -> pd.DataFrame:
+    """One row per group × model × problem: the best run (correct, then fastest, then first by id)."""
+    keys = list(dict.fromkeys([*by, "model", *PROBLEM_KEYS]))
+    ranked = frame.assign(_rank_speed=frame["speedup"].fillna(0.0))
+    ranked = ranked.sort_values(["correct", "_rank_speed", "run_id"], ascending=[False, False, True], kind="stable")
+    return ranked.drop_duplicates(subset=keys, keep="first").drop(columns="_rank_speed")
+
+
+def leaderboard(frame: pd.DataFrame, by: Sequence[str] = LEADERBOARD_KEYS, fast_ps: Sequence[float] = FAST_P,
+                revalidated_only: bool = False, exclude: str | None = None) -> pd.DataFrame:
+    """A row per group × model: denominators, counts, fast_p (share and numerator) and the geometric mean."""
+    runs = scoped(frame, revalidated_only, exclude)
+    keys = [*by, "model"]
+    best = best_per_problem(runs, by)
+    correct = best["correct"].astype(bool)
+    log_sp = np.log(best["speedup"].where(correct & (best["speedup"] > 0)))
+    best = best.assign(
+        _log=log_sp, _recorded=best["speedup_source"].eq("recorded").fillna(False),
+        **{f"_{fast_column(p)}": correct & best["speedup"].gt(p) for p in fast_ps})
+    spec = {
+        "attempted": ("run_id", "size"), "submitted": ("submitted", "sum"), "compiled": ("compiled", "sum"),
+        "correct": ("correct", "sum"), "correct_recorded": ("recorded_correct", "sum"),
+        "correct_revalidated": ("revalidated_correct", "sum"), "revalidated": ("revalidated_correct", "count"),
+        "recorded_only": ("_recorded", "sum"), "baseline_other_gpu": ("baseline_other_gpu", "sum"),
+        "geomean_log": ("_log", "mean"), "geomean_n": ("_log", "count"),
+        **{f"{fast_column(p)}_n": (f"_{fast_column(p)}", "sum") for p in fast_ps},
+    }
+    rows = best.groupby(keys, dropna=False, sort=False).agg(**spec)
+    rows["geomean"] = np.exp(rows.pop("geomean_log"))
+    for p in fast_ps:
+        rows[fast_column(p)] = rows[f"{fast_column(p)}_n"] / rows["attempted"]
+    effort = runs.groupby(keys, dropna=False, sort=False).agg(
+        median_turns=("turns", "median"),
+        median_tokens=("tokens_total", lambda s: s[s > 0].median()))  # 0 tokens means "not counted"
+    rows = rows.join(effort).reset_index()
+    order = fast_column(1.0) if 1.0 in fast_ps else fast_column(fast_ps[-1])
+    rows = rows.sort_values([*by, order, "geomean", "model"], ascending=[True] * len(by) + [False, False, True],
+                            na_position="last", kind="stable")
+    return rows.reset_index(drop=True).astype({c: "int64" for c in spec if c not in ("geomean_log",)} | {"geomean_n": "int64"})
+
+
+def states(frame: pd.DataFrame) -> pd.Series:
+    """Each run's grid state (a key of STATES). An unknown speedup is "correct", never "slower"."""
+    correct = frame["correct"].fillna(False).astype(bool)
+    submitted = frame["submitted"].fillna(False).astype(bool)
+    verdict = frame["verdict"].fillna(UNKNOWN).astype(str)
+    speed = frame["speedup"]
+    choices = [
+        (~submitted, "no_submission"),
+        (correct & speed.gt(1.0), "faster"),
+        (correct & speed.le(1.0), "slower"),
+        (correct, "correct"),
+        (verdict.isin(["compile_error", "runtime_error", "incorrect"]), verdict),
+        (verdict.isin(["timeout", "crashed"]), "runtime_error"),
+        (verdict.isin(["unknown", "not_evaluated", "partial"]), "unknown"),
+    ]
+    picked = np.select([c.to_numpy() for c, _ in choices],
+                       [v.to_numpy() if isinstance(v, pd.Series) else v for _, v in choices], default="incorrect")
+    return pd.Series(picked, index=frame.index, name="state", dtype="string")
+
+
+def grid(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | None = None) -> pd.DataFrame:
+    """Every comparable run with its grid state, ordered by problem, then model, then run id."""
+    runs = scoped(frame, revalidated_only, exclude)
+    runs = runs.assign(state=states(runs))
+    return runs.sort_values([*PROBLEM_KEYS, "model", "run_id"], kind="stable").reset_index(drop=True)
+
+
+def grid_table(frame: pd.DataFrame, value: str = "speedup", revalidated_only: bool = False,
+               exclude: str | None = None) -> pd.DataFrame:
+    """Problem × model, one cell per model's best run of the problem (`value`: speedup, state, ...)."""
+    best = best_per_problem(grid(frame, revalidated_only, exclude), ())
+    return best.pivot(index=list(PROBLEM_KEYS), columns="model", values=value)
+
+
+def problems(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | None = None) -> pd.DataFrame:
+    """Per-problem comparison: runs, models, correct runs, re-validated runs, best correct speedup."""
+    runs = scoped(frame, revalidated_only, exclude)
+    runs = runs.assign(_correct_speed=runs["speedup"].where(runs["correct"].astype(bool)))
+    out = runs.groupby(list(PROBLEM_KEYS), dropna=False).agg(
+        runs=("run_id", "size"), models=("model", "nunique"), correct=("correct", "sum"),
+        revalidated=("revalidated_correct", "count"), best_speedup=("_correct_speed", "max"))
+    return out.reset_index().astype({"runs": "int64", "models": "int64", "correct": "int64", "revalidated": "int64"})
+
+
+def counts(frame: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """Index-page counts per group, over every run (partial ones too): runs, models, correct, re-validated, flags."""
+    f = frame.assign(**{c: frame[c].fillna(UNKNOWN) for c in by},
+                     _correct=frame["verdict"].eq("correct").fillna(False),
+                     _reval=frame["verdict_source"].eq("re-validated").fillna(False))
+    out = f.groupby(list(by), dropna=False).agg(
+        runs=("run_id", "size"), models=("model", "nunique"), correct=("_correct", "sum"),
+        revalidated=("_reval", "sum"), flags=("flags", "sum"))
+    return out.reset_index().astype({"runs": "int64", "models": "int64", "correct": "int64", "revalidated": "int64",
+                                     "flags": "int64"})

@@ -1,0 +1,240 @@
+"""Tidy tables: one row per run (`load`) and one per turn and tool call (`load_turns`).
+
+The columns follow the trace's vocabulary and put units in their names (`kernel_device_ms`), never in
+values. Recorded figures keep a `recorded_` prefix and are converted from the unit the harness claimed;
+re-measured figures carry their timing basis (`device`: CUDA events around each call). `speedup` is the
+figure the aggregates use: our re-validation's where one exists, otherwise the recorded one, with
+`speedup_source` saying which. Unknown is NaN / <NA>, never 0.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+import pandas as pd
+
+from .units import to_ms
+
+if TYPE_CHECKING:
+    from .collect.traces import RunRecord
+    from .records import ValidationResult
+
+Lookup = Callable[["RunRecord"], "tuple[ValidationResult, Path] | None"]
+
+# The re-validation's timing bases; each adds kernel_<basis>_ms, ref_<basis>_ms and speedup_<basis>.
+TIMING_BASES: tuple[str, ...] = ("device",)
+# The basis whose speedup the aggregates use when a run was re-validated.
+PRIMARY_BASIS = "device"
+# Verdicts that say nothing about whether the kernel compiled.
+UNKNOWN_VERDICTS = ("unknown", "not_evaluated", "partial", "no_submission")
+RUNTIME_FAILURES = ("runtime_error", "timeout", "crashed")
+NCU_FIGURES = {"duration": "ncu_kernel_duration_us", "sol_score": "ncu_sol_score", "compute_util": "ncu_compute_util_pct",
+               "dram_util": "ncu_dram_util_pct", "occupancy": "ncu_occupancy_pct", "fp32_tflops": "ncu_fp32_tflops",
+               "dram_bandwidth": "ncu_dram_bandwidth_gbps", "arithmetic_intensity": "ncu_arithmetic_intensity",
+               "bottleneck": "ncu_bottleneck"}
+RECORDED_NSIGHT = ("sol_score", "dram_util_pct", "compute_util_pct", "occupancy_pct", "fp32_tflops",
+                   "dram_bandwidth_gbps", "arithmetic_intensity", "bottleneck")
+
+_STR, _INT, _BOOL, _FLOAT = "string", "Int64", "boolean", "float64"
+_TIMED = {f"{side}_{b}_ms": _FLOAT for b in TIMING_BASES for side in ("kernel", "ref")} | {f"speedup_{b}": _FLOAT for b in TIMING_BASES}
+COLUMNS: dict[str, str] = {
+    # identity
+    "run_id": _STR, "benchmark": _STR, "level": _INT, "problem_id": _INT, "problem": _STR, "model": _STR,
+    "configuration": _STR, "sample": _INT, "complete": _BOOL, "backend": _STR, "precision": _STR,
+    # verdicts
+    "submitted": _BOOL, "recorded_verdict": _STR, "revalidated_verdict": _STR, "verdict": _STR, "verdict_source": _STR,
+    "recorded_correct": _BOOL, "revalidated_correct": _BOOL, "correct": _BOOL, "compiled": _BOOL, "verdicts_disagree": _BOOL,
+    # where it was measured
+    "recorded_gpu": _STR, "revalidated_gpu": _STR, "revalidated_at": _STR,
+    # recorded timing, converted to ms from the unit the harness claimed (`recorded_unit`)
+    "recorded_unit": _STR, "recorded_kernel_ms": _FLOAT, "recorded_ref_ms": _FLOAT, "recorded_speedup": _FLOAT,
+    "recorded_baseline_source": _STR, "recorded_baseline_gpu": _STR, "baseline_other_gpu": _BOOL,
+    # re-measured timing, one set of columns per basis
+    **_TIMED, "kernel_device_std_ms": _FLOAT,
+    # what the aggregates use
+    "kernel_ms": _FLOAT, "ref_ms": _FLOAT, "speedup": _FLOAT, "speedup_source": _STR,
+    # flags and suspicion
+    "flags": _INT, "flag_fields": _STR, "static_errors": _INT, "flagged": _BOOL,
+    # the agent's effort
+    "turns": _INT, "max_turns": _INT, "tool_calls": _INT, "tokens_total": _INT, "wall_clock_s": _FLOAT, "truncated": _BOOL,
+    # launches and memory
+    "recorded_kernel_launches": _INT, "recorded_ref_launches": _INT, "kernel_launches": _INT, "ref_launches": _INT,
+    "recorded_kernel_peak_mb": _FLOAT, "recorded_ref_peak_mb": _FLOAT, "kernel_peak_mb": _FLOAT, "ref_peak_mb": _FLOAT,
+    # Nsight: as recorded by the harness, and as measured from ncu exports (attached or from `validate --ncu`)
+    **{f"recorded_{k}": (_STR if k == "bottleneck" else _FLOAT) for k in RECORDED_NSIGHT},
+    **{v: (_STR if k == "bottleneck" else _FLOAT) for k, v in NCU_FIGURES.items()},
+}
+TURN_COLUMNS: dict[str, str] = {
+    "run_id": _STR, "benchmark": _STR, "level": _INT, "problem_id": _INT, "model": _STR, "configuration": _STR,
+    "turn": _INT, "turn_s": _FLOAT, "llm_s": _FLOAT, "tool_s": _FLOAT, "chars": _INT, "reasoning_chars": _INT,
+    "final": _BOOL, "call": _INT, "tool": _STR, "ok": _BOOL, "result_chars": _INT,
+}
+
+
+def _verdicts(r: "RunRecord", res: "ValidationResult | None") -> dict[str, Any]:
+    run = r.trace.run
+    submitted = r.trace.final_kernel is not None
+    rec = run.recorded_verdict
+    if not run.complete:
+        verdict, source = "partial", "partial"
+    elif res is not None:
+        verdict, source = res.verdict, "re-validated"
+    else:
+        verdict, source = rec or "unknown", "recorded"
+    rec_ok = None if rec is None else rec == "correct"
+    reval_ok = None if res is None else res.verdict == "correct"
+    return {
+        "submitted": submitted, "recorded_verdict": rec, "revalidated_verdict": res.verdict if res else None,
+        "verdict": verdict, "verdict_source": source, "recorded_correct": rec_ok, "revalidated_correct": reval_ok,
+        # Correct by the best evidence: our re-validation when we have it, else the harness.
+        "correct": bool(reval_ok if reval_ok is not None else rec_ok),
+        # Only a submission can have compiled; an unknown verdict says nothing either way.
+        "compiled": (None if verdict in UNKNOWN_VERDICTS else verdict != "compile_error") if submitted else False,
+        "verdicts_disagree": None if rec_ok is None or reval_ok is None else rec != res.verdict,  # type: ignore[union-attr]
+    }
+
+
+def _timing(r: "RunRecord", res: "ValidationResult | None") -> dict[str, Any]:
+    t = r.trace.metrics.timing
+    out: dict[str, Any] = {"recorded_unit": t.unit if t else None}
+    if t is not None:
+        out.update(recorded_kernel_ms=to_ms(t.runtime, t.unit), recorded_ref_ms=to_ms(t.ref_runtime, t.unit),
+                   recorded_speedup=t.speedup, recorded_baseline_source=getattr(t, "ref_source", None),
+                   recorded_baseline_gpu=getattr(t, "ref_gpu", None))
+        base_gpu, run_gpu = out["recorded_baseline_gpu"], r.trace.run.recorded_gpu
+        out["baseline_other_gpu"] = None if base_gpu is None or run_gpu is None else base_gpu != run_gpu
+    k, ref = (res.kernel_timing, res.reference_timing) if res is not None else (None, None)
+    measured = k is not None and ref is not None
+    out.update(kernel_device_ms=k.median_ms if k else None, ref_device_ms=ref.median_ms if ref else None,
+               speedup_device=res.speedup if res is not None else None, kernel_device_std_ms=k.std_ms if k else None)
+    if measured:
+        out.update(kernel_ms=out[f"kernel_{PRIMARY_BASIS}_ms"], ref_ms=out[f"ref_{PRIMARY_BASIS}_ms"],
+                   speedup=out[f"speedup_{PRIMARY_BASIS}"], speedup_source="re-validated")
+    elif t is not None:
+        out.update(kernel_ms=out["recorded_kernel_ms"], ref_ms=out["recorded_ref_ms"], speedup=t.speedup,
+                   speedup_source="recorded" if t.speedup is not None else None)
+    return out
+
+
+def _ncu(r: "RunRecord", found: "tuple[ValidationResult, Path] | None") -> dict[str, Any]:
+    from .collect import ncu as gm
+    kernels = r.profiles.get("kernel").ncu_kernels if r.profiles.get("kernel") else ()
+    if found is not None and "kernel" in found[0].ncu_files:
+        path = found[1].parent / found[0].ncu_files["kernel"]
+        if path.is_file():
+            kernels = tuple(gm.derive(k) for k in gm.load_ncu(path))
+    summary = gm.summarize(list(kernels))
+    if summary is None:
+        return {}
+    return {col: summary.figures[key].value for key, col in NCU_FIGURES.items() if key in summary.figures}
+
+
+def run_row(r: "RunRecord", found: "tuple[ValidationResult, Path] | None") -> dict[str, Any]:
+    """Everything one run contributes to the table, as plain values."""
+    run, m = r.trace.run, r.trace.metrics
+    res = found[0] if found is not None else None
+    statics = sum(1 for f in res.static_findings if f.severity == "error") if res else 0
+    row: dict[str, Any] = {
+        "run_id": r.run_id, "benchmark": run.benchmark, "level": run.level, "problem_id": run.problem_id,
+        "problem": run.problem_file or run.title, "model": run.model, "configuration": run.configuration,
+        "sample": run.sample, "complete": run.complete, "backend": run.backend, "precision": run.precision,
+        "recorded_gpu": run.recorded_gpu, "revalidated_gpu": res.environment.gpu if res else None,
+        "revalidated_at": res.measured_at if res else None,
+        "flags": len(r.flags), "flag_fields": "; ".join(f.field for f in r.flags) or None, "static_errors": statics,
+        "turns": run.turns_used if run.turns_used is not None else len(r.trace.turns), "max_turns": run.max_turns,
+        "tool_calls": run.tool_calls if run.tool_calls is not None else sum(len(t.calls) for t in r.trace.turns),
+        "tokens_total": run.tokens_total, "wall_clock_s": run.wall_clock_s, "truncated": run.truncated,
+        **_verdicts(r, res), **_timing(r, res), **_ncu(r, found),
+    }
+    row["flagged"] = bool(row["flags"] or statics or row["verdicts_disagree"])
+    if m.launches:
+        row.update(recorded_kernel_launches=m.launches.kernel_launches, recorded_ref_launches=m.launches.ref_launches)
+    if m.memory:
+        row.update(recorded_kernel_peak_mb=m.memory.kernel_peak_mb, recorded_ref_peak_mb=m.memory.ref_peak_mb)
+    if m.nsight:
+        row.update({f"recorded_{k}": getattr(m.nsight, k) for k in RECORDED_NSIGHT})
+    if res is not None:
+        row.update(kernel_launches=res.kernel_launches.launches if res.kernel_launches else None,
+                   ref_launches=res.reference_launches.launches if res.reference_launches else None,
+                   kernel_peak_mb=res.kernel_peak_bytes / 1e6 if res.kernel_peak_bytes is not None else None,
+                   ref_peak_mb=res.reference_peak_bytes / 1e6 if res.reference_peak_bytes is not None else None)
+    return row
+
+
+def _typed(rows: list[dict[str, Any]], columns: dict[str, str]) -> pd.DataFrame:
+    frame = pd.DataFrame.from_records(rows, columns=list(columns)) if rows else pd.DataFrame(columns=list(columns))
+    # None -> <NA>/NaN per column type, so "not recorded" never turns into 0 or False.
+    return frame.astype(columns)
+
+
+def from_records(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """A runs table from plain dicts (missing columns are unknown): hand-made tables for tests and notebooks."""
+    return _typed(rows, COLUMNS)
+
+
+def runs_frame(runs: "list[RunRecord]", lookup: Lookup) -> pd.DataFrame:
+    """One row per run, in the order given."""
+    return _typed([run_row(r, lookup(r)) for r in runs], COLUMNS)
+
+
+def turns_frame(runs: "list[RunRecord]") -> pd.DataFrame:
+    """One row per tool call; a turn without calls is one row with an empty `call`."""
+    rows = []
+    for r in runs:
+        run = r.trace.run
+        ident = {"run_id": r.run_id, "benchmark": run.benchmark, "level": run.level, "problem_id": run.problem_id,
+                 "model": run.model, "configuration": run.configuration}
+        for t in r.trace.turns:
+            turn = {**ident, "turn": t.index, "turn_s": t.turn_s, "llm_s": t.llm_s, "tool_s": t.tool_s, "chars": t.chars,
+                    "reasoning_chars": len(t.reasoning), "final": t.final}
+            rows.extend([{**turn, "call": i, "tool": c.tool, "ok": c.result.ok if c.result else None,
+                          "result_chars": len(c.result.text) if c.result else None}
+                         for i, c in enumerate(t.calls)] or [turn])
+    return _typed(rows, TURN_COLUMNS)
+
+
+def _collect(data: str | Path) -> "tuple[Path, list[RunRecord]]":
+    from .collect import collect
+    from .errors import ReporterError
+    root = Path(data)
+    if not root.is_dir():
+        raise ReporterError(f"{root}: not a folder of traces (expected DATA with trace.json files below it)")
+    return root, collect(root).runs
+
+
+def load(data: str | Path, lookup: Lookup | None = None) -> pd.DataFrame:
+    """Every run under `data` as one row, with the cached re-validation results committed beside it."""
+    root, runs = _collect(data)
+    if lookup is None:
+        from .validate import cached_lookup
+        return runs_frame(runs, lambda r: cached_lookup(root, r))
+    return runs_frame(runs, lookup)
+
+
+def load_turns(data: str | Path) -> pd.DataFrame:
+    """Every turn and tool call of every run under `data`."""
+    return turns_frame(_collect(data)[1])
+
+
+EXPORT_FORMATS = ("csv", "parquet", "jsonl")
+
+
+def export_bytes(frame: pd.DataFrame, fmt: str) -> bytes:
+    """The table as a file's bytes; parquet needs the `parquet` extra (pyarrow)."""
+    if fmt == "csv":
+        return frame.to_csv(index=False, lineterminator="\n").encode("utf-8")
+    if fmt == "jsonl":
+        text = frame.to_json(orient="records", lines=True, force_ascii=False)
+        return (text if text.endswith("\n") or not text else text + "\n").encode("utf-8")
+    if fmt == "parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError as exc:
+            from .errors import ReporterError
+            raise ReporterError("parquet needs pyarrow: pip install 'reporter[parquet]'") from exc
+        import io
+        buf = io.BytesIO()
+        frame.to_parquet(buf, index=False)
+        return buf.getvalue()
+    raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(EXPORT_FORMATS)}")

@@ -1,0 +1,89 @@
+"""Every number the site prints, formatted once: templates (as filters) and charts (hover text) both call here.
+
+Times are shown to 3 significant figures in the unit that keeps them readable (µs below 0.1 ms, s from
+1,000 ms), with the exact value kept for a tooltip; unknown values are a dash, never 0.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from markupsafe import Markup, escape
+
+
+DASH = "—"
+TIME_DIGITS = 3
+# Below this many ms a time reads better in µs ("21.3 µs", not "0.0213 ms").
+MICRO_BELOW_MS = 0.1
+SECONDS_FROM_MS = 1000.0
+
+
+def sig(value: float, digits: int = TIME_DIGITS) -> str:
+    """`value` to `digits` significant figures in plain notation with thousands separators: 21.3, 0.0213, 1,230."""
+    if value == 0 or not math.isfinite(value):
+        return "0" if value == 0 else str(value)
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
+    rounded = round(value, decimals)
+    if rounded != 0 and math.floor(math.log10(abs(rounded))) > math.floor(math.log10(abs(value))):
+        decimals = max(0, decimals - 1)  # 9.996 rounds to 10.0: still 3 figures, not 4
+    return f"{rounded:,.{decimals}f}"
+
+
+def _round_sig(value: float, digits: int = TIME_DIGITS) -> float:
+    return 0.0 if value == 0 else round(value, digits - 1 - math.floor(math.log10(abs(value))))
+
+
+def time_ms(value: float | None) -> str:
+    """A time given in ms, to 3 significant figures with its unit: "21.3 µs", "1.25 ms", "2.40 s"."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return DASH
+    shown = _round_sig(value)  # pick the unit from the rounded value: 0.09996 ms is "0.100 ms", not "100 µs"
+    if shown != 0 and abs(shown) < MICRO_BELOW_MS:
+        return f"{sig(value * 1e3)} µs" if abs(shown) >= MICRO_BELOW_MS / 1e3 else f"{sig(value * 1e6)} ns"
+    if abs(shown) >= SECONDS_FROM_MS:
+        return f"{sig(value / 1e3)} s"
+    return f"{sig(value)} ms"
+
+
+def time_exact(value: float | None) -> str:
+    """The exact value behind a rounded time, for a tooltip: "0.0213 ms"."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return DASH
+    return f"{value!r} ms"
+
+
+def time_html(value: float | None) -> Markup:
+    """A rounded time whose tooltip holds the exact value."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return Markup(DASH)
+    return Markup('<span class="t" title="{}">{}</span>').format(escape(time_exact(value)), time_ms(value))
+
+
+def num(value: Any, digits: int = 2) -> str:
+    """Fixed-format numbers that are not times; None is unknown and shows as a dash, never as 0."""
+    if value is None:
+        return DASH
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if value != value:
+            return "NaN"
+        if value == 0:
+            return "0"
+        if abs(value) < 10 ** -digits or abs(value) >= 1e7:
+            return f"{value:.{digits}e}"
+        return f"{value:,.{digits}f}"
+    return str(value)
+
+
+def speedup(value: float | None) -> str:
+    """A speedup; unknown is a dash (an unknown speedup is never "slower")."""
+    return DASH if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.2f}x"
+
+
+def share(n: int, d: int) -> str:
+    """A fraction of a denominator as a 2-decimal share; nothing attempted is a dash."""
+    return DASH if not d else f"{n / d:.2f}"
