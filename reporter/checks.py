@@ -36,6 +36,14 @@ def bottleneck_label(sm_pct: float | None, mem_pct: float | None) -> str | None:
     return "balanced"
 
 
+def same_gpu(a: str | None, b: str | None) -> bool | None:
+    """Whether two recorded GPU names are the same model ("NVIDIA L40S" = "L40S"); None when either is unknown."""
+    if not a or not b:
+        return None
+    norm = [x.lower().removeprefix("nvidia").strip() for x in (a, b)]
+    return norm[0] == norm[1]
+
+
 def _pct_flags(prefix: str, name: str, value: float | None) -> list[Flag]:
     if value is None or 0.0 <= value <= 100.0:
         return []
@@ -71,6 +79,10 @@ def check_trace(trace: Trace) -> list[Flag]:
             if not lo * 0.99 <= t.speedup <= hi * 1.01:
                 flags.append(Flag("timing.speedup", "warn",
                                   f"speedup {t.speedup:g}x does not match ref/runtime = {t.ref_runtime / t.runtime:.3g}x."))
+        if same_gpu(t.ref_gpu, run.recorded_gpu) is False:
+            flags.append(Flag("timing.ref_gpu", "warn",
+                              f"baseline from another GPU: the reference was timed on {t.ref_gpu}, the kernel on "
+                              f"{run.recorded_gpu}; the recorded speedup compares two machines."))
         for name, value in (("runtime", t.runtime), ("ref_runtime", t.ref_runtime)):
             if value is None:
                 continue

@@ -126,17 +126,37 @@ def import_group() -> None:
 
 
 @import_group.command("kernelbench")
-@click.argument("run_dir", type=DATA)
+@click.argument("run_dirs", nargs=-1, required=True, type=DATA)
 @click.option("--problems", type=DATA, required=True, help="KernelBench's problem folder (holds level1/, level2/, ...).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="The data folder to write into.")
 @click.option("--model", default=None, help="Model name (default: generation_config.yaml's model_name, else the folder name).")
-def import_kernelbench(run_dir: Path, problems: Path, out: Path, model: str | None) -> None:
-    """Convert a KernelBench run folder (kernels + eval_results.json) into traces under OUT."""
-    from .collect.kernelbench import import_kernelbench as run_import
-    report = run_import(run_dir, problems, out, model)
-    for msg in report.messages:
+@click.option("--configuration", default=None, help="Prompt / harness settings shared by these runs (optional).")
+@click.option("--gpu", default=None, help="The GPU the runs were timed on (default: eval_results.json's hardware).")
+@click.option("--baseline", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="KernelBench's results/timing/<hardware>/baseline_time_torch.json: the reference times (ms).")
+@click.option("--baseline-compile", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="The torch.compile baseline file (baseline_time_torch_compile_*.json).")
+@click.option("--note", default=None, help="A caveat added to every imported run's source note (shown on its page).")
+def import_kernelbench(run_dirs: tuple[Path, ...], problems: Path, out: Path, model: str | None, configuration: str | None,
+                       gpu: str | None, baseline: Path | None, baseline_compile: Path | None, note: str | None) -> None:
+    """Convert KernelBench run folders (kernels + eval_results.json), or a runs/ root holding them, into traces under OUT."""
+    from .collect import kernelbench as kb
+    folders = kb.run_dirs(list(run_dirs))
+    if not folders:
+        raise click.ClickException(f"no KernelBench run folder (kernels or eval_results.json) in {', '.join(map(str, run_dirs))}")
+    opts = kb.ImportOptions(model, configuration, gpu, kb.read_baseline(baseline) if baseline else None,
+                            kb.read_baseline(baseline_compile) if baseline_compile else None, note)
+    written, messages = 0, []
+    total = sum(len(kb.kernel_files(f)) for f in folders)
+    with click.progressbar(length=total, label=f"importing {len(folders)} run folder{'s' if len(folders) != 1 else ''}",
+                           file=sys.stderr, show_pos=True) as bar:
+        for folder in folders:
+            report = kb.import_kernelbench(folder, problems, out, options=opts, step=lambda: bar.update(1))
+            written += len(report.written)
+            messages += report.messages
+    for msg in messages:
         click.secho(msg, fg="yellow", err=True)
-    click.echo(f"wrote {len(report.written)} traces under {out} ({len(report.messages)} messages)")
+    click.echo(f"wrote {written} traces from {len(folders)} run folders under {out} ({len(messages)} messages)")
 
 
 @main.command()

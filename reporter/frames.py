@@ -50,6 +50,7 @@ COLUMNS: dict[str, str] = {
     # recorded timing, converted to ms from the unit the harness claimed (`recorded_unit`)
     "recorded_unit": _STR, "recorded_kernel_ms": _FLOAT, "recorded_ref_ms": _FLOAT, "recorded_speedup": _FLOAT,
     "recorded_baseline_source": _STR, "recorded_baseline_gpu": _STR, "baseline_other_gpu": _BOOL,
+    "recorded_compile_ref_ms": _FLOAT, "recorded_compile_speedup": _FLOAT,
     # re-measured timing, one set of columns per basis
     **_TIMED, "kernel_device_std_ms": _FLOAT,
     # what the aggregates use
@@ -96,14 +97,17 @@ def _verdicts(r: "RunRecord", res: "ValidationResult | None") -> dict[str, Any]:
 
 
 def _timing(r: "RunRecord", res: "ValidationResult | None") -> dict[str, Any]:
+    from .checks import same_gpu
     t = r.trace.metrics.timing
     out: dict[str, Any] = {"recorded_unit": t.unit if t else None}
     if t is not None:
         out.update(recorded_kernel_ms=to_ms(t.runtime, t.unit), recorded_ref_ms=to_ms(t.ref_runtime, t.unit),
-                   recorded_speedup=t.speedup, recorded_baseline_source=getattr(t, "ref_source", None),
-                   recorded_baseline_gpu=getattr(t, "ref_gpu", None))
+                   recorded_speedup=t.speedup, recorded_baseline_source=t.ref_source,
+                   recorded_baseline_gpu=t.ref_gpu, recorded_compile_ref_ms=to_ms(t.compile_ref_runtime, t.unit),
+                   recorded_compile_speedup=t.compile_speedup)
         base_gpu, run_gpu = out["recorded_baseline_gpu"], r.trace.run.recorded_gpu
-        out["baseline_other_gpu"] = None if base_gpu is None or run_gpu is None else base_gpu != run_gpu
+        same = same_gpu(base_gpu, run_gpu)
+        out["baseline_other_gpu"] = None if same is None else not same
     k, ref = (res.kernel_timing, res.reference_timing) if res is not None else (None, None)
     measured = k is not None and ref is not None
     out.update(kernel_device_ms=k.median_ms if k else None, ref_device_ms=ref.median_ms if ref else None,

@@ -102,6 +102,14 @@ class TimingMetrics(_Model):
     ref_mean: float | None = None
     ref_median: float | None = None
     ref_std: float | None = None
+    ref_source: str | None = Field(
+        None, description="Where `ref_runtime` came from when not measured beside the kernel, e.g. a KernelBench baseline file."
+    )
+    ref_gpu: str | None = Field(
+        None, description="The GPU `ref_runtime` was measured on, when known; a GPU other than `run.recorded_gpu` is flagged."
+    )
+    compile_ref_runtime: float | None = Field(None, description="The reference under torch.compile, same unit.")
+    compile_speedup: float | None = Field(None, description="compile_ref_runtime / runtime as recorded.")
 
 
 class PrecisionMetrics(_Model):

@@ -1,8 +1,13 @@
-"""Convert a KernelBench run folder into version-1 traces (``reporter import kernelbench``).
+"""Convert KernelBench run folders into traces (``reporter import kernelbench``).
 
 KernelBench writes ``level_{L}_problem_{P}_sample_{S}_kernel.py`` (optionally ``..._prompt.txt``) and
 ``eval_results.json`` in one of two generations; both are normalised here. Runtimes are milliseconds
 even where KernelBench's own comment says microseconds, so traces are written with unit "ms".
+
+The recorded speedup is baseline / runtime, KernelBench's own definition. The baseline is the run's
+own ``ref_runtime`` where eval_results.json has one, else the entry of a baseline file
+(``results/timing/<hardware>/baseline_time_torch.json``); the baseline's GPU is kept with it so a
+baseline from another GPU is flagged, never silently compared.
 """
 
 from __future__ import annotations
@@ -11,8 +16,9 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
+from ..errors import ReporterError
 from ..records import Trace
 
 KERNEL_RE = re.compile(r"level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.py$")
@@ -37,6 +43,40 @@ class EvalEntry:
     stats: dict[str, Any]
     metadata: dict[str, Any]
     schema: str
+    ref_runtime_ms: float | None = None
+    ref_stats: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A KernelBench baseline file: reference times (ms) per (level, problem file), and where they were taken."""
+
+    label: str
+    times: dict[tuple[int, str], dict[str, Any]]
+
+    def entry(self, level: int, problem: str | None) -> dict[str, Any] | None:
+        return self.times.get((level, problem)) if problem else None
+
+
+def read_baseline(path: Path) -> Baseline:
+    """``{"level1": {"1_Square_matrix_multiplication_.py": {"mean": 0.392, "std": ..., "hardware": ...}}}``."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ReporterError(f"{path}: not a readable baseline file ({exc})") from exc
+    if not isinstance(doc, dict):
+        raise ReporterError(f"{path}: a baseline file is an object {{level: {{problem file: {{mean, std}}}}}}")
+    times: dict[tuple[int, str], dict[str, Any]] = {}
+    for level_key, problems in doc.items():
+        hit = re.fullmatch(r"level_?(\d+)", str(level_key))
+        if hit is None or not isinstance(problems, dict):
+            raise ReporterError(f"{path}: key {level_key!r}: expected level1, level2, ... holding problem files")
+        for name, entry in problems.items():
+            if not isinstance(entry, dict) or _num(entry.get("mean")) is None:
+                raise ReporterError(f"{path}: {level_key}.{name}.mean: expected a time in ms")
+            times[(int(hit.group(1)), str(name))] = entry
+    # KernelBench keeps one folder per machine: results/timing/<hardware>/baseline_time_torch.json
+    return Baseline(f"{path.parent.name}/{path.name}", times)
 
 
 def _num(v: Any) -> float | None:
@@ -79,7 +119,8 @@ def read_eval_results(run_dir: Path, level_of: dict[int, int], report: ImportRep
                     meta = item.get("metadata") or {}
                     add((level, pid, int(item.get("sample_id", 0))), EvalEntry(
                         item.get("compiled"), item.get("correctness"), _num(item.get("runtime")),
-                        item.get("runtime_stats") or {}, meta if isinstance(meta, dict) else {"metadata": meta}, "current"), str(path))
+                        item.get("runtime_stats") or {}, meta if isinstance(meta, dict) else {"metadata": meta}, "current",
+                        _num(item.get("ref_runtime")), item.get("ref_runtime_stats") or {}), str(path))
             elif isinstance(value, dict):  # older flat form: {pid: {compiled, correct, avg_runtime, ...}}
                 add((level, pid, int(value.get("sample_id", 0))), EvalEntry(
                     value.get("compiled"), value.get("correct", value.get("correctness")),
@@ -119,49 +160,125 @@ def _verdict(e: EvalEntry | None) -> str:
     return "incorrect" if e.correct is False else "not_evaluated"
 
 
-def import_kernelbench(run_dir: Path, problems: Path, out: Path, model: str | None = None) -> ImportReport:
-    report = ImportReport()
+def _ratio(ref: float | None, runtime: float | None) -> float | None:
+    return ref / runtime if ref is not None and runtime else None
+
+
+def _timing(e: EvalEntry | None, level: int, prob: str | None, gpu: str | None,
+            baseline: Baseline | None, compiled: Baseline | None) -> dict[str, Any]:
+    """The recorded timing group: runtime, the baseline it is compared with, and where that baseline came from."""
+    if e is None or e.runtime_ms is None:
+        return {}
+    t: dict[str, Any] = {"source": "kernelbench.timing", "unit": "ms", "runtime": e.runtime_ms,
+                         "kernel_mean": _num(e.stats.get("mean")), "kernel_std": _num(e.stats.get("std"))}
+    base = baseline.entry(level, prob) if baseline else None
+    if e.ref_runtime_ms is not None:
+        t.update(ref_runtime=e.ref_runtime_ms, ref_mean=_num(e.ref_stats.get("mean")), ref_std=_num(e.ref_stats.get("std")),
+                 ref_source="eval_results.json ref_runtime (same run)", ref_gpu=e.ref_stats.get("hardware") or gpu)
+    elif base is not None and baseline is not None:
+        t.update(ref_runtime=_num(base["mean"]), ref_mean=_num(base["mean"]), ref_std=_num(base.get("std")),
+                 ref_source=f"KernelBench baseline {baseline.label}", ref_gpu=base.get("hardware"))
+    t["speedup"] = _ratio(t.get("ref_runtime"), e.runtime_ms)
+    hit = compiled.entry(level, prob) if compiled else None
+    if hit is not None:
+        t.update(compile_ref_runtime=_num(hit["mean"]), compile_speedup=_ratio(_num(hit["mean"]), e.runtime_ms))
+    return {k: v for k, v in t.items() if v is not None}
+
+
+def _settings(run_dir: Path) -> dict[str, Any]:
+    """generation_config.yaml, read with a YAML parser (it holds model_name, backend, precision, ...)."""
+    import yaml
+    cfg = run_dir / "generation_config.yaml"
+    if not cfg.is_file():
+        return {}
+    try:
+        doc = yaml.safe_load(cfg.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ReporterError(f"{cfg}: not readable YAML ({exc})") from exc
+    return doc if isinstance(doc, dict) else {}
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    """What the user says about a sweep that its files do not."""
+
+    model: str | None = None
+    configuration: str | None = None
+    gpu: str | None = None
+    baseline: Baseline | None = None
+    baseline_compile: Baseline | None = None
+    note: str | None = None
+
+
+def is_run_dir(path: Path) -> bool:
+    return (path / "eval_results.json").is_file() or any(KERNEL_RE.search(p.name) for p in path.glob("*_kernel.py"))
+
+
+def run_dirs(paths: list[Path]) -> list[Path]:
+    """Run folders as given, and for a `runs/` root every run folder directly inside it."""
+    found: list[Path] = []
+    for path in paths:
+        found.extend([path] if is_run_dir(path) else sorted(p for p in path.iterdir() if p.is_dir() and is_run_dir(p)))
+    return list(dict.fromkeys(found))
+
+
+def kernel_files(run_dir: Path) -> list[tuple[re.Match[str], Path]]:
     kernels = [(m, p) for p in sorted(run_dir.rglob("*_kernel.py")) if (m := KERNEL_RE.search(p.name))]
-    kernels.sort(key=lambda mp: (int(mp[0].group(1)), int(mp[0].group(2)), int(mp[0].group(3))))
+    return sorted(kernels, key=lambda mp: (int(mp[0].group(1)), int(mp[0].group(2)), int(mp[0].group(3))))
+
+
+def _trace(run_dir: Path, path: Path, ids: tuple[int, int, int], prob: Path | None, e: EvalEntry | None,
+           cfg: dict[str, Any], opts: ImportOptions) -> dict[str, Any]:
+    level, pid, sample = ids
+    meta = e.metadata if e else {}
+    gpu = opts.gpu or (meta.get("hardware") if isinstance(meta.get("hardware"), str) else None)
+    prompt = path.with_name(path.name.replace("_kernel.py", "_prompt.txt"))
+    model = opts.model or cfg.get("model_name") or run_dir.name
+    return {
+        "schema_version": 2,
+        "run": {"benchmark": "kernelbench", "configuration": opts.configuration, "model": str(model), "level": level,
+                "problem_id": pid, "problem_file": prob.name if prob else None, "sample": sample, "recorded_gpu": gpu,
+                "backend": str(cfg.get("backend") or "cuda"), "precision": cfg.get("precision") if cfg.get("precision") in ("fp16", "bf16") else "fp32",
+                "recorded_verdict": _verdict(e), "complete": True, "turns_used": 0,
+                "source_note": f"Imported from KernelBench run folder {run_dir.name} (sample {sample}; "
+                               f"{'eval results: ' + e.schema + ' schema' if e else 'no eval results: unevaluated'}). "
+                               "KernelBench runtimes are milliseconds." + (f" {opts.note}" if opts.note else "")},
+        "reference_source": prob.read_text(encoding="utf-8") if prob else None,
+        "prompt": prompt.read_text(encoding="utf-8") if prompt.is_file() else None,
+        "final_kernel": {"source": path.read_text(encoding="utf-8")},
+        "metrics": {"timing": t} if (t := _timing(e, level, prob.name if prob else None, gpu, opts.baseline, opts.baseline_compile)) else {},
+        "harness_metadata": {k: v for k, v in meta.items() if v not in (None, "", [], {})},
+    }
+
+
+def import_kernelbench(run_dir: Path, problems: Path, out: Path, model: str | None = None,
+                       options: ImportOptions | None = None, step: Callable[[], None] | None = None) -> ImportReport:
+    """One run folder into traces under ``out/kernelbench-<folder>/l<L>-p<P>-s<S>/trace.json``."""
+    opts = options or ImportOptions(model=model)
+    report = ImportReport()
+    kernels = kernel_files(run_dir)
     if not kernels:
         report.messages.append(f"{run_dir}: no level_L_problem_P_sample_S_kernel.py files found")
         return report
-    level_of = {int(m.group(2)): int(m.group(1)) for m, _ in kernels}
-    results = read_eval_results(run_dir, level_of, report)
-    cfg = run_dir / "generation_config.yaml"
-    if model is None and cfg.is_file():
-        hit = re.search(r"^\s*model_name\s*:\s*['\"]?([^'\"\n]+)", cfg.read_text(encoding="utf-8"), re.M)
-        model = hit.group(1).strip() if hit else None
+    results = read_eval_results(run_dir, {int(m.group(2)): int(m.group(1)) for m, _ in kernels}, report)
+    cfg = _settings(run_dir)
     seen: set[tuple[int, int, int]] = set()
     for m, path in kernels:
-        level, pid, sample = int(m.group(1)), int(m.group(2)), int(m.group(3))
-        if (level, pid, sample) in seen:
-            report.messages.append(f"{path}: duplicate kernel for level {level} problem {pid} sample {sample}; kept both")
-        seen.add((level, pid, sample))
-        prob = problem_file(problems, level, pid)
+        ids = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        if ids in seen:
+            report.messages.append(f"{path}: duplicate kernel for level {ids[0]} problem {ids[1]} sample {ids[2]}; kept both")
+        seen.add(ids)
+        prob = problem_file(problems, ids[0], ids[1])
         if prob is None:
-            report.messages.append(f"{path}: no problem file {pid}_*.py under {problems}/level{level}; imported without a reference")
-        e = results.get((level, pid, sample))
-        prompt = path.with_name(path.name.replace("_kernel.py", "_prompt.txt"))
-        stats = e.stats if e else {}
-        trace = {
-            "schema_version": 2,
-            "run": {"benchmark": "kernelbench", "configuration": run_dir.name, "model": model or run_dir.name, "level": level,
-                    "problem_id": pid, "problem_file": prob.name if prob else None, "backend": "cuda", "precision": "fp32",
-                    "recorded_verdict": _verdict(e), "complete": True, "turns_used": 0,
-                    "source_note": f"Imported from KernelBench run folder {run_dir.name} (sample {sample}; "
-                                   f"{'eval results: ' + e.schema + ' schema' if e else 'no eval results: unevaluated'}). "
-                                   "KernelBench runtimes are milliseconds."},
-            "reference_source": prob.read_text(encoding="utf-8") if prob else None,
-            "prompt": prompt.read_text(encoding="utf-8") if prompt.is_file() else None,
-            "final_kernel": {"source": path.read_text(encoding="utf-8")},
-            "metrics": {"timing": {"source": "kernelbench.timing", "unit": "ms", "runtime": e.runtime_ms if e else None,
-                                   "kernel_mean": _num(stats.get("mean")), "kernel_std": _num(stats.get("std"))}} if e and e.runtime_ms is not None else {},
-            "harness_metadata": {k: v for k, v in (e.metadata if e else {}).items() if v not in (None, "", [], {})},
-        }
+            report.messages.append(f"{path}: no problem file {ids[1]}_*.py under {problems}/level{ids[0]}; imported without a reference")
+        trace = _trace(run_dir, path, ids, prob, results.get(ids), cfg, opts)
+        if opts.baseline and prob and "ref_runtime" not in trace["metrics"].get("timing", {}) and trace["metrics"]:
+            report.messages.append(f"{path}: {prob.name} is not in baseline {opts.baseline.label}; no recorded speedup")
         Trace.model_validate(trace)  # never write a trace the collector would reject
-        dest = out / f"kernelbench-{run_dir.name}" / f"l{level}-p{pid}-s{sample}" / "trace.json"
+        dest = out / f"kernelbench-{run_dir.name}" / f"l{ids[0]}-p{ids[1]}-s{ids[2]}" / "trace.json"
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_text(json.dumps(trace, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         report.written.append(dest)
+        if step is not None:
+            step()
     return report

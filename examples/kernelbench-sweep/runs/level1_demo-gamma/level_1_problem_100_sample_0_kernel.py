@@ -1,0 +1,53 @@
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+cuda_source = r"""
+#include <torch/extension.h>
+#include <cuda_runtime.h>
+
+// Block reduction of a per-thread double into one atomicAdd per block.
+__device__ void block_add(double acc, double* out) {
+    __shared__ double warp_sums[32];
+    for (int off = 16; off > 0; off >>= 1) acc += __shfl_down_sync(0xffffffff, acc, off);
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0) warp_sums[warp] = acc;
+    __syncthreads();
+    if (warp == 0) {
+        acc = lane < (blockDim.x >> 5) ? warp_sums[lane] : 0.0;
+        for (int off = 16; off > 0; off >>= 1) acc += __shfl_down_sync(0xffffffff, acc, off);
+        if (lane == 0) atomicAdd(out, acc);
+    }
+}
+
+__global__ void hinge_sum(const float* __restrict__ p, const float* __restrict__ t, double* out, long long n, long long d) {
+    double acc = 0.0;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        float v = 1.0f - p[i] * t[i % d];  // targets broadcast along the last dimension
+        acc += v > 0.0f ? v : 0.0f;
+    }
+    block_add(acc, out);
+}
+
+torch::Tensor hinge(torch::Tensor predictions, torch::Tensor targets) {
+    auto p = predictions.contiguous();
+    auto t = targets.contiguous();
+    auto acc = torch::zeros({1}, p.options().dtype(torch::kFloat64));
+    long long n = p.numel();
+    hinge_sum<<<4 * 142, 2048>>>(p.data_ptr<float>(), t.data_ptr<float>(), acc.data_ptr<double>(), n, (long long)t.numel());
+    TORCH_CHECK(cudaGetLastError() == cudaSuccess, "kernel launch failed");
+    return (acc / (double)n).to(torch::kFloat32).squeeze();
+}
+"""
+
+cpp_source = "torch::Tensor hinge(torch::Tensor predictions, torch::Tensor targets);"
+
+gamma_hinge_ext = load_inline(name="gamma_hinge", cpp_sources=cpp_source, cuda_sources=cuda_source, functions=["hinge"], verbose=False)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super(ModelNew, self).__init__()
+
+    def forward(self, predictions, targets):
+        return gamma_hinge_ext.hinge(predictions, targets)
