@@ -11,6 +11,8 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from ..units import UNIT_LABEL
+
 
 DASH = "—"
 TIME_DIGITS = 3
@@ -40,7 +42,7 @@ def time_ms(value: float | None) -> str:
         return DASH
     shown = _round_sig(value)  # pick the unit from the rounded value: 0.09996 ms is "0.100 ms", not "100 µs"
     if shown != 0 and abs(shown) < MICRO_BELOW_MS:
-        return f"{sig(value * 1e3)} µs" if abs(shown) >= MICRO_BELOW_MS / 1e3 else f"{sig(value * 1e6)} ns"
+        return f"{sig(value * 1e3)} {UNIT_LABEL['us']}" if abs(shown) >= MICRO_BELOW_MS / 1e3 else f"{sig(value * 1e6)} ns"
     if abs(shown) >= SECONDS_FROM_MS:
         return f"{sig(value / 1e3)} s"
     return f"{sig(value)} ms"
