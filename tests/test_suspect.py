@@ -49,7 +49,7 @@ def test_a_reviewer_clears_exactly_this_kernel(kb: Path) -> None:
     (kb / "reviews.toml").write_text(clearance(MATMUL, run.kernel_hash or ""))
     col = collect(kb)
     run = next(r for r in col.runs if r.run_id == MATMUL)
-    assert not col.errors and not run.suspect and run.clearance is not None and run.clearance.reviewer == "ada"
+    assert not col.errors and col.reviews is not None and not col.reviews.errors and not run.suspect and run.clearance is not None and run.clearance.reviewer == "ada"
 
 
 def test_a_changed_kernel_is_not_silently_cleared(kb: Path) -> None:
@@ -71,7 +71,8 @@ def test_a_changed_kernel_is_not_silently_cleared(kb: Path) -> None:
 def test_a_bad_reviews_file_is_a_message_naming_file_and_field(kb: Path, text: str, field: str, words: str) -> None:
     (kb / "reviews.toml").write_text(text)
     col = collect(kb)  # never raises
-    (err,) = [e for e in col.errors if e.path.endswith("reviews.toml")]
+    assert not col.errors and col.reviews is not None  # the traces themselves are fine
+    (err,) = col.reviews.errors
     assert err.field == field and words in err.message
     assert next(r for r in col.runs if r.run_id == MATMUL).suspect  # nothing unreadable clears anything
 
@@ -79,4 +80,14 @@ def test_a_bad_reviews_file_is_a_message_naming_file_and_field(kb: Path, text: s
 def test_reviews_file_must_be_a_regular_file(kb: Path) -> None:
     (kb / "reviews.toml").mkdir()
     col = collect(kb)
-    assert any(e.path.endswith("reviews.toml") and "regular file" in e.message for e in col.errors)
+    assert col.reviews is not None and any(e.path.endswith("reviews.toml") and "regular file" in e.message for e in col.reviews.errors)
+
+
+def test_a_bad_reviews_file_is_reported_by_build_not_counted_as_a_trace(kb: Path, tmp_path: Path) -> None:
+    from reporter.pipeline import build
+    from reporter.records import ValidationSettings
+    (kb / "reviews.toml").write_text("[[cleared]\n")
+    summary = build(kb, tmp_path / "site", ValidationSettings(), validate=False)
+    assert summary.unreadable == 0
+    (problem,) = [p for p in summary.problems if p.path.endswith("reviews.toml")]
+    assert problem.kind == "config" and problem.field == "(toml)"

@@ -65,7 +65,7 @@ class RunRecord:
 class Collection:
     runs: list[RunRecord]
     errors: list[CollectError]
-    reviews: Reviews | None = None
+    reviews: Reviews | None = None  # DATA/reviews.toml; its errors are kept apart from the traces'
 
 
 def find_traces(data: Path) -> list[Path]:
@@ -169,7 +169,7 @@ def collect(data: Path) -> Collection:
         r.slug = slugs[r.run_id]
     reviews = load_reviews(data)
     _apply_reviews(runs, reviews)
-    return Collection(runs, errors + reviews.errors, reviews)
+    return Collection(runs, errors, reviews)
 
 
 def _apply_reviews(runs: list[RunRecord], reviews: Reviews) -> None:
