@@ -40,6 +40,8 @@ def time_ms(value: float | None) -> str:
     """A time given in ms, to 3 significant figures with its unit: "21.3 µs", "1.25 ms", "2.40 s"."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return DASH
+    if not math.isfinite(value):
+        return f"{num(value)} ms"
     shown = _round_sig(value)  # pick the unit from the rounded value: 0.09996 ms is "0.100 ms", not "100 µs"
     if shown != 0 and abs(shown) < MICRO_BELOW_MS:
         return f"{sig(value * 1e3)} {UNIT_LABEL['us']}" if abs(shown) >= MICRO_BELOW_MS / 1e3 else f"{sig(value * 1e6)} ns"
@@ -71,8 +73,10 @@ def num(value: Any, digits: int = 2) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):
-        if value != value:
+        if math.isnan(value):
             return "NaN"
+        if math.isinf(value):
+            return "∞" if value > 0 else "−∞"
         if value == 0:
             return "0"
         if abs(value) < 10 ** -digits or abs(value) >= 1e7:
@@ -83,7 +87,9 @@ def num(value: Any, digits: int = 2) -> str:
 
 def speedup(value: float | None) -> str:
     """A speedup; unknown is a dash (an unknown speedup is never "slower")."""
-    return DASH if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.2f}x"
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return DASH
+    return f"{value:.2f}x" if math.isfinite(value) else num(value)
 
 
 def share(n: int, d: int) -> str:
