@@ -12,8 +12,10 @@ a notebook never disagree. Rules, once:
 - The geometric mean covers correct runs with a known speedup; its `geomean_n` says how many.
 - `speedup` is our re-validation's where one exists, else the recorded one (`speedup_source`).
   `revalidated_only=True` keeps only re-validated runs and their own verdicts and speedups.
-- `exclude="column"` names a boolean column (e.g. a suspicion verdict): those runs stay attempted (in
-  the denominator) but never count as correct or fast.
+- A run counts towards fast_p and the geomean when it is correct, not excluded and has a real speedup
+  (finite, above 0). `exclude` names a boolean column, by default `suspect` (an error-level static cheat
+  finding no reviewer cleared): those runs stay attempted (in the denominator) but never count.
+  `exclude=None` counts them.
 """
 
 from __future__ import annotations
@@ -28,8 +30,11 @@ LEADERBOARD_KEYS: tuple[str, ...] = ("benchmark", "level", "configuration")
 PROBLEM_KEYS: tuple[str, ...] = ("benchmark", "level", "problem_id", "problem")
 UNKNOWN = "unknown"
 
+DEFAULT_EXCLUDE = "suspect"
+
 # Grid states, in the order of the legend.
 STATES: dict[str, str] = {
+    "suspect": "suspect (static cheat finding)",
     "faster": "correct and faster",
     "slower": "correct but slower",
     "correct": "correct, speedup unknown",
@@ -55,42 +60,47 @@ def comparable(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def scoped(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | None = None) -> pd.DataFrame:
-    """`comparable` runs, optionally re-validated ones only, with excluded runs no longer correct."""
+def scoped(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | None = DEFAULT_EXCLUDE) -> pd.DataFrame:
+    """`comparable` runs (optionally re-validated ones only) with `excluded` and `counts` columns added."""
     out = comparable(frame)
     if revalidated_only:
         out = out.loc[out["revalidated_correct"].notna()].copy()
         out["correct"] = out["revalidated_correct"].astype(bool)
         out["speedup"] = out["speedup"].where(out["speedup_source"] == "re-validated")
-    if exclude is not None:
-        out["correct"] = out["correct"].astype(bool) & ~out[exclude].fillna(False).astype(bool)
+    out["correct"] = out["correct"].fillna(False).astype(bool)
+    out["excluded"] = out[exclude].fillna(False).astype(bool) if exclude is not None else False
+    speed = out["speedup"].astype("float64")
+    real = speed.notna() & np.isfinite(speed) & (speed > 0)  # NaN, infinite or negative speedups never count
+    out["counts"] = out["correct"] & ~out["excluded"] & real
     return out
 
 
 def best_per_problem(frame: pd.DataFrame, by: Sequence[str] = LEADERBOARD_KEYS) -> pd.DataFrame:
-    """One row per group × model × problem: the best run (correct, then fastest, then first by id)."""
+    """One row per group × model × problem: the best run (counting, then correct, then fastest, then first by id)."""
     keys = list(dict.fromkeys([*by, "model", *PROBLEM_KEYS]))
-    ranked = frame.assign(_rank_speed=frame["speedup"].fillna(0.0))
-    ranked = ranked.sort_values(["correct", "_rank_speed", "run_id"], ascending=[False, False, True], kind="stable")
+    ranked = frame.assign(_rank_speed=frame["speedup"].where(frame["counts"]).fillna(0.0))
+    ranked = ranked.sort_values(["counts", "correct", "_rank_speed", "run_id"], ascending=[False, False, False, True],
+                                kind="stable")
     return ranked.drop_duplicates(subset=keys, keep="first").drop(columns="_rank_speed")
 
 
 def leaderboard(frame: pd.DataFrame, by: Sequence[str] = LEADERBOARD_KEYS, fast_ps: Sequence[float] = FAST_P,
-                revalidated_only: bool = False, exclude: str | None = None) -> pd.DataFrame:
+                revalidated_only: bool = False, exclude: str | None = DEFAULT_EXCLUDE) -> pd.DataFrame:
     """A row per group × model: denominators, counts, fast_p (share and numerator) and the geometric mean."""
     runs = scoped(frame, revalidated_only, exclude)
     keys = [*by, "model"]
     best = best_per_problem(runs, by)
-    correct = best["correct"].astype(bool)
-    log_sp = np.log(best["speedup"].where(correct & (best["speedup"] > 0)))
+    counts = best["counts"]
     best = best.assign(
-        _log=log_sp, _recorded=best["speedup_source"].eq("recorded").fillna(False),
-        **{f"_{fast_column(p)}": correct & best["speedup"].gt(p) for p in fast_ps})
+        _log=np.log(best["speedup"].where(counts).astype("float64")),
+        _recorded=best["speedup_source"].eq("recorded").fillna(False),
+        **{f"_{fast_column(p)}": counts & best["speedup"].gt(p).fillna(False) for p in fast_ps})
     spec = {
         "attempted": ("run_id", "size"), "submitted": ("submitted", "sum"), "compiled": ("compiled", "sum"),
         "correct": ("correct", "sum"), "correct_recorded": ("recorded_correct", "sum"),
         "correct_revalidated": ("revalidated_correct", "sum"), "revalidated": ("revalidated_correct", "count"),
         "recorded_only": ("_recorded", "sum"), "baseline_other_gpu": ("baseline_other_gpu", "sum"),
+        "excluded": ("excluded", "sum"),
         "geomean_log": ("_log", "mean"), "geomean_n": ("_log", "count"),
         **{f"{fast_column(p)}_n": (f"_{fast_column(p)}", "sum") for p in fast_ps},
     }
@@ -112,10 +122,12 @@ def states(frame: pd.DataFrame) -> pd.Series:
     """Each run's grid state (a key of STATES). An unknown speedup is "correct", never "slower"."""
     correct = frame["correct"].fillna(False).astype(bool)
     submitted = frame["submitted"].fillna(False).astype(bool)
+    excluded = frame["excluded"] if "excluded" in frame else pd.Series(False, index=frame.index)
     verdict = frame["verdict"].fillna(UNKNOWN).astype(str)
     speed = frame["speedup"]
     choices = [
         (~submitted, "no_submission"),
+        (excluded.astype(bool), "suspect"),
         (correct & speed.gt(1.0), "faster"),
         (correct & speed.le(1.0), "slower"),
         (correct, "correct"),
@@ -128,7 +140,7 @@ def states(frame: pd.DataFrame) -> pd.Series:
     return pd.Series(picked, index=frame.index, name="state", dtype="string")
 
 
-def grid(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | None = None) -> pd.DataFrame:
+def grid(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | None = DEFAULT_EXCLUDE) -> pd.DataFrame:
     """Every comparable run with its grid state, ordered by problem, then model, then run id."""
     runs = scoped(frame, revalidated_only, exclude)
     runs = runs.assign(state=states(runs))
@@ -136,16 +148,16 @@ def grid(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | Non
 
 
 def grid_table(frame: pd.DataFrame, value: str = "speedup", revalidated_only: bool = False,
-               exclude: str | None = None) -> pd.DataFrame:
+               exclude: str | None = DEFAULT_EXCLUDE) -> pd.DataFrame:
     """Problem × model, one cell per model's best run of the problem (`value`: speedup, state, ...)."""
     best = best_per_problem(grid(frame, revalidated_only, exclude), ())
     return best.pivot(index=list(PROBLEM_KEYS), columns="model", values=value)
 
 
-def problems(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | None = None) -> pd.DataFrame:
+def problems(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | None = DEFAULT_EXCLUDE) -> pd.DataFrame:
     """Per-problem comparison: runs, models, correct runs, re-validated runs, best correct speedup."""
     runs = scoped(frame, revalidated_only, exclude)
-    runs = runs.assign(_correct_speed=runs["speedup"].where(runs["correct"].astype(bool)))
+    runs = runs.assign(_correct_speed=runs["speedup"].where(runs["counts"]))
     out = runs.groupby(list(PROBLEM_KEYS), dropna=False).agg(
         runs=("run_id", "size"), models=("model", "nunique"), correct=("correct", "sum"),
         revalidated=("revalidated_correct", "count"), best_speedup=("_correct_speed", "max"))

@@ -56,7 +56,7 @@ COLUMNS: dict[str, str] = {
     # what the aggregates use
     "kernel_ms": _FLOAT, "ref_ms": _FLOAT, "speedup": _FLOAT, "speedup_source": _STR,
     # flags and suspicion
-    "flags": _INT, "flag_fields": _STR, "static_errors": _INT, "flagged": _BOOL,
+    "flags": _INT, "flag_fields": _STR, "static_errors": _INT, "flagged": _BOOL, "suspect": _BOOL, "cleared": _BOOL,
     # the agent's effort
     "turns": _INT, "max_turns": _INT, "tool_calls": _INT, "tokens_total": _INT, "wall_clock_s": _FLOAT, "truncated": _BOOL,
     # launches and memory
@@ -146,6 +146,8 @@ def run_row(r: "RunRecord", found: "tuple[ValidationResult, Path] | None") -> di
         "recorded_gpu": run.recorded_gpu, "revalidated_gpu": res.environment.gpu if res else None,
         "revalidated_at": res.measured_at if res else None,
         "flags": len(r.flags), "flag_fields": "; ".join(f.field for f in r.flags) or None, "static_errors": statics,
+        # suspect: an error-level static cheat finding that no reviewer cleared (left out of fast_p)
+        "suspect": r.suspect, "cleared": r.clearance is not None,
         "turns": run.turns_used if run.turns_used is not None else len(r.trace.turns), "max_turns": run.max_turns,
         "tool_calls": run.tool_calls if run.tool_calls is not None else sum(len(t.calls) for t in r.trace.turns),
         "tokens_total": run.tokens_total, "wall_clock_s": run.wall_clock_s, "truncated": run.truncated,

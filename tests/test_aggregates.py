@@ -81,8 +81,16 @@ def test_revalidated_only_and_excluded_runs() -> None:
     b = row(board, "B")
     assert (b["attempted"], b["correct"], b["fast_1.0_n"]) == (1, 1, 1)  # only B p2 was re-validated: correct 1.1x
     suspect = SET.assign(suspect=SET["run_id"].str.startswith("A-1-1-2.0"))
-    a = row(ag.leaderboard(suspect, exclude="suspect"), "A")
-    assert (a["attempted"], a["fast_0.0_n"], a["fast_1.0_n"]) == (5, 1, 0)  # still attempted, no longer correct
+    a = row(ag.leaderboard(suspect), "A")  # suspect runs are excluded by default
+    assert (a["attempted"], a["excluded"], a["fast_0.0_n"], a["fast_1.0_n"], a["geomean_n"]) == (5, 1, 1, 0, 1)
+    assert row(ag.leaderboard(suspect, exclude=None), "A")["fast_1.0_n"] == 1  # a reviewer's view: counted again
+    assert dict(zip(ag.grid(suspect)["run_id"], ag.grid(suspect)["state"]))["A-1-1-2.0-None"] == "suspect"
+
+
+def test_speedups_that_are_not_real_numbers_never_count() -> None:
+    odd = from_records([run("C", 1, True, float("inf")), run("C", 2, True, -1.0), run("C", 3, True, float("nan"))])
+    c = row(ag.leaderboard(odd), "C")
+    assert (c["attempted"], c["correct"], c["fast_0.0_n"], c["geomean_n"]) == (3, 3, 0, 0)
 
 
 def test_grid_states_never_call_an_unknown_speedup_slower() -> None:
