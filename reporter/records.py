@@ -257,6 +257,8 @@ def sha256_text(text: str) -> str:
 
 # Bumped whenever the harness measures differently: old cache entries then no longer match.
 VALIDATION_FORMAT = 3
+# The folder under DATA that holds cached validation results (never read as traces).
+CACHE_DIR = "validation"
 
 Verdict = Literal["correct", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "not_validated"]
 

@@ -12,9 +12,11 @@ import hashlib
 import json
 from pathlib import Path
 
-from ..records import VALIDATION_FORMAT, Environment, ValidationResult, ValidationSettings, sha256_text
+from ..collect.safeio import checked_path, read_bounded
+from ..errors import CollectError
+from ..records import CACHE_DIR, VALIDATION_FORMAT, Environment, ValidationResult, ValidationSettings, sha256_text
 
-CACHE_DIR = "validation"
+__all__ = ["CACHE_DIR", "content_key", "entry_dir", "env_key", "lookup", "store"]
 
 
 def content_key(kernel_src: str, reference_src: str) -> str:
@@ -56,9 +58,14 @@ def store(data: Path, key: str, result: ValidationResult, extra_files: dict[str,
     return path
 
 
-def lookup(data: Path, key: str, env: Environment | None = None,
-           settings: ValidationSettings | None = None) -> tuple[ValidationResult, Path] | None:
-    """The result for this environment and settings, or (either None) the newest result for the content."""
+def lookup(data: Path, key: str, env: Environment | None = None, settings: ValidationSettings | None = None,
+           problems: list[CollectError] | None = None) -> tuple[ValidationResult, Path] | None:
+    """The result for this environment and settings, or (either None) the newest result for the content.
+
+    The cache is part of DATA and as untrusted as a trace: a result file must be a regular file inside
+    DATA within MAX_CACHE_FILE_BYTES, and every file its `ncu_files` names must be a plain name of a
+    regular file beside it; anything else is left out and reported in `problems`.
+    """
     folder = entry_dir(data, key)
     if not folder.is_dir():
         return None
@@ -68,11 +75,39 @@ def lookup(data: Path, key: str, env: Environment | None = None,
         candidates = sorted(folder.glob("*.json"))
     found = []
     for path in candidates:
-        if path.is_file():
-            try:
-                found.append((ValidationResult.model_validate_json(path.read_text(encoding="utf-8")), path))
-            except ValueError:
-                continue  # a result written by another format version is simply not a hit
+        if not path.exists() and not path.is_symlink():
+            continue
+        try:
+            raw = read_bounded(path, data, "(file)", "MAX_CACHE_FILE_BYTES")
+        except CollectError as exc:
+            _report(problems, exc)
+            continue
+        try:
+            result = ValidationResult.model_validate_json(raw)
+        except ValueError:
+            continue  # a result written by another format version is simply not a hit
+        found.append((_checked_ncu_files(result, path, problems), path))
     if not found:
         return None
     return max(found, key=lambda rp: (rp[0].measured_at or "", rp[1].name))
+
+
+def _report(problems: list[CollectError] | None, exc: CollectError) -> None:
+    if problems is not None:
+        problems.append(exc)
+
+
+def _checked_ncu_files(result: ValidationResult, path: Path, problems: list[CollectError] | None) -> ValidationResult:
+    """`result` keeping only the ncu files that are plain names of regular files beside `path`."""
+    kept: dict[str, str] = {}
+    for role, name in sorted(result.ncu_files.items()):
+        field = f"ncu_files.{role}"
+        try:
+            if name in ("", ".", "..") or "/" in name or "\\" in name or "\0" in name:
+                raise CollectError(path, field, f"{name[:80]!r} is not a file name beside the result (no folders, no `..`)")
+            checked_path(path.parent / name, path.parent, field, "MAX_ATTACHMENT_BYTES")
+        except CollectError as exc:
+            _report(problems, CollectError(path, field, exc.message))
+            continue
+        kept[role] = name
+    return result if kept == result.ncu_files else result.model_copy(update={"ncu_files": kept})
