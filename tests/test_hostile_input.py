@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from conftest import minimal_trace, write_trace
 from reporter.cli import main
 from reporter.collect import collect, limits
-from reporter.errors import CollectError
+from reporter.errors import CollectError, Problem
 
 
 @pytest.fixture(autouse=True)
@@ -217,9 +217,9 @@ def test_cached_results_cannot_name_files_outside_their_folder(sample_data: Path
         doc["ncu_files"] = {"kernel": "/etc/passwd", "reference": "../../seed-000-l2-p10/trace.json"}
         res.write_text(json.dumps(doc), encoding="utf-8")
     runs = [r for r in collect(sample_data).runs if r.trace.final_kernel is not None]
-    found = [cached_lookup(sample_data, r) for r in runs]
+    errors: list[Problem] = []
+    found = [cached_lookup(sample_data, r, errors) for r in runs]
     assert any(found) and all(f is None or f[0].ncu_files == {} for f in found)
-    errors = [e for r in runs for e in r.attachment_errors]
     assert {e.field for e in errors} == {"ncu_files.kernel", "ncu_files.reference"}
     assert all(e.path.endswith(".json") and "not a file name beside the result" in e.message for e in errors)
     build(sample_data, tmp_path / "site")
@@ -234,5 +234,6 @@ def test_a_cached_result_linked_from_outside_data_is_refused(sample_data: Path, 
         res.replace(moved)
         res.symlink_to(moved)
     runs = [r for r in collect(sample_data).runs if r.trace.final_kernel is not None]
-    assert all(cached_lookup(sample_data, r) is None for r in runs)
-    assert any("leads outside" in e.message for r in runs for e in r.attachment_errors)
+    errors: list[Problem] = []
+    assert all(cached_lookup(sample_data, r, errors) is None for r in runs)
+    assert errors and all("leads outside" in e.message and e.kind == "cache" for e in errors)

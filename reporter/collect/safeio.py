@@ -18,17 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from . import limits
-from ..errors import CollectError
+from ..errors import CollectError, replace_surrogates
 
-_SURROGATES = re.compile("[\ud800-\udfff]")
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
-def replace_surrogates(text: str) -> str:
-    """`text` with every lone surrogate (invalid in UTF-8) shown as U+FFFD instead of crashing a write."""
-    return _SURROGATES.sub("\ufffd", text) if _SURROGATES.search(text) else text
 
 
 def _not_regular(mode: int) -> str | None:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import cache
 from .cheats import scan
-from ..errors import CollectError
+from ..errors import Problem
 from ..records import Environment, StaticFinding, ValidationResult, ValidationSettings, sha256_text
 
 if TYPE_CHECKING:
@@ -69,20 +69,10 @@ def _key(run: "RunRecord") -> str | None:
     return cache.content_key(fk.source, ref)
 
 
-def cached_lookup(data: Path, run: "RunRecord") -> tuple[ValidationResult, Path] | None:
-    """The newest result for this kernel and reference, whatever machine and settings measured it.
-
-    A cached file that had to be refused (outside DATA, not a regular file, a bad `ncu_files` name) is
-    reported with the run's attachment errors.
-    """
+def cached_lookup(data: Path, run: "RunRecord", problems: list[Problem] | None = None) -> tuple[ValidationResult, Path] | None:
+    """The newest result for this kernel and reference, whatever machine and settings measured it."""
     key = _key(run)
-    if key is None:
-        return None
-    problems: list[CollectError] = []
-    found = cache.lookup(data, key, problems=problems)
-    seen = {str(e) for e in run.attachment_errors}
-    run.attachment_errors.extend(p for p in problems if str(p) not in seen)
-    return found
+    return cache.lookup(data, key, problems=problems) if key else None
 
 
 def _child_env(ext_dir: Path) -> dict[str, str]:
