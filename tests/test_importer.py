@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
+
+import pytest
 
 from conftest import ROOT
 from reporter.collect import collect
@@ -74,3 +77,18 @@ def test_build_imported(tmp_path: Path) -> None:
     build_site(col, data, tmp_path / "site", lambda r: cached_lookup(data, r))
     html = (tmp_path / "site" / "runs" / "kernelbench-run-new-l1-p1-s0.html").read_text()
     assert "no_cuda_kernel" in html and "torch_computation" in html  # the static checks caught cuBLAS
+
+
+@pytest.mark.parametrize(("yaml_text", "model"), [
+    ('model_name: "gpt-4o"  # the served name\n', "gpt-4o"),
+    ("server:\n  model_name: proxy\nmodel_name: >-\n  claude\n  sonnet\n", "claude sonnet"),
+    ("server:\n  model_name: proxy\n", "run_new"),  # only a nested key: not the run's model
+    ("model_name: [unclosed\n", "run_new"),
+])
+def test_generation_config_is_read_as_yaml(tmp_path: Path, yaml_text: str, model: str) -> None:
+    run = tmp_path / "run_new"
+    shutil.copytree(KB / "run_new", run)
+    (run / "generation_config.yaml").write_text(yaml_text, encoding="utf-8")
+    rep = import_kernelbench(run, KB / "problems", tmp_path / "out")
+    assert load(tmp_path / "out", "kernelbench-run_new/l1-p1-s0")["run"]["model"] == model
+    assert any("unreadable YAML" in m for m in rep.messages) == ("unclosed" in yaml_text)
