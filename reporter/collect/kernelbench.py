@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+import yaml
+
 from ..errors import ReporterError
 from ..records import Trace
 
@@ -185,17 +187,22 @@ def _timing(e: EvalEntry | None, level: int, prob: str | None, gpu: str | None,
     return {k: v for k, v in t.items() if v is not None}
 
 
-def _settings(run_dir: Path) -> dict[str, Any]:
-    """generation_config.yaml, read with a YAML parser (it holds model_name, backend, precision, ...)."""
-    import yaml
+def _settings(run_dir: Path, report: ImportReport) -> dict[str, Any]:
+    """generation_config.yaml (model_name, backend, precision, ...); unreadable YAML is a message, not a stop."""
     cfg = run_dir / "generation_config.yaml"
     if not cfg.is_file():
         return {}
     try:
         doc = yaml.safe_load(cfg.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ReporterError(f"{cfg}: not readable YAML ({exc})") from exc
+        report.messages.append(f"{cfg}: unreadable YAML ({exc}); the model is named after the run folder")
+        return {}
     return doc if isinstance(doc, dict) else {}
+
+
+def _model_name(cfg: dict[str, Any]) -> str | None:
+    name = cfg.get("model_name")
+    return str(name).strip() or None if isinstance(name, (str, int, float)) and not isinstance(name, bool) else None
 
 
 @dataclass(frozen=True)
@@ -233,7 +240,7 @@ def _trace(run_dir: Path, path: Path, ids: tuple[int, int, int], prob: Path | No
     meta = e.metadata if e else {}
     gpu = opts.gpu or (meta.get("hardware") if isinstance(meta.get("hardware"), str) else None)
     prompt = path.with_name(path.name.replace("_kernel.py", "_prompt.txt"))
-    model = opts.model or cfg.get("model_name") or run_dir.name
+    model = opts.model or _model_name(cfg) or run_dir.name
     return {
         "schema_version": 2,
         "run": {"benchmark": "kernelbench", "configuration": opts.configuration, "model": str(model), "level": level,
@@ -261,7 +268,7 @@ def import_kernelbench(run_dir: Path, problems: Path, out: Path, model: str | No
         report.messages.append(f"{run_dir}: no level_L_problem_P_sample_S_kernel.py files found")
         return report
     results = read_eval_results(run_dir, {int(m.group(2)): int(m.group(1)) for m, _ in kernels}, report)
-    cfg = _settings(run_dir)
+    cfg = _settings(run_dir, report)
     seen: set[tuple[int, int, int]] = set()
     for m, path in kernels:
         ids = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
