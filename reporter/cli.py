@@ -61,10 +61,13 @@ def _settings(trials: int | None, jitter: int | None, perf: int | None, compile_
 def build(data: Path, site: Path, strict: bool, no_validate: bool, ncu: bool) -> None:
     """Build the static site in SITE from the runs in DATA."""
     from .collect import collect
+    from .collect.validation import load_validations
     from .render import build_site
-    from .validate import cached_lookup, gpu_available, validate_runs
+    from .render.writer import check_target
+    from .validate import gpu_available, validate_runs
 
     started = time.monotonic()
+    check_target(site, data)  # before any slow work: a folder we may not replace is refused at once
     collection = collect(data)
     for err in collection.errors:
         click.secho(f"could not read {err}", fg="red", err=True)
@@ -73,16 +76,24 @@ def build(data: Path, site: Path, strict: bool, no_validate: bool, ncu: bool) ->
         validate_runs(data, collection.runs, settings, ncu=ncu, progress=True)
     elif not no_validate:
         click.echo("no CUDA device here: showing cached re-validation results (see `reporter validate`)", err=True)
-    pages = build_site(collection, data, site, lambda r: cached_lookup(data, r), progress=True)
-    problems = sum(len(r.flags) for r in collection.runs)
-    att_errors = sum(len(r.attachment_errors) for r in collection.runs)
+    validations, verrors = load_validations(data, collection.runs)
     for r in collection.runs:
         for e in r.attachment_errors:
             click.secho(f"could not read attachment {e}", fg="yellow", err=True)
-    click.echo(f"read {len(collection.runs)} runs ({len(collection.errors)} unreadable), wrote {pages} pages to {site}, "
-               f"flagged {problems} recorded values, in {time.monotonic() - started:.1f} s")
-    if strict and (collection.errors or att_errors):
-        raise SystemExit(1)
+    for e in verrors:
+        click.secho(f"could not read cached validation {e}", fg="yellow", err=True)
+    with click.progressbar(length=0, label="rendering pages", file=sys.stderr, show_pos=True) as bar:
+        def tick(done: int, total: int) -> None:
+            bar.length = total
+            bar.update(1)
+        report = build_site(collection, validations, data, site, strict=strict, upstream_problems=len(verrors), progress=tick)
+    for p in report.problems:
+        click.secho(p, fg="red", err=True)
+    flagged = sum(len(r.flags) for r in collection.runs)
+    if not report.committed:
+        raise click.ClickException(f"--strict: {site} was left as it was because of the problems above")
+    click.echo(f"read {len(collection.runs)} runs ({len(collection.errors)} unreadable), wrote {report.pages} pages to {site}, "
+               f"flagged {flagged} recorded values, in {time.monotonic() - started:.1f} s")
 
 
 @main.command()

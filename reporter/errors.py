@@ -25,3 +25,9 @@ class PublishError(ReporterError):
     """The site could not be published."""
 
     exit_code = 2
+
+
+class SiteError(ReporterError):
+    """The output folder cannot be (re)built: it is not ours, or it overlaps the data."""
+
+    exit_code = 3

@@ -8,6 +8,7 @@ from pathlib import Path
 from conftest import ROOT
 from reporter.collect import collect
 from reporter.collect.kernelbench import import_kernelbench
+from reporter.collect.validation import load_validations
 from reporter.render import build_site
 from reporter.validate import cached_lookup
 
@@ -71,6 +72,6 @@ def test_site_from_imported_folder_shows_gpu_results() -> None:
 def test_build_imported(tmp_path: Path) -> None:
     data = ROOT / "examples" / "kernelbench"
     col = collect(data)
-    build_site(col, data, tmp_path / "site", lambda r: cached_lookup(data, r))
+    build_site(col, load_validations(data, col.runs)[0], data, tmp_path / "site")
     html = (tmp_path / "site" / "runs" / "kernelbench-run-new-l1-p1-s0.html").read_text()
     assert "no_cuda_kernel" in html and "torch_computation" in html  # the static checks caught cuBLAS
