@@ -101,3 +101,18 @@ def test_only_the_index_and_build_info_carry_the_build_time(tmp_path: Path) -> N
     fa, fb = files(a), files(b)
     assert fa.keys() == fb.keys()
     assert sorted(k for k in fa if fa[k] != fb[k]) == ["build-info.json", "index.html"]
+
+
+def test_colliding_names_get_their_own_pages(tmp_path: Path) -> None:
+    from conftest import minimal_trace, write_trace
+    data = tmp_path / "data"
+    for run_id, model in (("A", "GPT 4"), ("a", "gpt-4"), ("a-1", "GPT_4")):
+        write_trace(data, run_id, minimal_trace(model=model, problem_file="x/1_Same.py"))
+    res = CliRunner().invoke(main, ["build", str(data), str(tmp_path / "site"), "--no-validate"])
+    assert res.exit_code == 0, res.output
+    site = tmp_path / "site"
+    models = sorted(p.name for p in (site / "models").iterdir())
+    runs = sorted(p.name for p in (site / "runs").glob("*.html"))
+    assert len(models) == 3 and len(runs) == 3, (models, runs)
+    pages = {p.read_text() for p in (site / "models").iterdir()}
+    assert all(any(f"<h1>{m} · " in page for page in pages) for m in ("GPT 4", "gpt-4", "GPT_4"))
