@@ -79,6 +79,8 @@ def test_schema_documents_every_top_level_field() -> None:
         assert f"`{name}`" in doc, f"docs/trace-format.md does not explain {name}"
     for name in schema["$defs"]["RunInfo"]["properties"]:
         assert f"`{name}`" in doc, f"docs/trace-format.md does not explain run.{name}"
+    for name in schema["$defs"]["Turn"]["properties"]:
+        assert f"`{name}`" in doc, f"docs/trace-format.md does not explain turns[].{name}"
     json.dumps(schema)
 
 

@@ -14,7 +14,7 @@ import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from ..checks import bottleneck_label
 from ..errors import CollectError
@@ -218,6 +218,8 @@ class KernelFigures:
     figures: dict[str, Figure]
     stalls_pct: list[tuple[str, float]] = field(default_factory=list)  # top 5, shares of all stall cycles
     stalls_raw_cycles: dict[str, float] = field(default_factory=dict)
+    flop_count: float | None = None  # FP32 FLOPs of the launch(es): rate × duration
+    dram_bytes: float | None = None  # DRAM bytes of the launch(es)
 
 
 def _first(k: NcuKernel, *names: str) -> float | None:
@@ -226,6 +228,24 @@ def _first(k: NcuKernel, *names: str) -> float | None:
         if v is not None:
             return v
     return None
+
+
+def _rates(k: NcuKernel, dur_s: float | None) -> tuple[float | None, float | None]:
+    """Achieved FP32 FLOP/s and DRAM bytes/s of one launch."""
+    # From per-cycle rates: the raw page has these even when .sum totals are absent.
+    rates = [k.num(f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum.per_cycle_elapsed") for op in ("fadd", "fmul", "ffma")]
+    smsp_hz = k.base("smsp__cycles_elapsed.avg.per_second")
+    flops_s = None
+    if None not in rates and smsp_hz is not None:
+        flops_s = (rates[0] + rates[1] + 2 * rates[2]) * smsp_hz  # type: ignore[operator]
+    else:
+        counts = [k.num(f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum") for op in ("fadd", "fmul", "ffma")]
+        if None not in counts and dur_s:
+            flops_s = (counts[0] + counts[1] + 2 * counts[2]) / dur_s  # type: ignore[operator]
+    bw = k.base("dram__bytes.sum.per_second")
+    if bw is None and (b := k.base("dram__bytes.sum")) is not None and dur_s:
+        bw = b / dur_s
+    return flops_s, bw
 
 
 def derive(k: NcuKernel) -> KernelFigures:
@@ -249,19 +269,7 @@ def derive(k: NcuKernel) -> KernelFigures:
         top = max(sorted(pipes), key=lambda p: pipes[p])
         f["dominant_pipe"] = Figure(PIPE_NAMES.get(top, top), "", "argmax over sm__inst_executed_pipe_*.avg.pct_of_peak_sustained_active")
         f["dominant_pipe_pct"] = Figure(pipes[top], "%", f"sm__inst_executed_pipe_{top}.avg.pct_of_peak_sustained_active")
-    # Achieved FP32 FLOP/s from per-cycle rates (the raw page has these even when .sum totals are absent).
-    rates = [k.num(f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum.per_cycle_elapsed") for op in ("fadd", "fmul", "ffma")]
-    smsp_hz = k.base("smsp__cycles_elapsed.avg.per_second")
-    flops_s = None
-    if None not in rates and smsp_hz is not None:
-        flops_s = (rates[0] + rates[1] + 2 * rates[2]) * smsp_hz  # type: ignore[operator]
-    else:
-        counts = [k.num(f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum") for op in ("fadd", "fmul", "ffma")]
-        if None not in counts and dur_s:
-            flops_s = (counts[0] + counts[1] + 2 * counts[2]) / dur_s  # type: ignore[operator]
-    bw = k.base("dram__bytes.sum.per_second")
-    if bw is None and (b := k.base("dram__bytes.sum")) is not None and dur_s:
-        bw = b / dur_s
+    flops_s, bw = _rates(k, dur_s)
     f["fp32_tflops"] = Figure(flops_s / 1e12 if flops_s is not None else None, "TFLOP/s", "(fadd + fmul + 2·ffma) per cycle × SM clock")
     f["dram_bandwidth"] = Figure(bw / 1e9 if bw is not None else None, "GB/s", "dram__bytes.sum.per_second")
     f["arithmetic_intensity"] = Figure(flops_s / bw if flops_s is not None and bw else None, "FLOP/B",
@@ -299,7 +307,9 @@ def derive(k: NcuKernel) -> KernelFigures:
                   if n.startswith(STALL_PREFIX) and n.endswith(STALL_SUFFIX) and (v := k.num(n)) is not None}
     total = sum(raw_stalls.values())
     shares = sorted(((r, 100 * v / total) for r, v in raw_stalls.items()), key=lambda x: (-x[1], x[0])) if total > 0 else []
-    return KernelFigures(k.name, dur_s * 1e9 if dur_s is not None else None, f, shares[:5], raw_stalls)
+    flop_count = flops_s * dur_s if flops_s is not None and dur_s is not None else None
+    dram_bytes = bw * dur_s if bw is not None and dur_s is not None else None
+    return KernelFigures(k.name, dur_s * 1e9 if dur_s is not None else None, f, shares[:5], raw_stalls, flop_count, dram_bytes)
 
 
 def summarize(kernels: list[KernelFigures]) -> KernelFigures | None:
@@ -318,6 +328,8 @@ def summarize(kernels: list[KernelFigures]) -> KernelFigures | None:
         if key == "duration":
             total = sum(v for v, _ in vals if isinstance(v, float))
             figs[key] = Figure(total, first.unit, "Σ gpu__time_duration.sum over kernels")
+        elif key == "arithmetic_intensity":
+            figs[key] = _summed_intensity(kernels, first)
         elif key not in PER_LAUNCH and all(isinstance(v, float) for v, _ in vals) and vals:
             figs[key] = Figure(sum(v * w for v, w in vals) / wsum, first.unit, f"duration-weighted mean of: {first.formula}")  # type: ignore[operator]
         else:
@@ -329,7 +341,26 @@ def summarize(kernels: list[KernelFigures]) -> KernelFigures | None:
             reasons[r] = reasons.get(r, 0.0) + v * w
     total = sum(reasons.values())
     shares = sorted(((r, 100 * v / total) for r, v in reasons.items()), key=lambda x: (-x[1], x[0])) if total else []
-    return KernelFigures(f"{len(kernels)} kernels", sum(weights), figs, shares[:5], reasons)
+    flops, dram = _total(k.flop_count for k in kernels), _total(k.dram_bytes for k in kernels)
+    return KernelFigures(f"{len(kernels)} kernels", sum(weights), figs, shares[:5], reasons, flops, dram)
+
+
+def _total(values: Iterable[float | None]) -> float | None:
+    xs = list(values)
+    return None if not xs or None in xs else math.fsum(xs)  # type: ignore[arg-type]
+
+
+def _summed_intensity(kernels: list[KernelFigures], first: Figure) -> Figure:
+    """Σ FLOPs ÷ Σ bytes over the launches: the intensity of the call as a whole.
+
+    Averaging per-launch ratios (even weighted by time) overstates it: a short launch that moves many
+    bytes and does no math counts for little time but for many bytes.
+    """
+    flops, dram = _total(k.flop_count for k in kernels), _total(k.dram_bytes for k in kernels)
+    formula = "Σ FP32 FLOPs ÷ Σ DRAM bytes over all kernels (each: rate × gpu__time_duration.sum)"
+    if flops is None or not dram:
+        return Figure(None, first.unit, formula + "; not every kernel reported both")
+    return Figure(flops / dram, first.unit, formula)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """Stage 1: find traces under a data folder, read them into typed records, attach their exports.
 
 A bad file never stops the others: it becomes a `CollectError` in the result, naming file and field.
+The static cheat scan reads each final kernel here (source only, no GPU), so every build has its findings.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from ..checks import Flag, check_trace
 from ..errors import CollectError
 from ..names import unique_slugs
 from ..records import READABLE_VERSIONS, Trace, migrate_trace, sha256_text, unknown_fields
+from ..validate.cheats import Finding, scan
+from .reviews import Clearance, Reviews, load_reviews
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,14 @@ class RunRecord:
     profiles: dict[str, ProfileSet] = field(default_factory=dict)
     attachment_errors: list[CollectError] = field(default_factory=list)
     slug: str = ""  # unique among the collection's runs (`reporter.names.unique_slugs`); set by `collect`
+    findings: tuple[Finding, ...] = ()  # static cheat scan of the final kernel
+    clearance: Clearance | None = None  # a reviewer's clearance of exactly this kernel
+    review_problem: str = ""  # why a clearance naming this run does not apply
+
+    @property
+    def suspect(self) -> bool:
+        """An error-level static finding that no reviewer cleared for this exact kernel."""
+        return self.clearance is None and any(f.severity == "error" for f in self.findings)
 
     @property
     def kernel_hash(self) -> str | None:
@@ -54,6 +65,7 @@ class RunRecord:
 class Collection:
     runs: list[RunRecord]
     errors: list[CollectError]
+    reviews: Reviews | None = None  # DATA/reviews.toml; its errors are kept apart from the traces'
 
 
 def find_traces(data: Path) -> list[Path]:
@@ -148,9 +160,22 @@ def collect(data: Path) -> Collection:
             errors.append(exc)
             continue
         record = RunRecord(ids[path], path, trace, check_trace(trace), unknown_fields(trace))
+        if trace.final_kernel is not None:
+            record.findings = tuple(scan(trace.final_kernel.source, trace.run.backend))
         _load_profiles(record)
         runs.append(record)
     slugs = unique_slugs(r.run_id for r in runs)
     for r in runs:
         r.slug = slugs[r.run_id]
-    return Collection(runs, errors)
+    reviews = load_reviews(data)
+    _apply_reviews(runs, reviews)
+    return Collection(runs, errors, reviews)
+
+
+def _apply_reviews(runs: list[RunRecord], reviews: Reviews) -> None:
+    ids = {r.run_id for r in runs}
+    for i, c in enumerate(reviews.clearances):
+        if c.run not in ids:
+            reviews.errors.append(CollectError(reviews.path, f"cleared[{i}].run", f"no run {c.run!r} was found; it clears nothing"))
+    for r in runs:
+        r.clearance, r.review_problem = reviews.for_run(r.run_id, r.kernel_hash)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import CollectError
+from ..errors import CollectError, Problem
 from ..records import ValidationResult
 from ..validate import cache
 from . import ncu
@@ -34,12 +34,13 @@ def _inside(path: Path, root: Path) -> bool:
         return False
 
 
-def load_validation(data: Path, run: RunRecord) -> CachedValidation | None:
-    """The cached result for `run`, or None when it has no kernel, no reference or no result yet."""
+def load_validation(data: Path, run: RunRecord, problems: list[Problem] | None = None) -> CachedValidation | None:
+    """The cached result for `run`, or None when it has no kernel, no reference or no result yet.
+    Unreadable result files go to `problems` (see `cache.lookup`)."""
     fk, ref = run.trace.final_kernel, run.trace.reference_source
     if fk is None or ref is None:
         return None
-    found = cache.lookup(data, cache.content_key(fk.source, ref))
+    found = cache.lookup(data, cache.content_key(fk.source, ref), problems=problems)
     if found is None:
         return None
     result, path = found
@@ -64,18 +65,18 @@ def load_validation(data: Path, run: RunRecord) -> CachedValidation | None:
     return CachedValidation(result, shown, profiles, tuple(errors))
 
 
-def load_validations(data: Path, runs: list[RunRecord]) -> tuple[dict[str, CachedValidation | None], list[CollectError]]:
-    """Cached results for every run; a result that cannot be read is an error naming its file, and the
+def load_validations(data: Path, runs: list[RunRecord]) -> tuple[dict[str, CachedValidation | None], list[Problem]]:
+    """Cached results for every run; a result that cannot be read is a problem naming its file, and the
     run is shown as not re-validated rather than costing the build."""
     found: dict[str, CachedValidation | None] = {}
-    errors: list[CollectError] = []
+    problems: list[Problem] = []
     for r in runs:
         try:
-            found[r.run_id] = cached = load_validation(data, r)
+            found[r.run_id] = cached = load_validation(data, r, problems)
         except (OSError, ValueError) as exc:
             found[r.run_id] = None
-            errors.append(CollectError(data / cache.CACHE_DIR, r.run_id, f"cached result unreadable: {exc}"))
+            problems.append(Problem(str(data / cache.CACHE_DIR), r.run_id, f"cached result unreadable: {exc}", "cache"))
             continue
         if cached is not None:
-            errors.extend(cached.errors)
-    return found, errors
+            problems.extend(e.problem("cache") for e in cached.errors)
+    return found, problems

@@ -24,7 +24,7 @@ from .writer import SiteWriter
 class BuildReport:
     pages: int
     generated: str
-    problems: tuple[str, ...]  # runs whose page could not be made; each is left out, the rest is built
+    problems: tuple[tuple[str, str], ...]  # (trace file, why) for runs whose page could not be made; the rest is built
     committed: bool  # False: --strict saw problems and left the previous site as it was
 
 
@@ -46,14 +46,15 @@ def site_urls(runs: list[RunRecord]) -> Urls:
                       (p for r in runs if (p := problem_key(r)) is not None))
 
 
-def site_pages(collection: Collection, validations: dict[str, CachedValidation | None]) -> tuple[list[Page], list[str]]:
+def site_pages(collection: Collection,
+               validations: dict[str, CachedValidation | None]) -> tuple[list[Page], list[tuple[str, str]]]:
     """Every page of the site in a stable order, and the runs left out. Pure: reads nothing, writes nothing."""
     runs = sorted(collection.runs, key=_order)
     urls = site_urls(runs)
     rows: dict[str, Listed] = {}
     outcomes = []
     pages: list[Page] = []
-    problems: list[str] = []
+    problems: list[tuple[str, str]] = []
     # prev/next walk the runs of one model in one group, the order its model page lists them.
     for i, r in enumerate(runs):
         cached = validations.get(r.run_id)
@@ -65,7 +66,7 @@ def site_pages(collection: Collection, validations: dict[str, CachedValidation |
                             urls.run(runs[i + 1].run_id) if same(i + 1) else None)
             row, o = listed(r, run_summary(r, v), urls), outcome(r, v, urls.run(r.run_id))
         except Exception as exc:  # noqa: BLE001 - one run's bad data must not cost the rest of the site
-            problems.append(f"{r.trace_path}: run page not built: {type(exc).__name__}: {exc}")
+            problems.append((str(r.trace_path), f"run page not built: {type(exc).__name__}: {exc}"))
             continue
         pages.append(page)
         rows[r.run_id] = row

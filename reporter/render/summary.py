@@ -94,5 +94,5 @@ def outcome(r: RunRecord, v: ValidationView, href: str) -> lb.Outcome | None:
         ref_ms=res.reference_timing.median_ms if measured and res and res.reference_timing else
         (t.ref_runtime * to_ms if t and t.ref_runtime is not None else None),
         turns=run.turns_used if run.turns_used is not None else len(r.trace.turns),
-        tokens=run.tokens_total, flagged=bool(r.flags) or v.disagreements > 0 or static_error,
+        tokens=run.tokens_total, flagged=bool(r.flags) or v.disagreements > 0 or static_error, suspect=r.suspect,
         verdict=verdict)

@@ -25,10 +25,10 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from .. import __version__
 from ..errors import SiteError
+from ..publish.pages import MARKER, marker_text  # MARKER: in every finished build, this folder is ours to replace
 from . import text
 from .runpage import Page
 
-MARKER = ".reporter-site"  # in every finished build: this folder is ours to replace
 BUILDING = ".reporter-building"  # in every temporary folder from the moment it exists
 ROOT = Path(__file__).resolve().parents[2]
 _RENAME_EXCHANGE = 2
@@ -97,6 +97,7 @@ class SiteWriter:
     def __init__(self, site: Path, data: Path, generated: str) -> None:
         check_target(site, data)
         self.site = site.absolute()
+        self.data = data
         self.generated = generated
         self.env = Environment(loader=FileSystemLoader(str(asset_dir("templates"))), autoescape=True,
                                undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
@@ -162,7 +163,7 @@ class SiteWriter:
         """Mark the build finished and put it in place of SITE in one step."""
         assert self.tmp is not None
         (self.tmp / ".nojekyll").write_text("", encoding="utf-8")
-        (self.tmp / MARKER).write_text(f"reporter {__version__}\n", encoding="utf-8")
+        (self.tmp / MARKER).write_text(marker_text(self.data), encoding="utf-8")
         (self.tmp / BUILDING).unlink()
         if not self.site.exists():
             self.tmp.rename(self.site)
