@@ -127,6 +127,7 @@ def load_report(path):
                             "launch__cluster_scheduling_policy": ("PolicySpread", "")})]]
 ''')
     import sys
+    (tmp_path / "x.ncu-rep").write_bytes(b"stand-in")
     kernels = gm.load_ncu_report(tmp_path / "x.ncu-rep", tmp_path)
     assert "ncu_report" not in sys.modules
     (k,) = kernels
