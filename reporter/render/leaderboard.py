@@ -8,7 +8,6 @@ figure is used where one exists; otherwise the recorded one, and the outcome say
 
 from __future__ import annotations
 
-import math
 import statistics
 from dataclasses import dataclass
 from typing import Iterable
@@ -106,7 +105,7 @@ def geomean_speedup(outcomes: list[Outcome]) -> tuple[float | None, int]:
     xs = [o.speedup for o in outcomes if o.counts and o.speedup is not None]
     if not xs:
         return None, 0
-    return math.exp(math.fsum(math.log(x) for x in xs) / len(xs)), len(xs)
+    return statistics.geometric_mean(xs), len(xs)
 
 
 def _median(xs: list[int]) -> float | None:
