@@ -17,7 +17,6 @@ from reporter.render import build_site
 from reporter.render.build import BuildReport
 from reporter.render.writer import SiteWriter
 
-GOLD = Path(__file__).resolve().parent / "gold"
 
 
 def build(data: Path, site: Path) -> BuildReport:
