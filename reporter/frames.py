@@ -10,7 +10,7 @@ figure the aggregates use: our re-validation's where one exists, otherwise the r
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -18,9 +18,8 @@ from .units import to_ms
 
 if TYPE_CHECKING:
     from .collect.traces import RunRecord
+    from .collect.validation import CachedValidation
     from .records import ValidationResult
-
-Lookup = Callable[["RunRecord"], "tuple[ValidationResult, Path] | None"]
 
 # The re-validation's timing bases; each adds kernel_<basis>_ms, ref_<basis>_ms and speedup_<basis>.
 TIMING_BASES: tuple[str, ...] = ("device",)
@@ -121,23 +120,20 @@ def _timing(r: "RunRecord", res: "ValidationResult | None") -> dict[str, Any]:
     return out
 
 
-def _ncu(r: "RunRecord", found: "tuple[ValidationResult, Path] | None") -> dict[str, Any]:
+def _ncu(r: "RunRecord", cached: "CachedValidation | None") -> dict[str, Any]:
     from .collect import ncu as gm
-    kernels = r.profiles.get("kernel").ncu_kernels if r.profiles.get("kernel") else ()
-    if found is not None and "kernel" in found[0].ncu_files:
-        path = found[1].parent / found[0].ncu_files["kernel"]
-        if path.is_file():
-            kernels = tuple(gm.derive(k) for k in gm.load_ncu(path))
-    summary = gm.summarize(list(kernels))
+    # counters from `reporter validate --ncu` win over the run's attached exports, as on the run page
+    source = (cached.ncu.get("kernel") if cached is not None else None) or r.profiles.get("kernel")
+    summary = gm.summarize(list(source.ncu_kernels)) if source is not None else None
     if summary is None:
         return {}
     return {col: summary.figures[key].value for key, col in NCU_FIGURES.items() if key in summary.figures}
 
 
-def run_row(r: "RunRecord", found: "tuple[ValidationResult, Path] | None") -> dict[str, Any]:
+def run_row(r: "RunRecord", cached: "CachedValidation | None") -> dict[str, Any]:
     """Everything one run contributes to the table, as plain values."""
     run, m = r.trace.run, r.trace.metrics
-    res = found[0] if found is not None else None
+    res = cached.result if cached is not None else None
     statics = sum(1 for f in res.static_findings if f.severity == "error") if res else 0
     row: dict[str, Any] = {
         "run_id": r.run_id, "benchmark": run.benchmark, "level": run.level, "problem_id": run.problem_id,
@@ -151,7 +147,7 @@ def run_row(r: "RunRecord", found: "tuple[ValidationResult, Path] | None") -> di
         "turns": run.turns_used if run.turns_used is not None else len(r.trace.turns), "max_turns": run.max_turns,
         "tool_calls": run.tool_calls if run.tool_calls is not None else sum(len(t.calls) for t in r.trace.turns),
         "tokens_total": run.tokens_total, "wall_clock_s": run.wall_clock_s, "truncated": run.truncated,
-        **_verdicts(r, res), **_timing(r, res), **_ncu(r, found),
+        **_verdicts(r, res), **_timing(r, res), **_ncu(r, cached),
     }
     row["flagged"] = bool(row["flags"] or statics or row["verdicts_disagree"])
     if m.launches:
@@ -179,9 +175,9 @@ def from_records(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return _typed(rows, COLUMNS)
 
 
-def runs_frame(runs: "list[RunRecord]", lookup: Lookup) -> pd.DataFrame:
-    """One row per run, in the order given."""
-    return _typed([run_row(r, lookup(r)) for r in runs], COLUMNS)
+def runs_frame(runs: "list[RunRecord]", validations: "dict[str, CachedValidation | None]") -> pd.DataFrame:
+    """One row per run, in the order given, with each run's cached re-validation (by run id) where it has one."""
+    return _typed([run_row(r, validations.get(r.run_id)) for r in runs], COLUMNS)
 
 
 def turns_frame(runs: "list[RunRecord]") -> pd.DataFrame:
@@ -209,13 +205,11 @@ def _collect(data: str | Path) -> "tuple[Path, list[RunRecord]]":
     return root, collect(root).runs
 
 
-def load(data: str | Path, lookup: Lookup | None = None) -> pd.DataFrame:
+def load(data: str | Path) -> pd.DataFrame:
     """Every run under `data` as one row, with the cached re-validation results committed beside it."""
+    from .collect.validation import load_validations
     root, runs = _collect(data)
-    if lookup is None:
-        from .validate import cached_lookup
-        return runs_frame(runs, lambda r: cached_lookup(root, r))
-    return runs_frame(runs, lookup)
+    return runs_frame(runs, load_validations(root, runs)[0])
 
 
 def load_turns(data: str | Path) -> pd.DataFrame:

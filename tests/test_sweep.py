@@ -90,3 +90,28 @@ def test_a_bad_baseline_file_names_file_and_field(tmp_path: Path) -> None:
     bad.write_text(json.dumps({"one": {}}))
     with pytest.raises(ReporterError, match="key 'one'"):
         read_baseline(bad)
+
+
+def test_site_has_one_level_1_leaderboard_with_a_row_per_model(sweep: Path, tmp_path: Path) -> None:
+    res = CliRunner().invoke(main, ["build", str(sweep), str(tmp_path / "site"), "--no-validate"])
+    assert res.exit_code == 0, res.output
+    boards = tmp_path / "site" / "leaderboards"
+    page = (boards / "kernelbench--example-sweep--l1.html").read_text()
+    body = page.split("<tbody>")[1].split("</tbody>")[0]
+    assert [m for m in ("demo-gamma", "demo-alpha", "demo-beta") if m in body] == ["demo-gamma", "demo-alpha", "demo-beta"]
+    assert body.count("<tr>") == 3 and body.index("demo-gamma") < body.index("demo-alpha") < body.index("demo-beta")
+    # fast_1.0 of alpha: 2 of 4 attempted, none re-validated, as the cell says and its tooltip explains
+    alpha = body.split("demo-alpha")[1].split("</tr>")[0]
+    assert "0.75 <span class=\"sub\">3/4</span>" in alpha and "0.50 <span class=\"sub\">2/4</span>" in alpha
+    assert "0 of the 4 re-validated by us, 4 as recorded" in alpha and "2.58x" in alpha
+    # the re-validated-only switch is a page of its own, linked both ways
+    assert 'href="../leaderboards/kernelbench--example-sweep--l1--revalidated.html"' in page
+    twin = (boards / "kernelbench--example-sweep--l1--revalidated.html").read_text()
+    assert "re-validated only" in twin and 'href="../leaderboards/kernelbench--example-sweep--l1.html"' in twin
+    assert "No run here was re-validated" in twin
+    # downloads: every run on the index, the leaderboard's own runs beside it
+    index_csv = (tmp_path / "site" / "runs.csv").read_text().splitlines()
+    board_csv = (boards / "kernelbench--example-sweep--l1.runs.csv").read_text().splitlines()
+    assert len(index_csv) == 13 and board_csv == index_csv  # only the sweep was built here: the same 12 runs
+    assert 'href="runs.csv"' in (tmp_path / "site" / "index.html").read_text()
+    assert "all levels" in (tmp_path / "site" / "index.html").read_text()

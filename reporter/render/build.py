@@ -12,6 +12,8 @@ from pathlib import Path
 from .. import __version__
 from ..collect.traces import Collection, RunRecord
 from ..collect.validation import CachedValidation
+from ..frames import export_bytes, runs_frame
+from .boards import leaderboards
 from .pages import Listed, listed, listing_pages
 from .revalidation import validation_view
 from .runpage import Page, run_page
@@ -46,9 +48,10 @@ def site_urls(runs: list[RunRecord]) -> Urls:
                       (p for r in runs if (p := problem_key(r)) is not None))
 
 
-def site_pages(collection: Collection,
-               validations: dict[str, CachedValidation | None]) -> tuple[list[Page], list[tuple[str, str]]]:
-    """Every page of the site in a stable order, and the runs left out. Pure: reads nothing, writes nothing."""
+def site_pages(collection: Collection, validations: dict[str, CachedValidation | None]
+               ) -> tuple[list[Page], list[tuple[str, str]], dict[str, bytes]]:
+    """Every page of the site in a stable order, the runs left out, and the runs tables offered as CSV
+    downloads (all runs as runs.csv, each leaderboard's beside it). Pure: reads nothing, writes nothing."""
     runs = sorted(collection.runs, key=_order)
     urls = site_urls(runs)
     rows: dict[str, Listed] = {}
@@ -73,7 +76,10 @@ def site_pages(collection: Collection,
         if o is not None:
             outcomes.append(o)
     kept = [r for r in runs if r.run_id in rows]
-    return pages + listing_pages(kept, rows, outcomes, urls, collection.errors), problems
+    frame = runs_frame(kept, validations)
+    boards, files, links = leaderboards(frame, urls)
+    files["runs.csv"] = export_bytes(frame, "csv")
+    return pages + boards + listing_pages(kept, rows, outcomes, urls, collection.errors, links), problems, files
 
 
 def downloads(collection: Collection) -> dict[str, str]:
@@ -94,12 +100,14 @@ def build_site(collection: Collection, validations: dict[str, CachedValidation |
     """Render the site into SITE and swap it in. With `strict`, any unreadable input (counted here, or
     by the caller in `upstream_problems`) or left-out page leaves the previous SITE exactly as it was."""
     generated = generated_at()
-    pages, problems = site_pages(collection, validations)
+    pages, problems, files = site_pages(collection, validations)
     failed = bool(upstream_problems or collection.errors or problems or any(r.attachment_errors for r in collection.runs))
     with SiteWriter(site, data, generated) as writer:
         n = writer.render(pages, progress)
         for path, content in sorted(downloads(collection).items()):
             writer.write_text(path, content)
+        for path, blob in sorted(files.items()):
+            writer.write_text(path, blob.decode("utf-8"))
         writer.write_text("build-info.json", json.dumps({"generated": generated, "pages": n, "version": __version__}) + "\n")
         commit = not (strict and failed)
         if commit:

@@ -10,6 +10,7 @@ import plotly.io as pio
 from markupsafe import Markup
 
 from ..records import Turn
+from . import numbers
 
 LAYOUT: dict[str, Any] = {
     "template": "none",
@@ -126,10 +127,12 @@ def runtime_scatter(points: list[dict[str, object]]) -> go.Figure:
             continue
         name = "re-validated (ms, measured)" if measured else "recorded only (unit as claimed, unverified)"
         fig.add_scatter(x=[p["ref_ms"] for p in pts], y=[p["kernel_ms"] for p in pts], mode="markers", name=name,
-                        customdata=[p["href"] for p in pts], text=[_label(str(p["label"])) for p in pts],
+                        customdata=[p["href"] for p in pts],
+                        text=[f"{_label(str(p['label']))}<br>ref {numbers.time_ms(float(p['ref_ms']))}"  # type: ignore[arg-type]
+                              f"<br>kernel {numbers.time_ms(float(p['kernel_ms']))}" for p in pts],  # type: ignore[arg-type]
                         marker={"size": 9, "symbol": "circle" if measured else "circle-open",
                                 "color": [OK if p["correct"] else FAIL for p in pts]},
-                        hovertemplate="%{text}<br>ref %{x:.4g} ms<br>kernel %{y:.4g} ms<extra></extra>")
+                        hovertemplate="%{text}<extra></extra>")
     lo = min([min(float(p["ref_ms"]), float(p["kernel_ms"])) for p in points] + [1e-3])  # type: ignore[arg-type]
     hi = max([max(float(p["ref_ms"]), float(p["kernel_ms"])) for p in points] + [1.0])  # type: ignore[arg-type]
     fig.add_scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="same speed", line={"dash": "dot", "color": "#888"},

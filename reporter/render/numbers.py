@@ -44,7 +44,7 @@ def time_ms(value: float | None) -> str:
         return f"{num(value)} ms"
     shown = _round_sig(value)  # pick the unit from the rounded value: 0.09996 ms is "0.100 ms", not "100 µs"
     if shown != 0 and abs(shown) < MICRO_BELOW_MS:
-        return f"{sig(value * 1e3)} {UNIT_LABEL['us']}" if abs(shown) >= MICRO_BELOW_MS / 1e3 else f"{sig(value * 1e6)} ns"
+        return f"{sig(value * 1e3)} {UNIT_LABEL['us']}"
     if abs(shown) >= SECONDS_FROM_MS:
         return f"{sig(value / 1e3)} s"
     return f"{sig(value)} ms"

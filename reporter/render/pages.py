@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any
 
 from ..collect.traces import RunRecord
 from ..errors import CollectError
-from . import charts
 from . import leaderboard as lb
 from .runpage import HOME, Page, group_label
 from .summary import RunSummary, group_key, title
@@ -34,24 +32,6 @@ def _stats(rows: list[Listed]) -> dict[str, int]:
     return {"correct": sum(1 for x in rows if x.summary.verdict == "correct"),
             "revalidated": sum(1 for x in rows if x.summary.verdict_source == "re-validated"),
             "flags": sum(x.summary.flags for x in rows)}
-
-
-def leaderboard_page(key: GroupKey, group: list[lb.Outcome], urls: Urls) -> Page:
-    best = {m: list(lb.best_per_problem(os_).values()) for m, os_ in sorted(_by_model(group).items())}
-    figures: dict[str, Any] = {
-        "fastp": charts.to_json(charts.fast_p_curves(
-            [(m, [o.speedup for o in b if o.correct and o.speedup is not None], len(b)) for m, b in best.items()])),
-        "dist": charts.to_json(charts.speedup_distribution(
-            [(m, [o.speedup for o in b if o.correct and o.speedup]) for m, b in best.items()])),
-    }
-    pts = [{"ref_ms": o.ref_ms, "kernel_ms": o.kernel_ms, "href": "../" + o.href, "correct": o.correct,
-            "measured": o.speedup_source == "re-validated", "label": f"{o.model} · L{o.problem[0]} P{o.problem[1]}"}
-           for o in group if o.ref_ms and o.kernel_ms]
-    if pts:
-        figures["scatter"] = charts.to_json(charts.runtime_scatter(pts))
-    return Page(urls.leaderboard(key), "leaderboard.html", {
-        "title": f"Leaderboard · {group_label(key)}", "crumbs": [HOME, (group_label(key), urls.group(key))],
-        "rows": lb.leaderboard_rows(group), "fast_ps": lb.FAST_P, "figures": figures, "grid": urls.grid(key)})
 
 
 def _by_model(group: list[lb.Outcome]) -> dict[str, list[lb.Outcome]]:
@@ -81,7 +61,7 @@ def problem_page(pkey: ProblemKey, group: list[lb.Outcome], rows: dict[str, List
 
 
 def listing_pages(runs: list[RunRecord], rows: dict[str, Listed], outcomes: list[lb.Outcome], urls: Urls,
-                  errors: list[CollectError]) -> list[Page]:
+                  errors: list[CollectError], boards: dict[GroupKey, list[tuple[str, str]]]) -> list[Page]:
     """Every page above the run pages; `runs` is in page order."""
     groups: dict[GroupKey, dict[str, list[Listed]]] = defaultdict(lambda: defaultdict(list))
     for r in runs:
@@ -99,7 +79,7 @@ def listing_pages(runs: list[RunRecord], rows: dict[str, Listed], outcomes: list
         index_rows.append({"benchmark": key[0] if key[0] != "unknown" else "— not recorded (partial traces)",
                            "configuration": key[1] if key[1] != "unknown" else "—", "href": urls.group(key),
                            "models": len(models), "runs": len(members), "stats": _stats(members),
-                           "leaderboard": urls.leaderboard(key) if ranked else None, "grid": urls.grid(key) if ranked else None})
+                           "boards": boards.get(key, []), "grid": urls.grid(key) if ranked else None})
         model_rows = []
         for model, xs in models.items():
             model_rows.append({"model": model, "href": urls.model(key, model), "runs": len(xs), "stats": _stats(xs)})
@@ -108,7 +88,6 @@ def listing_pages(runs: list[RunRecord], rows: dict[str, Listed], outcomes: list
                 "title": f"{shown_model} · {group_label(key)}", "crumbs": [HOME, (group_label(key), urls.group(key))], "rows": xs}))
         pages.append(Page(urls.group(key), "variant.html", {"title": group_label(key), "crumbs": [HOME], "rows": model_rows}))
         if ranked:
-            pages.append(leaderboard_page(key, by_group[key], urls))
             pages.append(grid_page(key, by_group[key], urls))
     problem_rows = []
     for pkey, group in sorted(by_problem.items()):

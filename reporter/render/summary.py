@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from ..checks import Flag
 from ..collect.traces import RunRecord
-from ..units import UNIT_LABEL, UNIT_TO_US
+from ..units import UNIT_TO_US, to_ms
 from . import leaderboard as lb
-from . import text
+from . import numbers, text
 from .revalidation import ValidationView
 
 UNKNOWN = "unknown"
@@ -62,10 +62,10 @@ def run_summary(r: RunRecord, v: ValidationView) -> RunSummary:
         k, ref = res.kernel_timing, res.reference_timing
         return RunSummary(res.verdict, "re-validated", turns, text.ms(k.median_ms if k else None),
                           text.ms(ref.median_ms if ref else None), text.speedup(res.speedup), res.speedup, None, len(r.flags))
-    unit = UNIT_LABEL[t.unit] if t else ""
+    # Recorded times in the unit the harness claimed, converted only to pick a readable scale (3 significant figures).
     return RunSummary(run.recorded_verdict or UNKNOWN, "recorded", turns,
-                      f"{text.num(t.runtime)} {unit}" if t and t.runtime is not None else text.DASH,
-                      f"{text.num(t.ref_runtime)} {unit}" if t and t.ref_runtime is not None else text.DASH,
+                      numbers.time_ms(to_ms(t.runtime, t.unit)) if t else text.DASH,
+                      numbers.time_ms(to_ms(t.ref_runtime, t.unit)) if t else text.DASH,
                       text.speedup(t.speedup if t else None), t.speedup if t else None,
                       flags.get("timing.runtime"), len(r.flags))
 

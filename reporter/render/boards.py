@@ -1,0 +1,139 @@
+"""Page data for the leaderboards: one per benchmark × level × configuration with a row per model, one
+all-levels page per benchmark × configuration, each also as "re-validated only", and each with its runs
+as a CSV download. Every number comes from `reporter.aggregates` over the runs table (`reporter.frames`).
+
+The re-validated-only view is a page of its own (`...--revalidated.html`): the switch is a link, so the
+choice lives in the URL and survives a reload, a bookmark or a shared link.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from .. import aggregates as ag
+from ..frames import export_bytes
+from . import charts, numbers
+from .runpage import HOME, Page, group_label
+from .urls import GroupKey, Urls
+
+REVALIDATED = "--revalidated"
+
+
+@dataclass(frozen=True)
+class FastCell:
+    sort: str  # the share, for sorting
+    shown: str
+    count: str  # "numerator/denominator"
+    title: str  # what the denominator is and how much of it we re-measured
+
+
+@dataclass(frozen=True)
+class BoardRow:
+    """A leaderboard row as the page prints it."""
+
+    model: str
+    attempted: int
+    compiled: int
+    correct: int
+    correct_recorded: int
+    revalidated_sort: int
+    revalidated_shown: str
+    fast: tuple[FastCell, ...]
+    geomean_sort: str
+    geomean_shown: str
+    geomean_n: str
+    median_turns: str
+    median_tokens: str
+    recorded_only: int
+    other_gpu: int
+    excluded: int
+
+
+@dataclass(frozen=True)
+class Board:
+    """One leaderboard page's scope: its runs and where it and its variants live."""
+
+    title: str
+    base: str  # site path without ".html"
+    runs: pd.DataFrame
+    by: tuple[str, ...]
+    levels: tuple[tuple[str, str], ...] = ()  # (label, href) of the per-level boards, on an all-levels page
+
+
+def _fast(row: dict[str, Any], p: float) -> FastCell:
+    n, d, reval = int(row[f"{ag.fast_column(p)}_n"]), int(row["attempted"]), int(row["revalidated"])
+    tip = (f"{n} of {d} attempted problems correct and faster than {p:g}×; {reval} of the {d} re-validated by us, "
+           f"{d - reval} as recorded")
+    return FastCell(f"{n / d:.6f}" if d else "0", numbers.share(n, d), f"{n}/{d}", tip)
+
+
+def board_rows(table: pd.DataFrame) -> list[BoardRow]:
+    rows = []
+    for row in table.to_dict("records"):
+        gm = None if pd.isna(row["geomean"]) else float(row["geomean"])
+        reval = int(row["revalidated"])
+        rows.append(BoardRow(
+            str(row["model"]), int(row["attempted"]), int(row["compiled"]), int(row["correct"]), int(row["correct_recorded"]),
+            int(row["correct_revalidated"]) if reval else -1,
+            f"{int(row['correct_revalidated'])} of {reval} re-validated" if reval else "— (none re-validated)",
+            tuple(_fast(row, p) for p in ag.FAST_P), f"{gm:.6f}" if gm is not None else "", numbers.speedup(gm),
+            f"n={int(row['geomean_n'])}", numbers.num(None if pd.isna(row["median_turns"]) else float(row["median_turns"]), 1),
+            numbers.num(None if pd.isna(row["median_tokens"]) else float(row["median_tokens"]), 0),
+            int(row["recorded_only"]), int(row["baseline_other_gpu"]), int(row["excluded"])))
+    return rows
+
+
+def _figures(runs: pd.DataFrame, revalidated_only: bool, urls: Urls) -> dict[str, Any]:
+    scoped = ag.scoped(runs, revalidated_only)
+    best = ag.best_per_problem(scoped, ())
+    series = [(str(m), g["speedup"][g["counts"]].astype(float).tolist(), len(g)) for m, g in best.groupby("model", sort=True)]
+    figures = {"fastp": charts.to_json(charts.fast_p_curves(series)),
+               "dist": charts.to_json(charts.speedup_distribution([(m, s) for m, s, _ in series]))}
+    timed = scoped[(scoped["ref_ms"] > 0) & (scoped["kernel_ms"] > 0)]
+    pts = [{"ref_ms": float(r["ref_ms"]), "kernel_ms": float(r["kernel_ms"]), "href": "../" + urls.run(str(r["run_id"])),
+            "correct": bool(r["correct"]), "measured": r["speedup_source"] == "re-validated",
+            "label": f"{r['model']} · L{r['level']} P{r['problem_id']}"} for r in timed.to_dict("records")]
+    if pts:
+        figures["scatter"] = charts.to_json(charts.runtime_scatter(pts))
+    return figures
+
+
+def board_pages(board: Board, grid: str | None, urls: Urls) -> tuple[list[Page], dict[str, bytes]]:
+    """The page, its re-validated-only twin and the CSV of its runs."""
+    pages = []
+    csv = f"{board.base}.runs.csv"
+    for only in (False, True):
+        table = ag.leaderboard(board.runs, by=board.by, revalidated_only=only)
+        here, other = (f"{board.base}{REVALIDATED}.html", f"{board.base}.html") if only else \
+                      (f"{board.base}.html", f"{board.base}{REVALIDATED}.html")
+        pages.append(Page(here, "leaderboard.html", {
+            "title": f"Leaderboard · {board.title}" + (" · re-validated only" if only else ""), "crumbs": [HOME],
+            "rows": board_rows(table), "fast_ps": ag.FAST_P, "figures": _figures(board.runs, only, urls), "grid": grid,
+            "revalidated_only": only, "switch": other, "csv": csv, "levels": board.levels,
+            "runs_in_scope": len(ag.scoped(board.runs, only))}))
+    return pages, {csv: export_bytes(board.runs, "csv")}
+
+
+def leaderboards(frame: pd.DataFrame, urls: Urls) -> tuple[list[Page], dict[str, bytes], dict[GroupKey, list[tuple[str, str]]]]:
+    """Every leaderboard page and CSV, and per (benchmark, configuration) group the links the index shows."""
+    runs = ag.comparable(frame)
+    pages: list[Page] = []
+    files: dict[str, bytes] = {}
+    links: dict[GroupKey, list[tuple[str, str]]] = {}
+    for (bench, conf), group in runs.groupby(["benchmark", "configuration"], sort=True):
+        key = (str(bench), str(conf))
+        base = urls.leaderboard(key).removesuffix(".html")
+        levels = tuple((f"level {int(lv)}", f"{base}--l{int(lv)}.html") for lv in sorted(group["level"].unique()))
+        # the boards keep the frame's own rows (not comparable()'s filled labels): their CSV is the runs as loaded
+        boards = [Board(f"{group_label(key)} · all levels", base, frame.loc[group.index], ("benchmark", "configuration"), levels)]
+        boards += [Board(f"{group_label(key)} · level {int(lv)}", f"{base}--l{int(lv)}", frame.loc[g.index], ag.LEADERBOARD_KEYS)
+                   for lv, g in group.groupby("level", sort=True)]
+        for b in boards:
+            p, f = board_pages(b, urls.grid(key), urls)
+            pages += p
+            files.update(f)
+        links[key] = [("all levels", f"{base}.html"), *levels]
+    return pages, files, links
