@@ -263,6 +263,8 @@ def sha256_text(text: str) -> str:
 
 # Bumped whenever the harness measures differently: old cache entries then no longer match.
 VALIDATION_FORMAT = 3
+# The folder under DATA that holds cached validation results (never read as traces).
+CACHE_DIR = "validation"
 # The precision a kernel is checked at when its trace records none; the page says it was assumed.
 DEFAULT_PRECISION: Precision = "fp32"
 

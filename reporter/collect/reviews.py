@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CollectError
+from .safeio import read_bounded
 
 REVIEWS_FILE = "reviews.toml"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -80,14 +81,14 @@ def load_reviews(data: Path) -> Reviews:
     if not path.exists() and not path.is_symlink():
         return Reviews(path, [], [])
     # A FIFO would block the build and a link could publish a file from elsewhere: regular files in DATA only.
-    if not path.is_file() or not path.resolve().is_relative_to(data.resolve()):
-        return Reviews(path, [], [CollectError(path, "(file)", "must be a regular file inside the data folder; no clearance applies")])
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        return Reviews(path, [], [CollectError(path, "(file)", f"cannot read: {exc}")])
-    except tomllib.TOMLDecodeError as exc:
-        return Reviews(path, [], [CollectError(path, "(toml)", f"not valid TOML: {exc}; no clearance applies")])
+        doc = tomllib.loads(read_bounded(path, data, "(file)", "MAX_CONFIG_FILE_BYTES").decode("utf-8"))
+    except CollectError as exc:
+        return Reviews(path, [], [CollectError(path, exc.field, f"{exc.message}; no clearance applies")])
+    except UnicodeDecodeError as exc:
+        return Reviews(path, [], [CollectError(path, "(file)", f"not UTF-8 text (byte {exc.start:,}); no clearance applies")])
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:
+        return Reviews(path, [], [CollectError(path, "(toml)", f"not valid TOML: {str(exc)[:200]}; no clearance applies")])
     clearances: list[Clearance] = []
     errors = [CollectError(path, key, "unknown table; this file holds [[cleared]] entries only")
               for key in sorted(doc) if key != "cleared"]
