@@ -109,7 +109,7 @@ def build(state: State, data: Path | None, site: Path | None, strict: bool, no_v
     cfg = state.config
     summary = run_build(_given(data, cfg.data_dir, "DATA"), _given(site, cfg.site_dir, "SITE"), config.settings(cfg),
                         validate=not no_validate, ncu=bool(ncu if ncu is not None else cfg.validation.ncu),
-                        progress=state.progress)
+                        progress=state.progress, strict=strict)
     click.echo(summary.line())
     if strict and state.counter.total:
         raise StrictError(f"--strict: {state.counter.warnings} warning(s) and {state.counter.errors} error(s) "

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import Problem, report
+from .errors import Problem, StrictError, report
 from .records import ValidationSettings
 
 log = logging.getLogger(__name__)
@@ -34,8 +34,12 @@ class BuildSummary:
 
 
 def build(data: Path, site: Path, settings: ValidationSettings, *, validate: bool = True, ncu: bool = False,
-          progress: bool = False) -> BuildSummary:
-    """Build SITE from DATA; the problems are logged (as warnings) and returned in the summary."""
+          progress: bool = False, strict: bool = False) -> BuildSummary:
+    """Build SITE from DATA; the problems are logged (as warnings) and returned in the summary.
+
+    With `strict`, any problem stops the build before SITE is touched (StrictError), so the site that was
+    there stays as it was.
+    """
     from .collect import collect
     from .render import build_site
     from .validate import cached_lookup, gpu_available, validate_runs
@@ -49,8 +53,14 @@ def build(data: Path, site: Path, settings: ValidationSettings, *, validate: boo
         validate_runs(data, collection.runs, settings, ncu=ncu, progress=progress)
     elif validate:
         log.info("no CUDA device here: showing cached re-validation results (see `reporter validate`)")
-    pages = build_site(collection, data, site, lambda r: cached_lookup(data, r, problems), progress=progress)
+    # Every cache entry is read before anything is rendered, so its problems are known in time for --strict.
+    results = {r.run_id: cached_lookup(data, r, problems) for r in collection.runs}
     report(problems)
+    if strict and problems:
+        n = len(set(problems))
+        raise StrictError(f"--strict: {n} file{'s' if n != 1 else ''} could not be used (listed above); {site} was not changed")
+    pages = build_site(collection, data, site, lambda r: results[r.run_id] if r.run_id in results else
+                       cached_lookup(data, r, problems), progress=progress)
     return BuildSummary(runs=len(collection.runs), unreadable=len(collection.errors), pages=pages,
                         flagged=sum(len(r.flags) for r in collection.runs), problems=tuple(sorted(set(problems))),
                         seconds=time.monotonic() - started, site=site)
