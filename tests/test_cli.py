@@ -26,19 +26,19 @@ def test_build_summary_line(tmp_path: Path) -> None:
 
 
 def test_strict_turns_bad_traces_into_a_failure(tmp_path: Path, sample_data: Path) -> None:
-    runner = CliRunner()
-    site = tmp_path / "site"
-    assert runner.invoke(main, ["build", str(sample_data), str(site), "--no-validate", "--strict"]).exit_code == 0
-    before = {p: p.read_bytes() for p in site.rglob("*") if p.is_file()}
     write_trace(sample_data, "broken", '{"schema_version": 2}')
+    runner = CliRunner()
     lax = runner.invoke(main, ["build", str(sample_data), str(tmp_path / "a"), "--no-validate"])
     assert lax.exit_code == 0
     assert "broken/trace.json: run: Field required" in lax.output
     assert (tmp_path / "a" / "runs" / "seed-000-l2-p10.html").is_file()  # nothing valid is dropped
-    strict = runner.invoke(main, ["build", str(sample_data), str(site), "--no-validate", "--strict"])
+    before = {p: p.read_bytes() for p in (tmp_path / "a").rglob("*") if p.is_file()}
+    strict = runner.invoke(main, ["build", str(sample_data), str(tmp_path / "a"), "--no-validate", "--strict"])
     assert strict.exit_code == StrictError.exit_code == 3, strict.output
-    assert "--strict: 1 file could not be used" in strict.output and f"{site} was not changed" in strict.output
-    assert {p: p.read_bytes() for p in site.rglob("*") if p.is_file()} == before  # the previous site, untouched
+    assert "left as it was" in strict.output
+    # --strict leaves the previous site exactly as it was, and no temporary folder behind
+    assert {p: p.read_bytes() for p in (tmp_path / "a").rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "data"]
 
 
 def test_strict_counts_an_unreadable_cache_entry(tmp_path: Path, sample_data: Path) -> None:
