@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import io
 import json
-import io
 import logging
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import click
 
@@ -36,7 +36,7 @@ class State:
 class _EchoHandler(logging.Handler):
     """Log records to stderr through click (so tests' runners and colours work)."""
 
-    COLOURS = {logging.WARNING: "yellow", logging.ERROR: "red", logging.CRITICAL: "red"}
+    COLOURS: ClassVar[dict[int, str]] = {logging.WARNING: "yellow", logging.ERROR: "red", logging.CRITICAL: "red"}
 
     def emit(self, record: logging.LogRecord) -> None:
         prefix = f"{record.levelname.lower()}: " if record.levelno >= logging.WARNING else ""
