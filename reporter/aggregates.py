@@ -20,7 +20,7 @@ a notebook never disagree. Rules, once:
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd

@@ -72,7 +72,7 @@ TURN_COLUMNS: dict[str, str] = {
 }
 
 
-def _verdicts(r: "RunRecord", res: "ValidationResult | None") -> dict[str, Any]:
+def _verdicts(r: RunRecord, res: ValidationResult | None) -> dict[str, Any]:
     run = r.trace.run
     submitted = r.trace.final_kernel is not None
     rec = run.recorded_verdict
@@ -95,7 +95,7 @@ def _verdicts(r: "RunRecord", res: "ValidationResult | None") -> dict[str, Any]:
     }
 
 
-def _timing(r: "RunRecord", res: "ValidationResult | None") -> dict[str, Any]:
+def _timing(r: RunRecord, res: ValidationResult | None) -> dict[str, Any]:
     from .checks import same_gpu
     t = r.trace.metrics.timing
     out: dict[str, Any] = {"recorded_unit": t.unit if t else None}
@@ -120,7 +120,7 @@ def _timing(r: "RunRecord", res: "ValidationResult | None") -> dict[str, Any]:
     return out
 
 
-def _ncu(r: "RunRecord", cached: "CachedValidation | None") -> dict[str, Any]:
+def _ncu(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
     from .collect import ncu as gm
     # counters from `reporter validate --ncu` win over the run's attached exports, as on the run page
     source = (cached.ncu.get("kernel") if cached is not None else None) or r.profiles.get("kernel")
@@ -130,7 +130,7 @@ def _ncu(r: "RunRecord", cached: "CachedValidation | None") -> dict[str, Any]:
     return {col: summary.figures[key].value for key, col in NCU_FIGURES.items() if key in summary.figures}
 
 
-def run_row(r: "RunRecord", cached: "CachedValidation | None") -> dict[str, Any]:
+def run_row(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
     """Everything one run contributes to the table, as plain values."""
     run, m = r.trace.run, r.trace.metrics
     res = cached.result if cached is not None else None
@@ -175,12 +175,12 @@ def from_records(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return _typed(rows, COLUMNS)
 
 
-def runs_frame(runs: "list[RunRecord]", validations: "dict[str, CachedValidation | None]") -> pd.DataFrame:
+def runs_frame(runs: list[RunRecord], validations: dict[str, CachedValidation | None]) -> pd.DataFrame:
     """One row per run, in the order given, with each run's cached re-validation (by run id) where it has one."""
     return _typed([run_row(r, validations.get(r.run_id)) for r in runs], COLUMNS)
 
 
-def turns_frame(runs: "list[RunRecord]") -> pd.DataFrame:
+def turns_frame(runs: list[RunRecord]) -> pd.DataFrame:
     """One row per tool call; a turn without calls is one row with an empty `call`."""
     rows = []
     for r in runs:
@@ -196,7 +196,7 @@ def turns_frame(runs: "list[RunRecord]") -> pd.DataFrame:
     return _typed(rows, TURN_COLUMNS)
 
 
-def _collect(data: str | Path) -> "tuple[Path, list[RunRecord]]":
+def _collect(data: str | Path) -> tuple[Path, list[RunRecord]]:
     from .collect import collect
     from .errors import ReporterError
     root = Path(data)

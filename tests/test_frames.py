@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import DATA, ROOT, minimal_trace, write_trace
-from reporter.collect import collect, find_traces
 from reporter.cli import main
+from reporter.collect import collect, find_traces
 from reporter.frames import COLUMNS, TURN_COLUMNS, load, load_turns
 from reporter.render import numbers
 

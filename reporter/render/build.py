@@ -6,7 +6,7 @@ import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from .. import __version__
@@ -33,7 +33,7 @@ class BuildReport:
 def generated_at() -> str:
     # SOURCE_DATE_EPOCH makes builds reproducible (golden tests); otherwise the real build time.
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    when = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch else datetime.now(timezone.utc)
+    when = datetime.fromtimestamp(int(epoch), UTC) if epoch else datetime.now(UTC)
     return when.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
@@ -68,7 +68,7 @@ def site_pages(collection: Collection, validations: dict[str, CachedValidation |
             page = run_page(r, cached, urls, urls.run(runs[i - 1].run_id) if same(i - 1) else None,
                             urls.run(runs[i + 1].run_id) if same(i + 1) else None)
             row, o = listed(r, run_summary(r, v), urls), outcome(r, v, urls.run(r.run_id))
-        except Exception as exc:  # noqa: BLE001 - one run's bad data must not cost the rest of the site
+        except Exception as exc:
             problems.append((str(r.trace_path), f"run page not built: {type(exc).__name__}: {exc}"))
             continue
         pages.append(page)

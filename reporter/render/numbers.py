@@ -13,7 +13,6 @@ from markupsafe import Markup, escape
 
 from ..units import UNIT_LABEL
 
-
 DASH = "—"
 TIME_DIGITS = 3
 # Below this many ms a time reads better in µs ("21.3 µs", not "0.0213 ms").
