@@ -120,7 +120,8 @@ def test_impossible_values_never_print_inf_or_nan_on_a_leaderboard(tmp_path: Pat
         doc["turns"] = [{"index": 0, "llm_s": float("nan"), "tool_s": 1.0}]
         write_trace(data, name, json.dumps(doc))
     build(data, tmp_path / "site")
-    board = next((tmp_path / "site" / "leaderboards").glob("*.html")).read_text()
+    board = next(p for p in sorted((tmp_path / "site" / "leaderboards").glob("*.html"))
+                 if "revalidated" not in p.name).read_text()  # the re-validated-only twin has no rows here
     assert "infx" not in board and "nanx" not in board.lower() and "2.00x" in board
     for page in (tmp_path / "site").rglob("*.html"):
         for blob in re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', page.read_text(), re.S):
