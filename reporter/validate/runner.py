@@ -80,7 +80,8 @@ def environment() -> Environment:
 
 
 def _key(run: "RunRecord") -> str | None:
-    fk, ref = run.trace.final_kernel, run.trace.reference_source
+    # The trace as written, never the redacted one: the key and the executed kernel must be the real ones.
+    fk, ref = run.source.final_kernel, run.source.reference_source
     if fk is None or ref is None:
         return None
     return cache.content_key(fk.source, ref)
@@ -131,10 +132,10 @@ def run_worker(mode: str, job: dict[str, Any], job_dir: Path, timeout_s: float,
 
 
 def _job(run: "RunRecord", settings: ValidationSettings, device: str) -> dict[str, Any]:
-    fk = run.trace.final_kernel
-    assert fk is not None and run.trace.reference_source is not None
-    return {"reference": run.trace.reference_source, "kernel": fk.source, "settings": settings.model_dump(mode="json"),
-            "device": device, "precision": run.trace.run.precision or DEFAULT_PRECISION,
+    fk, ref = run.source.final_kernel, run.source.reference_source
+    assert fk is not None and ref is not None
+    return {"reference": ref, "kernel": fk.source, "settings": settings.model_dump(mode="json"),
+            "device": device, "precision": run.source.run.precision or DEFAULT_PRECISION,
             "extensions_dir": str(EXT_CACHE / sha256_text(fk.source)[:16])}
 
 
@@ -193,23 +194,23 @@ def validate_runs(data: Path, runs: list["RunRecord"], settings: ValidationSetti
             compiled = list(pool.map(compile_one, todo))
         for n, ((run, key), comp) in enumerate(zip(todo, compiled), start=1):
             say(f"[{n}/{len(todo)}] {run.run_id}: compile {comp['verdict']}")
-            if run.trace.run.precision is None:
+            if run.source.run.precision is None:
                 say(f"[{n}/{len(todo)}] {run.run_id}: the trace records no precision; checking at {DEFAULT_PRECISION}")
             job = job_of[key]
             out = comp if comp["verdict"] != "correct" else run_worker("check", job, work / key, settings.timeout_s)
             out.setdefault("phase_s", {}).update({k: v for k, v in comp.get("phase_s", {}).items()})
             # Profile whatever ran at the nominal shapes, even if it later failed at jittered ones.
             ncu_files = _profile_ncu(job, work / key, settings) if ncu and out.get("kernel_timing") else {}
-            fk = run.trace.final_kernel
-            assert fk is not None and run.trace.reference_source is not None
+            fk, ref = run.source.final_kernel, run.source.reference_source
+            assert fk is not None and ref is not None
             findings = [StaticFinding(check=f.check, severity=f.severity, line=f.line, text=f.text, message=f.message)  # type: ignore[arg-type]
-                        for f in scan(fk.source, run.trace.run.backend)]
+                        for f in scan(fk.source, run.source.run.backend)]
             fields = {k: out.get(k) for k in ("verdict", "reason", "log", "weights_note", "trials", "kernel_timing",
                                               "reference_timing", "compile_timing", "kernel_launches", "reference_launches",
                                               "kernel_peak_bytes", "reference_peak_bytes", "deterministic") if out.get(k) is not None}
             result = ValidationResult(
-                precision=job["precision"], precision_assumed=run.trace.run.precision is None,
-                kernel_sha256=sha256_text(fk.source), reference_sha256=sha256_text(run.trace.reference_source),
+                precision=job["precision"], precision_assumed=run.source.run.precision is None,
+                kernel_sha256=sha256_text(fk.source), reference_sha256=sha256_text(ref),
                 settings=settings, environment=env, measured_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 problem_names=comp.get("problem_names") or out.get("problem_names") or [],
                 static_findings=findings, phase_s={k: round(v, 3) for k, v in out.get("phase_s", {}).items()}, **fields)
