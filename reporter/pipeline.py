@@ -8,17 +8,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .collect.redact import RedactionReport
 from .errors import Problem, report
-from .records import ValidationResult, ValidationSettings
-
-if TYPE_CHECKING:
-    from .collect import RunRecord
+from .records import ValidationSettings
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +28,7 @@ class BuildSummary:
     problems: tuple[Problem, ...]
     seconds: float
     site: Path
+    committed: bool = True  # False: --strict saw problems and left the previous site as it was
     redaction: RedactionReport | None = None  # None: built with --no-redact
 
     def redaction_line(self) -> str:
@@ -47,38 +44,35 @@ class BuildSummary:
 
 
 def build(data: Path, site: Path, settings: ValidationSettings, *, validate: bool = True, ncu: bool = False,
-          progress: bool = False, redact: bool = True) -> BuildSummary:
-    """Build SITE from DATA; the problems are logged (as warnings) and returned in the summary.
-
-    With `redact` every published text (trace fields, downloads, cached validation logs and findings) has
-    its secrets replaced; the validator still gets the original sources.
-    """
+          strict: bool = False, progress: Callable[[int, int], None] | None = None, redact: bool = True) -> BuildSummary:
+    """Build SITE from DATA; the problems are logged (as warnings) and returned in the summary. With
+    `strict`, any problem leaves the previous SITE as it was (`committed` is then False). With `redact`
+    every published text (trace fields, downloads, cached validation logs and findings) has its secrets
+    replaced; the validator still gets the original sources."""
     from .collect import collect
+    from .collect.validation import load_validations
     from .render import build_site
-    from .validate import cached_lookup, gpu_available, validate_runs
+    from .render.writer import check_target
+    from .validate import gpu_available, validate_runs
 
     started = time.monotonic()
+    check_target(site, data)  # before any slow work: a folder we may not replace is refused at once
     collection = collect(data, redact=redact)
     problems = [e.problem("trace") for e in collection.errors]
     problems += [e.problem("config") for e in collection.config_errors]
     problems += [e.problem("attachment") for r in collection.runs for e in r.attachment_errors]
     problems += [e.problem("config") for e in (collection.reviews.errors if collection.reviews else [])]
     if validate and gpu_available():
-        validate_runs(data, collection.runs, settings, ncu=ncu, progress=progress)
+        validate_runs(data, collection.runs, settings, ncu=ncu, progress=progress is not None)
     elif validate:
         log.info("no CUDA device here: showing cached re-validation results (see `reporter validate`)")
-
-    def lookup(r: RunRecord) -> tuple[ValidationResult, Path] | None:
-        found = cached_lookup(data, r, problems)
-        if found is None or collection.redactor is None:
-            return found
-        counts: Counter[str] = Counter(r.redactions)
-        published = collection.redactor.result(found[0], counts)
-        r.redactions = dict(sorted(counts.items()))
-        return published, found[1]
-
-    pages = build_site(collection, data, site, lookup, progress=progress)
+    validations, cache_problems = load_validations(data, collection.runs, collection.redactor)
+    problems += cache_problems
+    result = build_site(collection, validations, data, site, strict=strict, upstream_problems=len(problems),
+                        progress=progress)
+    problems += [Problem(path, "(page)", message, "trace") for path, message in result.problems]
     report(problems)
-    return BuildSummary(runs=len(collection.runs), unreadable=len(collection.errors), pages=pages,
+    return BuildSummary(runs=len(collection.runs), unreadable=len(collection.errors), pages=result.pages,
                         flagged=sum(len(r.flags) for r in collection.runs), problems=tuple(sorted(set(problems))),
-                        seconds=time.monotonic() - started, site=site, redaction=collection.redaction)
+                        seconds=time.monotonic() - started, site=site, committed=result.committed,
+                        redaction=collection.redaction)
