@@ -1,0 +1,112 @@
+"""Run the pipeline on this machine: a compile pool sized to the cores, one check worker per GPU.
+
+Compiles feed a queue; each GPU's check worker takes the next built kernel the moment it is free, so
+a GPU never waits while a built kernel is queued. Compiles are forked from one warm server, checks
+from one warm server per GPU (``CUDA_VISIBLE_DEVICES`` set for it); every kernel still runs in its own
+process. Unless the timing basis is immune to CPU load, a `CompileGuard` stops the compiles for the
+length of every timing window.
+"""
+
+from __future__ import annotations
+
+import queue
+import shutil
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Callable
+
+from .. import steps
+from ..forkserver import ForkServer
+from ..gate import CompileGuard
+from ..pipeline import Item, Outcome, RunStats
+from ..process import package_env
+from ..profiling import profile_ncu
+
+
+class LocalExecutor:
+    def __init__(self, gpus: list[str], compile_jobs: int, root: Path, toolchain_env: dict[str, str | None],
+                 timeout_s: float, gate: bool = True, ncu: bool = False) -> None:
+        self.gpus = gpus  # CUDA_VISIBLE_DEVICES values; empty: one worker on this machine's default device
+        self.compile_jobs, self.root, self.toolchain_env = compile_jobs, root, toolchain_env
+        self.timeout_s, self.gate, self.ncu = timeout_s, gate, ncu
+
+    def run(self, items: list[Item], on_outcome: Callable[[Outcome], None]) -> RunStats:
+        work = Path(tempfile.mkdtemp(prefix="reporter-validate-"))
+        gate_dir = work / "gate"
+        guard = CompileGuard(gate_dir) if self.gate else None
+        compiler = ForkServer(package_env())
+        checkers = [(g, ForkServer(package_env({"CUDA_VISIBLE_DEVICES": g}))) for g in self.gpus] or \
+            [("default", ForkServer(package_env()))]
+        ready: queue.Queue[tuple[Item, dict, float] | None] = queue.Queue()
+        emit_lock = threading.Lock()
+        t0 = time.monotonic()
+
+        def emit(outcome: Outcome) -> None:
+            outcome.finished_at = time.monotonic() - t0
+            with emit_lock:
+                on_outcome(outcome)
+
+        def compile_one(item: Item) -> None:
+            comp = steps.build(compiler, item.job, self.root, item.build_key, work / item.build_key / "build",
+                               self.timeout_s, self.toolchain_env, on_start=guard.register if guard else None,
+                               on_end=guard.unregister if guard else None)
+            if comp["verdict"] == "correct":
+                ready.put((item, comp, time.monotonic()))
+            else:
+                emit(Outcome(item, comp, comp["wall_s"], comp["cpu_s"], compiled_at=time.monotonic() - t0,
+                             build=comp["build"]))
+
+        def check_loop(name: str, server: ForkServer) -> None:
+            while (got := ready.get()) is not None:
+                item, comp, ready_at = got
+                started = time.monotonic()
+                out = steps.check(server, item.job, self.root, item.build_key, comp["build_env"],
+                                  work / item.build_key / f"check-{name}", self.timeout_s,
+                                  str(gate_dir) if guard else None)
+                out["phase_s"] = {**comp.get("phase_s", {}), **out.get("phase_s", {})}
+                files = {}
+                if self.ncu and out.get("kernel_timing"):
+                    env = {**comp["build_env"], "CUDA_VISIBLE_DEVICES": None if name == "default" else name}
+                    files = profile_ncu(item.job, self.root, item.build_key, env, work / item.build_key, self.timeout_s)
+                emit(Outcome(item, out, comp["wall_s"], comp["cpu_s"], started - ready_at, out["wall_s"],
+                             ready_at - t0, build=comp["build"], worker=f"gpu {name}", ncu_files=files))
+
+        errors: list[BaseException] = []
+
+        def guarded(name: str, server: ForkServer) -> None:
+            try:
+                check_loop(name, server)
+            except BaseException as exc:  # noqa: BLE001 - re-raised by the main thread
+                errors.append(exc)
+
+        threads = [threading.Thread(target=guarded, args=c, daemon=True) for c in checkers]
+        for t in threads:
+            t.start()
+        pool = ThreadPoolExecutor(max_workers=self.compile_jobs)
+        try:
+            for f in [pool.submit(compile_one, it) for it in items]:
+                f.result()
+            for _ in threads:
+                ready.put(None)
+            for t in threads:
+                t.join()
+            if errors:
+                raise errors[0]
+        except BaseException:
+            # Interrupted: stop everything we started; results already stored stay, so a rerun resumes.
+            for server in [compiler] + [s for _, s in checkers]:
+                server.kill()
+            raise
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+            stats = RunStats(wall_s=time.monotonic() - t0, compile_jobs=self.compile_jobs, check_workers=len(checkers))
+            if guard is not None:
+                guard.close()
+                stats.paused_s, stats.timing_windows = guard.paused_s, guard.windows
+            for server in [compiler] + [s for _, s in checkers]:
+                server.close()
+            shutil.rmtree(work, ignore_errors=True)
+        return stats
