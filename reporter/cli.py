@@ -93,27 +93,35 @@ def build(data: Path, site: Path, strict: bool, no_validate: bool, ncu: bool) ->
 @click.option("--trials", type=int, default=None, help="Correctness trials at nominal shapes.")
 @click.option("--jitter-trials", type=int, default=None, help="Correctness trials with jittered shapes.")
 @click.option("--perf-trials", type=int, default=None, help="Timed calls per kernel.")
-@click.option("--jobs", type=int, default=4, show_default=True, help="Kernels compiled in parallel (timing stays sequential).")
+@click.option("--jobs", type=int, default=None,
+              help="Kernels compiled at once (default: sized to the cores from the measured CPU time of a build).")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="Where compiles and checks run: this machine, or a Ray cluster (pip install 'reporter[ray]').")
+@click.option("--address", default=None, help="Ray cluster to join (auto or HOST:PORT); default: start a local one.")
+@click.option("--compile-during-timing", is_flag=True,
+              help="Let compiles run through timing windows (only when the timing basis is immune to CPU load).")
 @click.option("--compile-baseline", is_flag=True, help="Also time the reference under torch.compile (a separate cache entry).")
 @click.option("--tol", "tolerances", multiple=True, metavar="PREC=VALUE",
               help="atol and rtol for one precision, e.g. --tol fp32=1e-3 (defaults: fp32 1e-4, fp16/bf16 1e-2).")
 def validate(data: Path, run_ids: tuple[str, ...], ncu: bool, force: bool, trials: int | None,
-             jitter_trials: int | None, perf_trials: int | None, jobs: int, compile_baseline: bool,
-             tolerances: tuple[str, ...]) -> None:
+             jitter_trials: int | None, perf_trials: int | None, jobs: int | None, executor: str, address: str | None,
+             compile_during_timing: bool, compile_baseline: bool, tolerances: tuple[str, ...]) -> None:
     """Re-check submitted kernels on this machine's GPU; results are cached in DATA/validation."""
     from .collect import collect
     from .validate import gpu_available, validate_runs
 
     settings = _settings(trials, jitter_trials, perf_trials, compile_baseline, tolerances)
-    if not gpu_available():
+    if executor == "local" and not gpu_available():
         raise click.ClickException("no CUDA device is visible (torch.cuda.is_available() is False); run this on a GPU machine")
+    if address and executor != "ray":
+        raise click.ClickException("--address joins a Ray cluster: use it with --executor ray")
     collection = collect(data)
     runs = [r for r in collection.runs if not run_ids or r.run_id in run_ids]
     missing = set(run_ids) - {r.run_id for r in runs}
     if missing:
         raise click.ClickException(f"no run with id {', '.join(sorted(missing))} under {data}")
-    results = validate_runs(data, runs, settings, ncu=ncu, force=force,
-                            progress=True, jobs=jobs)
+    results = validate_runs(data, runs, settings, ncu=ncu, force=force, progress=True, jobs=jobs, executor=executor,
+                            address=address, gate=not compile_during_timing)
     for run_id, (res, cached) in sorted(results.items()):
         sp = f"{res.speedup:.2f}x" if res.speedup else "—"
         click.echo(f"{run_id}: {res.verdict}{' (cached)' if cached else ''} speedup {sp} {res.reason}")

@@ -73,7 +73,7 @@ def local_gpus() -> list[str]:
 
 def validate_runs(data: Path, runs: list["RunRecord"], settings: ValidationSettings, *, ncu: bool = False,
                   force: bool = False, progress: bool = False, jobs: int | None = None, device: str | None = None,
-                  executor: str = "local", address: str | None = None, gate: bool = True,
+                  executor: str = "local", address: str | None = None, gate: bool = True, checks_per_gpu: int = 2,
                   stats: list[RunStats] | None = None) -> dict[str, tuple[ValidationResult, bool]]:
     """Validate every run that has a final kernel; returns run id -> (result, came from cache).
 
@@ -110,9 +110,10 @@ def validate_runs(data: Path, runs: list["RunRecord"], settings: ValidationSetti
         run_stats = RayExecutor(address, toolchain_env, settings.timeout_s, gate).run(items, recorder)
     else:
         wall, cpu, _ = buildcache.measured_cost(root)
-        compile_jobs = jobs or buildcache.pool_size(os.cpu_count() or 1, wall, cpu)
+        compile_jobs = jobs or buildcache.pool_size(len(os.sched_getaffinity(0)), wall, cpu)
         gpus = local_gpus() if device == "cuda" else []
-        run_stats = LocalExecutor(gpus, compile_jobs, root, toolchain_env, settings.timeout_s, gate, ncu).run(items, recorder)
+        run_stats = LocalExecutor(gpus, compile_jobs, root, toolchain_env, settings.timeout_s, gate, ncu,
+                                  checks_per_gpu).run(items, recorder)
     run_stats.outcomes, run_stats.stored_at = recorder.stats.outcomes, recorder.stats.stored_at
     if stats is not None:
         stats.append(run_stats)

@@ -20,8 +20,10 @@ from .process import run_forked
 BUILD_VARS = ("TORCH_EXTENSION_SKIP_NVCC_GEN_DEPENDENCIES",)
 
 
-def _attempt(server: ForkServer, job: dict[str, Any], job_dir: Path, timeout_s: float, env: dict[str, str | None],
-             on_start: Callable[[int], None] | None, on_end: Callable[[int], None] | None) -> dict[str, Any]:
+def _attempt(server: ForkServer, mode: str, job: dict[str, Any], job_dir: Path, timeout_s: float,
+             env: dict[str, str | None], on_start: Callable[[int], None] | None,
+             on_end: Callable[[int], None] | None) -> dict[str, Any]:
+    """One forked child; `on_start`/`on_end` get its pid (a guard registers it for the timing gate)."""
     pid = 0
 
     def started(p: int) -> None:
@@ -30,7 +32,7 @@ def _attempt(server: ForkServer, job: dict[str, Any], job_dir: Path, timeout_s: 
         if on_start is not None:
             on_start(p)
     try:
-        return run_forked(server, "compile", job, job_dir, timeout_s, env, started)
+        return run_forked(server, mode, job, job_dir, timeout_s, env, started)
     finally:
         if on_end is not None and pid:
             on_end(pid)
@@ -54,7 +56,7 @@ def build(server: ForkServer, job: dict[str, Any], root: Path, key: str, job_dir
             else [("plain", plain)]
         cpu = 0.0
         for label, env in tries:
-            out = _attempt(server, job, job_dir, timeout_s, env, on_start, on_end)
+            out = _attempt(server, "compile", job, job_dir, timeout_s, env, on_start, on_end)
             cpu += out.get("cpu_s", 0.0)
             if out.get("verdict") != "compile_error":
                 break
@@ -68,11 +70,12 @@ def build(server: ForkServer, job: dict[str, Any], root: Path, key: str, job_dir
 
 
 def check(server: ForkServer, job: dict[str, Any], root: Path, key: str, build_env: dict[str, str | None],
-          job_dir: Path, timeout_s: float, gate_dir: str | None) -> dict[str, Any]:
+          job_dir: Path, timeout_s: float, gate_dir: str | None, on_start: Callable[[int], None] | None = None,
+          on_end: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Correctness and timing of a built kernel, in one forked child."""
     job = {**job, "extensions_dir": str(buildcache.build_dir(root, key))}
     env = {**build_env, "TORCH_EXTENSIONS_DIR": job["extensions_dir"], "REPORTER_GATE_DIR": gate_dir}
     t0 = time.perf_counter()
-    out = run_forked(server, "check", job, job_dir, timeout_s, env)
+    out = _attempt(server, "check", job, job_dir, timeout_s, env, on_start, on_end)
     out["wall_s"] = time.perf_counter() - t0
     return out

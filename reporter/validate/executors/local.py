@@ -28,10 +28,13 @@ from ..profiling import profile_ncu
 
 class LocalExecutor:
     def __init__(self, gpus: list[str], compile_jobs: int, root: Path, toolchain_env: dict[str, str | None],
-                 timeout_s: float, gate: bool = True, ncu: bool = False) -> None:
+                 timeout_s: float, gate: bool = True, ncu: bool = False, checks_per_gpu: int = 2) -> None:
         self.gpus = gpus  # CUDA_VISIBLE_DEVICES values; empty: one worker on this machine's default device
         self.compile_jobs, self.root, self.toolchain_env = compile_jobs, root, toolchain_env
         self.timeout_s, self.gate, self.ncu = timeout_s, gate, ncu
+        # Two checks share a GPU: one loads, compares and profiles while the other times (the gate stops
+        # everything else during a timing window). One kernel is still one process.
+        self.checks_per_gpu = max(1, checks_per_gpu)
 
     def run(self, items: list[Item], on_outcome: Callable[[Outcome], None]) -> RunStats:
         work = Path(tempfile.mkdtemp(prefix="reporter-validate-"))
@@ -65,7 +68,8 @@ class LocalExecutor:
                 started = time.monotonic()
                 out = steps.check(server, item.job, self.root, item.build_key, comp["build_env"],
                                   work / item.build_key / f"check-{name}", self.timeout_s,
-                                  str(gate_dir) if guard else None)
+                                  str(gate_dir) if guard else None, on_start=guard.register if guard else None,
+                                  on_end=guard.unregister if guard else None)
                 out["phase_s"] = {**comp.get("phase_s", {}), **out.get("phase_s", {})}
                 files = {}
                 if self.ncu and out.get("kernel_timing"):
@@ -82,7 +86,8 @@ class LocalExecutor:
             except BaseException as exc:  # noqa: BLE001 - re-raised by the main thread
                 errors.append(exc)
 
-        threads = [threading.Thread(target=guarded, args=c, daemon=True) for c in checkers]
+        threads = [threading.Thread(target=guarded, args=c, daemon=True) for c in checkers
+                   for _ in range(self.checks_per_gpu)]
         for t in threads:
             t.start()
         pool = ThreadPoolExecutor(max_workers=self.compile_jobs)
@@ -102,7 +107,7 @@ class LocalExecutor:
             raise
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
-            stats = RunStats(wall_s=time.monotonic() - t0, compile_jobs=self.compile_jobs, check_workers=len(checkers))
+            stats = RunStats(wall_s=time.monotonic() - t0, compile_jobs=self.compile_jobs, check_workers=len(threads))
             if guard is not None:
                 guard.close()
                 stats.paused_s, stats.timing_windows = guard.paused_s, guard.windows
