@@ -82,7 +82,7 @@ def report(results: dict, stats, wall: float, n: int, cores: int) -> list[str]:
     lines += [
         "",
         f"kernels            {n} validated in {wall:.1f} s from a cold build cache: {per_hour:.0f} kernels/hour",
-        f"verdicts           " + ", ".join(f"{v} {sum(1 for r, _ in results.values() if r.verdict == v)}"
+        "verdicts           " + ", ".join(f"{v} {sum(1 for r, _ in results.values() if r.verdict == v)}"
                                            for v in sorted({r.verdict for r, _ in results.values()})),
         f"per kernel         correctness trials {min((len(r.trials) for r in checked), default=0)}-"
         f"{max((len(r.trials) for r in checked), default=0)} (5 at nominal shapes), timed calls "
