@@ -109,7 +109,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=30)
     ap.add_argument("--executor", choices=["local", "ray"], default="local")
     ap.add_argument("--jobs", type=int, default=None, help="compiles at once (default: sized by the validator)")
-    ap.add_argument("--checks-per-gpu", type=int, default=2)
+    ap.add_argument("--checks-per-gpu", type=int, default=4)
     ap.add_argument("--out", type=Path, default=None, help="also write the report here")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="reporter-throughput-"))

@@ -122,6 +122,9 @@ def test_compile_pool_is_sized_from_measured_builds(tmp_path: Path) -> None:
     # 16 cores, a build keeping 80/58 = 1.38 cores busy: 12 builds fill the machine, one more covers links.
     assert buildcache.pool_size(16, 58.0, 80.0) == 13
     assert buildcache.pool_size(2, 10.0, 5.0) == 3
+    # 30 builds: two even waves of 15 rather than 13 + 13 + a last wave of 4 that leaves cores idle
+    assert buildcache.pool_size(16, 58.0, 80.0, builds=30) == 15
+    assert buildcache.pool_size(16, 58.0, 80.0, builds=5) == 5
     assert buildcache.measured_cost(tmp_path) == (buildcache.PRIOR_BUILD_WALL_S, buildcache.PRIOR_BUILD_CPU_S, 0)
     for key, wall, cpu in (("a", 40.0, 100.0), ("b", 50.0, 90.0), ("c", 60.0, 120.0), ("d", 0.2, 0.1)):
         (tmp_path / key).mkdir()

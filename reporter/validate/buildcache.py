@@ -99,11 +99,17 @@ def measured_cost(root: Path) -> tuple[float, float, int]:
     return walls[len(walls) // 2], cpus[len(cpus) // 2], len(cpus)
 
 
-def pool_size(cores: int, wall_s: float, cpu_s: float) -> int:
+def pool_size(cores: int, wall_s: float, cpu_s: float, builds: int | None = None) -> int:
     """Compiles to run at once so every core stays busy: cores / (cores one build keeps busy), plus one
-    so a build in its single-threaded link step does not leave a core idle."""
+    so a build in its single-threaded link step does not leave a core idle. Knowing how many builds
+    there are, the pool grows so they run in even waves: a last wave of a few builds would leave most
+    cores idle (one build keeps only about 1.4 busy)."""
     per_build = max(1.0, cpu_s / max(wall_s, 1e-6))
-    return max(1, int(cores / per_build + 0.5) + 1)
+    base = max(1, int(cores / per_build + 0.5) + 1)
+    if builds is None or builds <= base:
+        return base if builds is None else max(1, builds)
+    waves = builds // base
+    return -(-builds // waves)
 
 
 def pack(root: Path, key: str) -> bytes:

@@ -73,7 +73,7 @@ def local_gpus() -> list[str]:
 
 def validate_runs(data: Path, runs: list["RunRecord"], settings: ValidationSettings, *, ncu: bool = False,
                   force: bool = False, progress: bool = False, jobs: int | None = None, device: str | None = None,
-                  executor: str = "local", address: str | None = None, gate: bool = True, checks_per_gpu: int = 2,
+                  executor: str = "local", address: str | None = None, gate: bool = True, checks_per_gpu: int = 4,
                   stats: list[RunStats] | None = None) -> dict[str, tuple[ValidationResult, bool]]:
     """Validate every run that has a final kernel; returns run id -> (result, came from cache).
 
@@ -110,7 +110,8 @@ def validate_runs(data: Path, runs: list["RunRecord"], settings: ValidationSetti
         run_stats = RayExecutor(address, toolchain_env, settings.timeout_s, gate).run(items, recorder)
     else:
         wall, cpu, _ = buildcache.measured_cost(root)
-        compile_jobs = jobs or buildcache.pool_size(len(os.sched_getaffinity(0)), wall, cpu)
+        to_build = sum(1 for it in items if buildcache.built(root, it.build_key) is None)
+        compile_jobs = jobs or buildcache.pool_size(len(os.sched_getaffinity(0)), wall, cpu, max(1, to_build))
         gpus = local_gpus() if device == "cuda" else []
         run_stats = LocalExecutor(gpus, compile_jobs, root, toolchain_env, settings.timeout_s, gate, ncu,
                                   checks_per_gpu).run(items, recorder)

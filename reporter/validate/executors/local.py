@@ -28,12 +28,13 @@ from ..profiling import profile_ncu
 
 class LocalExecutor:
     def __init__(self, gpus: list[str], compile_jobs: int, root: Path, toolchain_env: dict[str, str | None],
-                 timeout_s: float, gate: bool = True, ncu: bool = False, checks_per_gpu: int = 2) -> None:
+                 timeout_s: float, gate: bool = True, ncu: bool = False, checks_per_gpu: int = 4) -> None:
         self.gpus = gpus  # CUDA_VISIBLE_DEVICES values; empty: one worker on this machine's default device
         self.compile_jobs, self.root, self.toolchain_env = compile_jobs, root, toolchain_env
         self.timeout_s, self.gate, self.ncu = timeout_s, gate, ncu
-        # Two checks share a GPU: one loads, compares and profiles while the other times (the gate stops
-        # everything else during a timing window). One kernel is still one process.
+        # Several checks share a GPU: most of a check is host work (loading, comparing on the CPU,
+        # profiler start-up), and the gate stops everything else during a timing window. One kernel is
+        # still one process.
         self.checks_per_gpu = max(1, checks_per_gpu)
 
     def run(self, items: list[Item], on_outcome: Callable[[Outcome], None]) -> RunStats:
