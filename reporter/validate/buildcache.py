@@ -28,6 +28,8 @@ MARKER = "BUILT.json"
 # under one key. The GPU is hidden from compiles so fifteen builds do not open fifteen CUDA contexts
 # on the device being timed (the architecture comes from TORCH_CUDA_ARCH_LIST instead).
 ACCELERATIONS: dict[str, str] = {"TORCH_EXTENSION_SKIP_NVCC_GEN_DEPENDENCIES": "1", "CUDA_VISIBLE_DEVICES": ""}
+# Compiles yield the CPU to checks (see forkserver._child); not an acceleration, both attempts use it.
+COMPILE_NICE = "10"
 # Priors for sizing the compile pool until this machine has measured its own builds (H200 host,
 # one load_inline build alone: 58 s wall, 80 CPU-seconds).
 PRIOR_BUILD_WALL_S = 58.0

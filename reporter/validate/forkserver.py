@@ -52,6 +52,12 @@ def _child(req: dict[str, Any]) -> int:
             os.environ.pop(k, None)
         else:
             os.environ[k] = v
+    # Compiles run niced, so the short checks beside them get the CPU first and the GPU is not kept
+    # waiting; checks use a share of the cores, not all of them each.
+    os.nice(int(os.environ.get("REPORTER_NICE", "0")))
+    if os.environ.get("REPORTER_THREADS"):
+        import torch
+        torch.set_num_threads(int(os.environ["REPORTER_THREADS"]))
     from . import worker
     if os.environ.get("REPORTER_GATE_DIR"):
         timed = [name for name in TIMED_FUNCTIONS if hasattr(worker, name)]

@@ -50,7 +50,7 @@ def build(server: ForkServer, job: dict[str, Any], root: Path, key: str, job_dir
         if marker is not None:
             return {"verdict": "correct", "reason": "built earlier (build cache)", "phase_s": {"compile": 0.0},
                     "build": "cached", "build_env": marker["env"], "cpu_s": 0.0, "wall_s": time.perf_counter() - t0}
-        base = {**toolchain_env, "TORCH_EXTENSIONS_DIR": job["extensions_dir"]}
+        base = {**toolchain_env, "TORCH_EXTENSIONS_DIR": job["extensions_dir"], "REPORTER_NICE": buildcache.COMPILE_NICE}
         plain = {**base, **{k: None for k in BUILD_VARS}}
         tries = [("accelerated", {**base, **buildcache.ACCELERATIONS}), ("plain-retry", plain)] if accelerate \
             else [("plain", plain)]
@@ -71,10 +71,11 @@ def build(server: ForkServer, job: dict[str, Any], root: Path, key: str, job_dir
 
 def check(server: ForkServer, job: dict[str, Any], root: Path, key: str, build_env: dict[str, str | None],
           job_dir: Path, timeout_s: float, gate_dir: str | None, on_start: Callable[[int], None] | None = None,
-          on_end: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """Correctness and timing of a built kernel, in one forked child."""
+          on_end: Callable[[int], None] | None = None, threads: int | None = None) -> dict[str, Any]:
+    """Correctness and timing of a built kernel, in one forked child (`threads`: its torch CPU threads)."""
     job = {**job, "extensions_dir": str(buildcache.build_dir(root, key))}
-    env = {**build_env, "TORCH_EXTENSIONS_DIR": job["extensions_dir"], "REPORTER_GATE_DIR": gate_dir}
+    env = {**build_env, "TORCH_EXTENSIONS_DIR": job["extensions_dir"], "REPORTER_GATE_DIR": gate_dir,
+           "REPORTER_THREADS": str(threads) if threads else None}
     t0 = time.perf_counter()
     out = _attempt(server, "check", job, job_dir, timeout_s, env, on_start, on_end)
     out["wall_s"] = time.perf_counter() - t0

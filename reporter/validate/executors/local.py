@@ -9,12 +9,13 @@ length of every timing window.
 
 from __future__ import annotations
 
+import os
 import queue
 import shutil
 import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Callable
 
@@ -45,13 +46,21 @@ class LocalExecutor:
         checkers = [(g, ForkServer(package_env({"CUDA_VISIBLE_DEVICES": g}))) for g in self.gpus] or \
             [("default", ForkServer(package_env()))]
         ready: queue.Queue[tuple[Item, dict, float] | None] = queue.Queue()
+        cpu_threads = max(1, len(os.sched_getaffinity(0)) // (len(checkers) * self.checks_per_gpu))
+        errors: list[BaseException] = []
         emit_lock = threading.Lock()
         t0 = time.monotonic()
 
         def emit(outcome: Outcome) -> None:
             outcome.finished_at = time.monotonic() - t0
             with emit_lock:
-                on_outcome(outcome)
+                if errors:
+                    return  # the run is stopping: write nothing more
+                try:
+                    on_outcome(outcome)
+                except BaseException as exc:
+                    errors.append(exc)
+                    raise
 
         def compile_one(item: Item) -> None:
             comp = steps.build(compiler, item.job, self.root, item.build_key, work / item.build_key / "build",
@@ -70,7 +79,7 @@ class LocalExecutor:
                 out = steps.check(server, item.job, self.root, item.build_key, comp["build_env"],
                                   work / item.build_key / f"check-{name}", self.timeout_s,
                                   str(gate_dir) if guard else None, on_start=guard.register if guard else None,
-                                  on_end=guard.unregister if guard else None)
+                                  on_end=guard.unregister if guard else None, threads=cpu_threads)
                 out["phase_s"] = {**comp.get("phase_s", {}), **out.get("phase_s", {})}
                 files = {}
                 if self.ncu and out.get("kernel_timing"):
@@ -79,13 +88,12 @@ class LocalExecutor:
                 emit(Outcome(item, out, comp["wall_s"], comp["cpu_s"], started - ready_at, out["wall_s"],
                              ready_at - t0, build=comp["build"], worker=f"gpu {name}", ncu_files=files))
 
-        errors: list[BaseException] = []
-
         def guarded(name: str, server: ForkServer) -> None:
             try:
                 check_loop(name, server)
             except BaseException as exc:  # noqa: BLE001 - re-raised by the main thread
-                errors.append(exc)
+                if exc not in errors:
+                    errors.append(exc)
 
         threads = [threading.Thread(target=guarded, args=c, daemon=True) for c in checkers
                    for _ in range(self.checks_per_gpu)]
@@ -93,12 +101,18 @@ class LocalExecutor:
             t.start()
         pool = ThreadPoolExecutor(max_workers=self.compile_jobs)
         try:
-            for f in [pool.submit(compile_one, it) for it in items]:
-                f.result()
+            pending = {pool.submit(compile_one, it) for it in items}
+            while pending:
+                done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
+                for f in done:
+                    f.result()
+                if errors:
+                    raise errors[0]
             for _ in threads:
                 ready.put(None)
             for t in threads:
-                t.join()
+                while t.is_alive() and not errors:
+                    t.join(0.1)
             if errors:
                 raise errors[0]
         except BaseException:
