@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from . import buildcache, cache
 from .cheats import scan
-from ..records import Environment, StaticFinding, ValidationResult, ValidationSettings, sha256_text
+from ..records import DEFAULT_PRECISION, Environment, StaticFinding, ValidationResult, ValidationSettings, sha256_text
 
 if TYPE_CHECKING:
     from ..collect.traces import RunRecord
@@ -100,7 +100,7 @@ def make_items(todo: list[tuple["RunRecord", str]], settings: ValidationSettings
         fk, ref = run.trace.final_kernel, run.trace.reference_source
         assert fk is not None and ref is not None
         job = {"reference": ref, "kernel": fk.source, "settings": settings.model_dump(mode="json"), "device": device,
-               "precision": run.trace.run.precision}
+               "precision": run.trace.run.precision or DEFAULT_PRECISION}
         items.append(Item(run.run_id, key, buildcache.build_key(fk.source, tools), job))
     # Built kernels first: they reach the GPU at once while the first compiles are still running.
     return sorted(items, key=lambda it: buildcache.built(root, it.build_key) is None)
@@ -114,6 +114,7 @@ def to_result(outcome: Outcome, run: "RunRecord", settings: ValidationSettings, 
                 for f in scan(fk.source, run.trace.run.backend)]
     fields = {k: out.get(k) for k in RESULT_FIELDS if out.get(k) is not None}
     return ValidationResult(
+        precision=outcome.item.job["precision"], precision_assumed=run.trace.run.precision is None,
         kernel_sha256=sha256_text(fk.source), reference_sha256=sha256_text(run.trace.reference_source),
         settings=settings, environment=env, measured_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         problem_names=out.get("problem_names") or [], static_findings=findings,
@@ -133,13 +134,17 @@ class Recorder:
         self.t0 = time.monotonic()
 
     def __call__(self, outcome: Outcome) -> None:
-        result = to_result(outcome, self.runs[outcome.item.run_id], self.settings, self.env)
+        run = self.runs[outcome.item.run_id]
+        result = to_result(outcome, run, self.settings, self.env)
         with self.lock:
             cache.store(self.data, outcome.item.key, result, outcome.ncu_files)
             self.results[outcome.item.run_id] = (result, False)
             self.stats.outcomes.append(outcome)
             self.stats.stored_at[outcome.item.run_id] = time.monotonic() - self.t0
             n = len(self.results)
+        if self.progress and run.trace.run.precision is None:
+            print(f"[{n}/{self.total}] {outcome.item.run_id}: the trace records no precision; checked at "
+                  f"{DEFAULT_PRECISION}", file=sys.stderr, flush=True)
         if self.progress:
             print(f"[{n}/{self.total}] {outcome.item.run_id}: {result.verdict} (build {outcome.build or '-'} "
                   f"{outcome.compile_s:.1f} s, queued {outcome.queue_s:.1f} s, check {outcome.check_s:.1f} s "

@@ -13,27 +13,45 @@ import platform
 import shutil
 import subprocess
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import buildcache, cache
 from .executors.local import LocalExecutor
 from .pipeline import Recorder, RunStats, make_items, toolchain
+from ..errors import Problem
 from ..records import Environment, ValidationResult, ValidationSettings
 
 if TYPE_CHECKING:
     from ..collect.traces import RunRecord
 
 
-def gpu_available() -> bool:
-    try:
+# Device nodes a usable GPU leaves behind: NVIDIA on Linux, WSL2's GPU bridge, ROCm.
+GPU_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/dxg", "/dev/kfd")
+
+
+def import_torch() -> Any:
+    """torch, without its "Failed to initialize NumPy" warning: the parent never hands torch a NumPy array,
+    and torch's CPU wheel does not depend on NumPy, so a fresh install warned on every build."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
         import torch
+    return torch
+
+
+def gpu_available() -> bool:
+    # Importing torch takes seconds; on a machine with no GPU device at all there is nothing to ask it.
+    if not any(Path(n).exists() for n in GPU_NODES) and shutil.which("nvidia-smi") is None:
+        return False
+    try:
+        torch = import_torch()
     except ImportError:
         return False
     return bool(torch.cuda.is_available())
 
 
 def environment() -> Environment:
-    import torch
+    torch = import_torch()
     driver = None
     smi = shutil.which("nvidia-smi")
     if smi:
@@ -54,15 +72,15 @@ def _key(run: "RunRecord") -> str | None:
     return cache.content_key(fk.source, ref)
 
 
-def cached_lookup(data: Path, run: "RunRecord") -> tuple[ValidationResult, Path] | None:
+def cached_lookup(data: Path, run: "RunRecord", problems: list[Problem] | None = None) -> tuple[ValidationResult, Path] | None:
     """The newest result for this kernel and reference, whatever machine and settings measured it."""
     key = _key(run)
-    return cache.lookup(data, key) if key else None
+    return cache.lookup(data, key, problems=problems) if key else None
 
 
 def local_gpus() -> list[str]:
     """CUDA_VISIBLE_DEVICES values, one per GPU this process may use (one check worker each)."""
-    import torch
+    torch = import_torch()
     if not torch.cuda.is_available():
         return []
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
