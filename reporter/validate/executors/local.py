@@ -17,7 +17,7 @@ import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from .. import steps
 from ..forkserver import ForkServer
@@ -39,94 +39,112 @@ class LocalExecutor:
         self.checks_per_gpu = max(1, checks_per_gpu)
 
     def run(self, items: list[Item], on_outcome: Callable[[Outcome], None]) -> RunStats:
-        work = Path(tempfile.mkdtemp(prefix="reporter-validate-"))
-        gate_dir = work / "gate"
-        guard = CompileGuard(gate_dir) if self.gate else None
-        compiler = ForkServer(package_env())
-        checkers = [(g, ForkServer(package_env({"CUDA_VISIBLE_DEVICES": g}))) for g in self.gpus] or \
+        return _Run(self, on_outcome).go(items)
+
+
+class _Run:
+    """One run of a LocalExecutor: its servers, queue and threads."""
+
+    def __init__(self, ex: LocalExecutor, on_outcome: Callable[[Outcome], None]) -> None:
+        self.ex, self.on_outcome = ex, on_outcome
+        self.work = Path(tempfile.mkdtemp(prefix="reporter-validate-"))
+        self.gate_dir = str(self.work / "gate") if ex.gate else None
+        self.guard = CompileGuard(self.work / "gate") if ex.gate else None
+        self.compiler = ForkServer(package_env())
+        self.checkers = [(g, ForkServer(package_env({"CUDA_VISIBLE_DEVICES": g}))) for g in ex.gpus] or \
             [("default", ForkServer(package_env()))]
-        ready: queue.Queue[tuple[Item, dict, float] | None] = queue.Queue()
-        cpu_threads = max(1, len(os.sched_getaffinity(0)) // (len(checkers) * self.checks_per_gpu))
-        errors: list[BaseException] = []
-        emit_lock = threading.Lock()
-        t0 = time.monotonic()
+        self.ready: queue.Queue[tuple[Item, dict, float] | None] = queue.Queue()
+        self.cpu_threads = max(1, len(os.sched_getaffinity(0)) // (len(self.checkers) * ex.checks_per_gpu))
+        self.errors: list[BaseException] = []
+        self.emit_lock = threading.Lock()
+        self.t0 = time.monotonic()
 
-        def emit(outcome: Outcome) -> None:
-            outcome.finished_at = time.monotonic() - t0
-            with emit_lock:
-                if errors:
-                    return  # the run is stopping: write nothing more
-                try:
-                    on_outcome(outcome)
-                except BaseException as exc:
-                    errors.append(exc)
-                    raise
+    def _hooks(self) -> dict[str, Any]:
+        g = self.guard
+        return {"on_start": g.register if g else None, "on_end": g.unregister if g else None}
 
-        def compile_one(item: Item) -> None:
-            comp = steps.build(compiler, item.job, self.root, item.build_key, work / item.build_key / "build",
-                               self.timeout_s, self.toolchain_env, on_start=guard.register if guard else None,
-                               on_end=guard.unregister if guard else None)
-            if comp["verdict"] == "correct":
-                ready.put((item, comp, time.monotonic()))
-            else:
-                emit(Outcome(item, comp, comp["wall_s"], comp["cpu_s"], compiled_at=time.monotonic() - t0,
-                             build=comp["build"]))
-
-        def check_loop(name: str, server: ForkServer) -> None:
-            while (got := ready.get()) is not None:
-                item, comp, ready_at = got
-                started = time.monotonic()
-                out = steps.check(server, item.job, self.root, item.build_key, comp["build_env"],
-                                  work / item.build_key / f"check-{name}", self.timeout_s,
-                                  str(gate_dir) if guard else None, on_start=guard.register if guard else None,
-                                  on_end=guard.unregister if guard else None, threads=cpu_threads)
-                out["phase_s"] = {**comp.get("phase_s", {}), **out.get("phase_s", {})}
-                files = {}
-                if self.ncu and out.get("kernel_timing"):
-                    env = {**comp["build_env"], "CUDA_VISIBLE_DEVICES": None if name == "default" else name}
-                    files = profile_ncu(item.job, self.root, item.build_key, env, work / item.build_key, self.timeout_s)
-                emit(Outcome(item, out, comp["wall_s"], comp["cpu_s"], started - ready_at, out["wall_s"],
-                             ready_at - t0, build=comp["build"], worker=f"gpu {name}", ncu_files=files))
-
-        def guarded(name: str, server: ForkServer) -> None:
+    def emit(self, outcome: Outcome) -> None:
+        outcome.finished_at = time.monotonic() - self.t0
+        with self.emit_lock:
+            if self.errors:
+                return  # the run is stopping: write nothing more
             try:
-                check_loop(name, server)
-            except BaseException as exc:  # noqa: BLE001 - re-raised by the main thread
-                if exc not in errors:
-                    errors.append(exc)
+                self.on_outcome(outcome)
+            except BaseException as exc:
+                self.errors.append(exc)
+                raise
 
-        threads = [threading.Thread(target=guarded, args=c, daemon=True) for c in checkers
-                   for _ in range(self.checks_per_gpu)]
+    def compile_one(self, item: Item) -> None:
+        ex = self.ex
+        comp = steps.build(self.compiler, item.job, ex.root, item.build_key, self.work / item.build_key / "build",
+                           ex.timeout_s, ex.toolchain_env, **self._hooks())
+        if comp["verdict"] == "correct":
+            self.ready.put((item, comp, time.monotonic()))
+        else:
+            self.emit(Outcome(item, comp, comp["wall_s"], comp["cpu_s"], compiled_at=time.monotonic() - self.t0,
+                              build=comp["build"]))
+
+    def check_loop(self, name: str, server: ForkServer) -> None:
+        ex = self.ex
+        while (got := self.ready.get()) is not None:
+            item, comp, ready_at = got
+            started = time.monotonic()
+            out = steps.check(server, item.job, ex.root, item.build_key, comp["build_env"],
+                              self.work / item.build_key / f"check-{name}", ex.timeout_s, self.gate_dir,
+                              threads=self.cpu_threads, **self._hooks())
+            out["phase_s"] = {**comp.get("phase_s", {}), **out.get("phase_s", {})}
+            files = {}
+            if ex.ncu and out.get("kernel_timing"):
+                env = {**comp["build_env"], "CUDA_VISIBLE_DEVICES": None if name == "default" else name}
+                files = profile_ncu(item.job, ex.root, item.build_key, env, self.work / item.build_key, ex.timeout_s)
+            self.emit(Outcome(item, out, comp["wall_s"], comp["cpu_s"], started - ready_at, out["wall_s"],
+                              ready_at - self.t0, build=comp["build"], worker=f"gpu {name}", ncu_files=files))
+
+    def guarded(self, name: str, server: ForkServer) -> None:
+        try:
+            self.check_loop(name, server)
+        except BaseException as exc:  # noqa: BLE001 - re-raised by the main thread
+            if exc not in self.errors:
+                self.errors.append(exc)
+
+    def _drain(self, items: list[Item], threads: list[threading.Thread], pool: ThreadPoolExecutor) -> None:
+        pending = {pool.submit(self.compile_one, it) for it in items}
+        while pending:
+            done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
+            for f in done:
+                f.result()
+            if self.errors:
+                raise self.errors[0]
+        for _ in threads:
+            self.ready.put(None)
+        for t in threads:
+            while t.is_alive() and not self.errors:
+                t.join(0.1)
+        if self.errors:
+            raise self.errors[0]
+
+    def go(self, items: list[Item]) -> RunStats:
+        servers = [self.compiler] + [s for _, s in self.checkers]
+        threads = [threading.Thread(target=self.guarded, args=c, daemon=True) for c in self.checkers
+                   for _ in range(self.ex.checks_per_gpu)]
         for t in threads:
             t.start()
-        pool = ThreadPoolExecutor(max_workers=self.compile_jobs)
+        pool = ThreadPoolExecutor(max_workers=self.ex.compile_jobs)
         try:
-            pending = {pool.submit(compile_one, it) for it in items}
-            while pending:
-                done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
-                for f in done:
-                    f.result()
-                if errors:
-                    raise errors[0]
-            for _ in threads:
-                ready.put(None)
-            for t in threads:
-                while t.is_alive() and not errors:
-                    t.join(0.1)
-            if errors:
-                raise errors[0]
+            self._drain(items, threads, pool)
         except BaseException:
             # Interrupted: stop everything we started; results already stored stay, so a rerun resumes.
-            for server in [compiler] + [s for _, s in checkers]:
+            for server in servers:
                 server.kill()
             raise
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
-            stats = RunStats(wall_s=time.monotonic() - t0, compile_jobs=self.compile_jobs, check_workers=len(threads))
-            if guard is not None:
-                guard.close()
-                stats.paused_s, stats.timing_windows = guard.paused_s, guard.windows
-            for server in [compiler] + [s for _, s in checkers]:
+            stats = RunStats(wall_s=time.monotonic() - self.t0, compile_jobs=self.ex.compile_jobs,
+                             check_workers=len(threads))
+            if self.guard is not None:
+                self.guard.close()
+                stats.paused_s, stats.timing_windows = self.guard.paused_s, self.guard.windows
+            for server in servers:
                 server.close()
-            shutil.rmtree(work, ignore_errors=True)
+            shutil.rmtree(self.work, ignore_errors=True)
         return stats
