@@ -76,16 +76,18 @@ def test_twelve_keys_in_eleven_fields_are_gone_from_every_page_and_download(tmp_
 
 
 def test_the_validator_keeps_the_original_sources(tmp_path: Path) -> None:
+    from reporter.records import ValidationSettings
     from reporter.validate import cache
-    from reporter.validate.runner import _job, _key
+    from reporter.validate.pipeline import make_items
+    from reporter.validate.runner import _key
     write_trace(tmp_path, "leaky", secret_trace())
     (run,) = collect(tmp_path).runs
     assert run.trace.final_kernel is not None and KEYS["gho"] not in run.trace.final_kernel.source
     original = secret_trace()
     kernel, ref = original["final_kernel"]["source"], original["reference_source"]  # type: ignore[index]
     assert _key(run) == cache.content_key(kernel, ref)  # type: ignore[arg-type]
-    job = _job(run, __import__("reporter.records").records.ValidationSettings(), "cpu")
-    assert job["kernel"] == kernel and job["reference"] == ref
+    (item,) = make_items([(run, _key(run) or "")], ValidationSettings(), "cpu", {}, tmp_path / "builds")
+    assert item.job["kernel"] == kernel and item.job["reference"] == ref
     assert sum(run.redactions.values()) == 12 and run.redactions["github-token"] == 3
     # Redaction keeps line numbers: a finding's line on the page is the line in the real source.
     assert run.trace.turns[0].reasoning.count("\n") == original["turns"][0]["reasoning"].count("\n")  # type: ignore[index]
