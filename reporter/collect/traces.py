@@ -14,14 +14,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from . import ncu as gm
-from .safeio import checked_path, parse_json, read_bounded
 from ..checks import Flag, check_trace
 from ..errors import CollectError, printable
 from ..names import unique_slugs
 from ..records import CACHE_DIR, READABLE_VERSIONS, Trace, migrate_trace, sha256_text, unknown_fields
 from ..validate.cheats import Finding, scan
+from . import ncu as gm
 from .reviews import Clearance, Reviews, load_reviews
+from .safeio import checked_path, parse_json, read_bounded
 
 
 @dataclass(frozen=True)
@@ -215,7 +215,7 @@ def collect(data: Path) -> Collection:
             runs.append(_read_run(data, path, ids[path]))
         except CollectError as exc:
             errors.append(exc)
-        except Exception as exc:  # noqa: BLE001 - the guard: one file must never stop the others
+        except Exception as exc:
             errors.append(CollectError(path, "(internal)", f"reporter failed on this file ({type(exc).__name__}: "
                                        f"{str(exc)[:200]}); the run is skipped. Please report this as a bug."))
     slugs = unique_slugs(r.run_id for r in runs)
