@@ -87,7 +87,7 @@ def test_plain_matmul_reads_suspect_and_does_not_count(kb: Path, tmp_path: Path)
     build(kb, tmp_path / "site")
     page = tmp_path / "site" / MATMUL_PAGE
     text = text_of(page)
-    assert 'class="pill v-suspect"' in page.read_text()
+    assert re.search(r'<p class="verdict-line">\s*<span class="pill v-suspect">suspect</span>', page.read_text())
     assert "no_cuda_kernel" in text and "no_extension" in text and "torch_computation" in text
     assert re.search(r"torch_computation\s+warn\s+\d+", text)  # with its line number
     board = text_of(next((tmp_path / "site" / "leaderboards").glob("*.html")))
