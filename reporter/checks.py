@@ -5,7 +5,9 @@ Each flag is keyed by the field it concerns (``group.field``) so the page can pu
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Literal
 
 from .records import Trace
@@ -133,27 +135,104 @@ class Comparison:
     reason: str = ""
 
 
-def compare_runtime(recorded: float | None, unit: str, measured_ms: float | None) -> tuple[bool | None, str]:
-    if recorded is None or measured_ms is None or measured_ms <= 0:
-        return None, ""
-    rec_ms = recorded * UNIT_TO_US[unit] / 1e3
-    ratio = rec_ms / measured_ms
-    if 0.75 <= ratio <= 1.25:
-        return True, ""
+# Recorded and reproduced times (and speedups) agree when within this fraction of ours. Applied only when
+# both were measured on the same GPU model: across GPUs, times differ for honest reasons.
+RUNTIME_TOLERANCE = 0.25
+# A call whose eager wall time exceeds this multiple of its device time spends most of it on the host:
+# its eager speedup depends on the CPU that ran it.
+HOST_BOUND_RATIO = 2.0
+HOST_BOUND_SENTENCE = ("Host-bound: its wall time is more than {ratio:g}× its GPU time, so its eager speedup "
+                       "depends on the CPU, Python and the launch path more than on the GPU.")
+
+
+class GpuRelation(StrEnum):
+    SAME = "same"
+    DIFFERENT = "different"
+    UNKNOWN = "unknown"
+
+
+_GPU_NOISE = re.compile(r"\b(NVIDIA|GEFORCE|TESLA|\d+\s?GB|HBM\d?E?|SXM\d?|PCIE|NVL)\b")
+
+
+def gpu_model(name: str | None) -> str | None:
+    """The model in a GPU name: `NVIDIA H100 80GB HBM3` -> `H100`, `NVIDIA L40S` -> `L40S`."""
+    if not name or not name.strip():
+        return None
+    words = _GPU_NOISE.sub(" ", re.sub(r"[-_]", " ", name.upper())).split()
+    return " ".join(words) or None
+
+
+def gpu_relation(recorded: str | None, measured: str | None) -> GpuRelation:
+    rec, got = gpu_model(recorded), gpu_model(measured)
+    if rec is None or got is None:
+        return GpuRelation.UNKNOWN
+    return GpuRelation.SAME if rec == got else GpuRelation.DIFFERENT
+
+
+def gpu_label(recorded: str | None, measured: str | None) -> str:
+    """Where each figure came from, e.g. "recorded on L40S · re-measured on H200"."""
+    got = gpu_model(measured) or "an unknown GPU"
+    rel = gpu_relation(recorded, measured)
+    if rel is GpuRelation.SAME:
+        return f"recorded and re-measured on {got}"
+    rec = "recorded GPU unknown" if gpu_model(recorded) is None else f"recorded on {gpu_model(recorded)}"
+    return f"{rec} · re-measured on {got}"
+
+
+def tolerance_note(relation: GpuRelation) -> str:
+    if relation is GpuRelation.SAME:
+        return f"Same GPU model: recorded and re-measured times agree when within ±{RUNTIME_TOLERANCE:.0%} of ours."
+    return ("Different or unknown GPU: both figures are shown side by side, with no agree/disagree claim about times; "
+            "only ~1,000× unit mix-ups are flagged.")
+
+
+def host_bound(wall_ms: float | None, device_ms: float | None) -> bool:
+    return wall_ms is not None and device_ms is not None and device_ms > 0 and wall_ms > HOST_BOUND_RATIO * device_ms
+
+
+def _unit_mixup(ratio: float, recorded: float, unit: str) -> str | None:
     ladder = list(UNIT_LADDER)
     for factor, step in ((1e-3, 1), (1e3, -1)):
         fixed = ratio / factor
         at = ladder.index(unit) + step
         if 0.5 <= fixed <= 2.0 and 0 <= at < len(ladder):
-            return False, (f"unit mix-up: ~1,000× off. Read as {UNIT_LABEL[ladder[at]]} instead of {UNIT_LABEL[unit]}, "
-                           f"{recorded:g} {UNIT_LABEL[ladder[at]]} is {(fixed - 1) * 100:+.0f}% off what we measured")
+            return (f"unit mix-up: ~1,000× off. Read as {UNIT_LABEL[ladder[at]]} instead of {UNIT_LABEL[unit]}, "
+                    f"{recorded:g} {UNIT_LABEL[ladder[at]]} is {(fixed - 1) * 100:+.0f}% off what we measured")
     if ratio < 0.01 or ratio > 100:
         at = ladder.index(unit) + (1 if ratio < 1 else -1)
         if 0 <= at < len(ladder):
             fixed = ratio / (1e-3 if ratio < 1 else 1e3)
-            return False, (f"{1 / ratio if ratio < 1 else ratio:,.0f}× off: looks like a unit mix-up, but even read as "
-                           f"{UNIT_LABEL[ladder[at]]} it is {(fixed - 1) * 100:+.0f}% off what we measured")
-    return False, f"off by {(ratio - 1) * 100:+.0f}% (more than ±25%)"
+            return (f"{1 / ratio if ratio < 1 else ratio:,.0f}× off: looks like a unit mix-up, but even read as "
+                    f"{UNIT_LABEL[ladder[at]]} it is {(fixed - 1) * 100:+.0f}% off what we measured")
+    return None
+
+
+def compare_runtime(recorded: float | None, unit: str, measured_ms: float | None,
+                    relation: GpuRelation = GpuRelation.SAME) -> tuple[bool | None, str]:
+    """A recorded runtime against our wall time (the harness's own basis)."""
+    if recorded is None or measured_ms is None or measured_ms <= 0:
+        return None, ""
+    ratio = recorded * UNIT_TO_US[unit] / 1e3 / measured_ms
+    mixup = _unit_mixup(ratio, recorded, unit)
+    if mixup is not None:
+        return False, mixup
+    if relation is not GpuRelation.SAME:
+        return None, ""
+    if 1 - RUNTIME_TOLERANCE <= ratio <= 1 + RUNTIME_TOLERANCE:
+        return True, ""
+    return False, f"off by {(ratio - 1) * 100:+.0f}% (more than ±{RUNTIME_TOLERANCE:.0%})"
+
+
+def compare_speedup(recorded: float | None, measured: float | None, relation: GpuRelation,
+                    correct: bool) -> tuple[bool | None, str]:
+    """A recorded speedup against ours; no claim for an incorrect kernel or across GPU models."""
+    if not correct:
+        return None, "kernel incorrect: its speedup is not a result"
+    if recorded is None or measured is None or relation is not GpuRelation.SAME:
+        return None, ""
+    if abs(recorded - measured) <= RUNTIME_TOLERANCE * measured:
+        return True, ""
+    return False, f"off by {(recorded / measured - 1) * 100:+.0f}% (more than ±{RUNTIME_TOLERANCE:.0%})"
 
 
 def check_measured(figures: dict[str, object]) -> dict[str, Flag]:

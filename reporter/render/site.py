@@ -25,7 +25,8 @@ from . import charts, text
 from ..collect import ncu as gm
 from . import leaderboard as lb
 from ..units import UNIT_LABEL
-from ..checks import Comparison, Flag, check_measured, compare_runtime
+from ..checks import Comparison, Flag, check_measured, compare_runtime, compare_speedup, gpu_relation
+from ..validate.schema import Basis, Verdict
 from ..collect.traces import Collection, ProfileSet, RunRecord
 from .evolution import kernel_versions
 from ..records import ValidationResult, slugify
@@ -216,16 +217,18 @@ def validation_view(r: RunRecord, found: tuple[ValidationResult, Path] | None, d
                             "" if rec_verdict in (None, res.verdict) else f"verdict flip: recorded {rec_verdict}, reproduced {res.verdict}"))
     unit = m.timing.unit if m.timing else "ms"
     ul = UNIT_LABEL[unit]
-    for label, rec, stats in (("runtime", m.timing.runtime if m.timing else None, res.kernel_timing),
-                              ("ref runtime", m.timing.ref_runtime if m.timing else None, res.reference_timing)):
-        agree, why = compare_runtime(rec, unit, stats.median_ms if stats else None)
+    relation = gpu_relation(r.trace.run.recorded_gpu, env.gpu)
+    # recorded vs reproduced: on wall time, the harness's own basis
+    for label, rec, figs in (("runtime", m.timing.runtime if m.timing else None, res.kernel_timing),
+                             ("ref runtime", m.timing.ref_runtime if m.timing else None, res.reference_timing)):
+        wall = figs.wall if figs else None
+        agree, why = compare_runtime(rec, unit, wall.median_ms if wall else None, relation)
         comps.append(Comparison(label, f"{text.num(rec)} {ul}" if rec is not None else text.DASH,
-                                text.ms(stats.median_ms) if stats else text.DASH, agree, why))
+                                text.ms(wall.median_ms) if wall else text.DASH, agree, why))
     rec_sp = m.timing.speedup if m.timing else None
-    sp = res.speedup
-    sp_ok = None if rec_sp is None or sp is None else abs(rec_sp - sp) <= 0.25 * sp
-    comps.append(Comparison("speedup", text.speedup(rec_sp), text.speedup(sp), sp_ok,
-                            "" if sp_ok in (None, True) else f"off by {((rec_sp or 0) / (sp or 1) - 1) * 100:+.0f}%"))
+    sp = res.speedup_on(Basis.WALL)
+    sp_ok, sp_why = compare_speedup(rec_sp, sp, relation, res.verdict == Verdict.CORRECT)
+    comps.append(Comparison("speedup", text.speedup(rec_sp), text.speedup(sp), sp_ok, sp_why))
     worst = max((t.max_abs_error for t in res.trials if t.max_abs_error is not None), default=None)
     worst_rel = max((t.max_rel_error for t in res.trials if t.max_rel_error is not None), default=None)
     comps.append(Comparison("max abs error", text.num(m.precision.max_abs_error) if m.precision else text.DASH, text.num(worst), None))
@@ -260,8 +263,9 @@ def run_summary(r: RunRecord, v: Validation) -> RunSummary:
     if v.state == "measured" and v.result is not None:
         res = v.result
         k, ref = res.kernel_timing, res.reference_timing
-        return RunSummary(res.verdict, "re-validated", turns, text.ms(k.median_ms if k else None),
-                          text.ms(ref.median_ms if ref else None), text.speedup(res.speedup), res.speedup, None, len(r.flags))
+        kd, rd = (k.device if k else None), (ref.device if ref else None)
+        return RunSummary(res.verdict, "re-validated", turns, text.ms(kd.median_ms if kd else None),
+                          text.ms(rd.median_ms if rd else None), text.speedup(res.speedup), res.speedup, None, len(r.flags))
     unit = UNIT_LABEL[m.timing.unit] if m.timing else ""
     t = m.timing
     return RunSummary(run.recorded_verdict or "unknown", "recorded", turns,
@@ -291,9 +295,9 @@ def outcome(r: RunRecord, v: Validation, href: str) -> lb.Outcome | None:
         submitted=r.trace.final_kernel is not None,
         speedup=res.speedup if measured and res is not None else (t.speedup if t else None),
         speedup_source="re-validated" if measured else ("recorded" if t and t.speedup is not None else ""),
-        kernel_ms=res.kernel_timing.median_ms if measured and res and res.kernel_timing else
+        kernel_ms=res.kernel_timing.device.median_ms if measured and res and res.kernel_timing and res.kernel_timing.device else
         (t.runtime * to_ms if t and t.runtime is not None else None),
-        ref_ms=res.reference_timing.median_ms if measured and res and res.reference_timing else
+        ref_ms=res.reference_timing.device.median_ms if measured and res and res.reference_timing and res.reference_timing.device else
         (t.ref_runtime * to_ms if t and t.ref_runtime is not None else None),
         turns=run.turns_used if run.turns_used is not None else len(r.trace.turns),
         tokens=run.tokens_total, flagged=bool(r.flags) or v.disagreements > 0 or

@@ -15,10 +15,13 @@ from pathlib import Path
 from ..records import VALIDATION_FORMAT, Environment, ValidationResult, ValidationSettings, sha256_text
 
 CACHE_DIR = "validation"
+# Salts the content key. It stays at 3 when VALIDATION_FORMAT moves on, so results measured by an older
+# harness stay findable for a build without a GPU (shown with a note); a GPU machine re-measures them.
+CONTENT_KEY_VERSION = 3
 
 
 def content_key(kernel_src: str, reference_src: str) -> str:
-    blob = json.dumps([VALIDATION_FORMAT, sha256_text(kernel_src), sha256_text(reference_src)])
+    blob = json.dumps([CONTENT_KEY_VERSION, sha256_text(kernel_src), sha256_text(reference_src)])
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
@@ -70,9 +73,11 @@ def lookup(data: Path, key: str, env: Environment | None = None,
     for path in candidates:
         if path.is_file():
             try:
-                found.append((ValidationResult.model_validate_json(path.read_text(encoding="utf-8")), path))
+                result = ValidationResult.model_validate_json(path.read_text(encoding="utf-8"))
             except ValueError:
-                continue  # a result written by another format version is simply not a hit
+                continue  # unreadable: simply not a hit
+            if env is None or result.format == VALIDATION_FORMAT:
+                found.append((result, path))
     if not found:
         return None
     return max(found, key=lambda rp: (rp[0].measured_at or "", rp[1].name))

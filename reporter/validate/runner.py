@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import asdict
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,7 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from . import cache
 from .cheats import scan
-from ..records import Environment, StaticFinding, ValidationResult, ValidationSettings, sha256_text
+from .machine import machine_state
+from .schema import Verdict, WorkerResult
+from ..records import Environment, MachineState, StaticFinding, ValidationResult, ValidationSettings, sha256_text
 
 if TYPE_CHECKING:
     from ..collect.traces import RunRecord
@@ -103,13 +106,13 @@ def run_worker(mode: str, job: dict[str, Any], job_dir: Path, timeout_s: float,
             rc = None
     tail = log_path.read_text(encoding="utf-8", errors="replace")[-6000:]
     if rc is None:
-        return {"verdict": "timeout", "reason": f"{mode} did not finish within {timeout_s:g} s (killed)", "log": tail, "phase_s": {}}
+        return asdict(WorkerResult(Verdict.TIMEOUT, f"{mode} did not finish within {timeout_s:g} s (killed)", tail))
     if result_path.is_file():
         out: dict[str, Any] = json.loads(result_path.read_text(encoding="utf-8"))
-        out["log"] = (out.pop("traceback", "") + "\n" + tail).strip()[-6000:]
+        out["log"] = (out.get("log", "") + "\n" + tail).strip()[-6000:]
         return out
     why = f"the worker died (exit code {rc}{', signal ' + str(-rc) if rc < 0 else ''}) before writing a result"
-    return {"verdict": "crashed", "reason": why, "log": tail, "phase_s": {}}
+    return asdict(WorkerResult(Verdict.CRASHED, why, tail))
 
 
 def _job(run: "RunRecord", settings: ValidationSettings, device: str) -> dict[str, Any]:
@@ -132,7 +135,7 @@ def _profile_ncu(job: dict[str, Any], work: Path, settings: ValidationSettings) 
                   *[a for s in NCU_SECTIONS for a in ("--section", s)], "--metrics", NCU_METRICS, "-f", "-o", str(rep)]
         out = run_worker("profile", {**job, "role": role}, rdir, settings.timeout_s * 3, prefix)
         report = rep.with_suffix(".ncu-rep")
-        if out.get("verdict") != "correct" or not report.is_file():
+        if out.get("verdict") != Verdict.CORRECT or not report.is_file():
             continue
         csv_path = rdir / "raw.csv"
         with open(csv_path, "w", encoding="utf-8") as fh:
@@ -163,6 +166,7 @@ def validate_runs(data: Path, runs: list["RunRecord"], settings: ValidationSetti
     if not todo:
         return results
     work = Path(tempfile.mkdtemp(prefix="reporter-validate-"))
+    machine: MachineState | None = None
     say = (lambda msg: print(msg, file=sys.stderr, flush=True)) if progress else (lambda msg: None)
     try:
         # Compiles are CPU-bound and independent: run them side by side, each in its own process.
@@ -176,22 +180,22 @@ def validate_runs(data: Path, runs: list["RunRecord"], settings: ValidationSetti
         for n, ((run, key), comp) in enumerate(zip(todo, compiled), start=1):
             say(f"[{n}/{len(todo)}] {run.run_id}: compile {comp['verdict']}")
             job = job_of[key]
-            out = comp if comp["verdict"] != "correct" else run_worker("check", job, work / key, settings.timeout_s)
-            out.setdefault("phase_s", {}).update({k: v for k, v in comp.get("phase_s", {}).items()})
+            out = comp if comp["verdict"] != Verdict.CORRECT else run_worker("check", job, work / key, settings.timeout_s)
+            machine = machine or machine_state()  # once per run, right after the first timing
+            out["phase_s"] = {**out.get("phase_s", {}), **comp.get("phase_s", {})}
+            out["problem_names"] = comp.get("problem_names") or out.get("problem_names") or []
             # Profile whatever ran at the nominal shapes, even if it later failed at jittered ones.
             ncu_files = _profile_ncu(job, work / key, settings) if ncu and out.get("kernel_timing") else {}
             fk = run.trace.final_kernel
             assert fk is not None and run.trace.reference_source is not None
             findings = [StaticFinding(check=f.check, severity=f.severity, line=f.line, text=f.text, message=f.message)  # type: ignore[arg-type]
                         for f in scan(fk.source, run.trace.run.backend)]
-            fields = {k: out.get(k) for k in ("verdict", "reason", "log", "weights_note", "trials", "kernel_timing",
-                                              "reference_timing", "compile_timing", "kernel_launches", "reference_launches",
-                                              "kernel_peak_bytes", "reference_peak_bytes", "deterministic") if out.get(k) is not None}
-            result = ValidationResult(
-                kernel_sha256=sha256_text(fk.source), reference_sha256=sha256_text(run.trace.reference_source),
-                settings=settings, environment=env, measured_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                problem_names=comp.get("problem_names") or out.get("problem_names") or [],
-                static_findings=findings, phase_s={k: round(v, 3) for k, v in out.get("phase_s", {}).items()}, **fields)
+            # The worker's JSON is a schema.WorkerResult: ValidationResult declares the same fields.
+            result = ValidationResult.model_validate({
+                **out, "kernel_sha256": sha256_text(fk.source), "reference_sha256": sha256_text(run.trace.reference_source),
+                "settings": settings, "environment": env, "machine": machine, "static_findings": findings,
+                "measured_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "phase_s": {k: round(v, 3) for k, v in out["phase_s"].items()}})
             cache.store(data, key, result, ncu_files)
             results[run.run_id] = (result, False)
             say(f"[{n}/{len(todo)}] {run.run_id}: {result.verdict} {result.reason}")
