@@ -10,19 +10,59 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import os
 from pathlib import Path
 
+from pydantic import ValidationError
+
+from ..errors import Problem
 from ..records import VALIDATION_FORMAT, Environment, ValidationResult, ValidationSettings, sha256_text
 
 CACHE_DIR = "validation"
-# Salts the content key. It stays at 3 when VALIDATION_FORMAT moves on, so results measured by an older
-# harness stay findable for a build without a GPU (shown with a note); a GPU machine re-measures them.
-CONTENT_KEY_VERSION = 3
+log = logging.getLogger(__name__)
+
+
+class Unreadable(Exception):
+    """A cache file that cannot be used; `problem` names it and says why."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(str(problem))
+        self.problem = problem
+
+
+def first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def read_result(path: Path) -> ValidationResult:
+    """One cached result; raises Unreadable naming the file instead of returning nothing."""
+    try:
+        return ValidationResult.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        if err["type"] == "json_invalid":
+            raise Unreadable(Problem(str(path), "(json)", f"not valid JSON: {err['ctx'].get('error', '')}", "cache")) from exc
+        where = ".".join(str(x) for x in err["loc"]) or "(document)"
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise Unreadable(Problem(str(path), where, f"not a validation result: {err['msg']}{more}", "cache")) from exc
+    except (OSError, ValueError) as exc:
+        raise Unreadable(Problem(str(path), "(file)", f"cannot read: {first_line(exc)}", "cache")) from exc
+
+
+def write_result(path: Path, result: ValidationResult) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(result.model_dump_json(indent=1) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def key_from_hashes(fmt: int, kernel_sha256: str, reference_sha256: str) -> str:
+    blob = json.dumps([fmt, kernel_sha256, reference_sha256])
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
 def content_key(kernel_src: str, reference_src: str) -> str:
-    blob = json.dumps([CONTENT_KEY_VERSION, sha256_text(kernel_src), sha256_text(reference_src)])
-    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+    return key_from_hashes(VALIDATION_FORMAT, sha256_text(kernel_src), sha256_text(reference_src))
 
 
 def env_key(env: Environment, settings: ValidationSettings) -> str:
@@ -47,21 +87,25 @@ def store(data: Path, key: str, result: ValidationResult, extra_files: dict[str,
     if not names and path.is_file():
         # A re-measure without --ncu keeps the counters already profiled for this same content and machine.
         try:
-            old = ValidationResult.model_validate_json(path.read_text(encoding="utf-8"))
+            old = read_result(path)
             names = {role: n for role, n in old.ncu_files.items() if (folder / n).is_file()}
-        except ValueError:
+        except Unreadable as exc:
+            log.warning("replacing unreadable cache entry %s", exc.problem)
             names = {}
     if names:
         result = result.model_copy(update={"ncu_files": names})
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(result.model_dump_json(indent=1) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_result(path, result)
+    from . import manifest  # manifest builds on this module
+    manifest.update(data, path, result)
     return path
 
 
-def lookup(data: Path, key: str, env: Environment | None = None,
-           settings: ValidationSettings | None = None) -> tuple[ValidationResult, Path] | None:
-    """The result for this environment and settings, or (either None) the newest result for the content."""
+def lookup(data: Path, key: str, env: Environment | None = None, settings: ValidationSettings | None = None,
+           problems: list[Problem] | None = None) -> tuple[ValidationResult, Path] | None:
+    """The result for this environment and settings, or (either None) the newest result for the content.
+
+    An unreadable result is never silently a miss: it goes to `problems`, or is logged as a warning.
+    """
     folder = entry_dir(data, key)
     if not folder.is_dir():
         return None
@@ -73,11 +117,12 @@ def lookup(data: Path, key: str, env: Environment | None = None,
     for path in candidates:
         if path.is_file():
             try:
-                result = ValidationResult.model_validate_json(path.read_text(encoding="utf-8"))
-            except ValueError:
-                continue  # unreadable: simply not a hit
-            if env is None or result.format == VALIDATION_FORMAT:
-                found.append((result, path))
+                found.append((read_result(path), path))
+            except Unreadable as exc:
+                if problems is None:
+                    log.warning("could not read %s", exc.problem)
+                else:
+                    problems.append(exc.problem)
     if not found:
         return None
     return max(found, key=lambda rp: (rp[0].measured_at or "", rp[1].name))

@@ -25,6 +25,7 @@ from . import cache
 from .cheats import scan
 from .machine import machine_state
 from .schema import Verdict, WorkerResult
+from ..errors import Problem
 from ..records import Environment, MachineState, StaticFinding, ValidationResult, ValidationSettings, sha256_text
 
 if TYPE_CHECKING:
@@ -71,10 +72,10 @@ def _key(run: "RunRecord") -> str | None:
     return cache.content_key(fk.source, ref)
 
 
-def cached_lookup(data: Path, run: "RunRecord") -> tuple[ValidationResult, Path] | None:
+def cached_lookup(data: Path, run: "RunRecord", problems: list[Problem] | None = None) -> tuple[ValidationResult, Path] | None:
     """The newest result for this kernel and reference, whatever machine and settings measured it."""
     key = _key(run)
-    return cache.lookup(data, key) if key else None
+    return cache.lookup(data, key, problems=problems) if key else None
 
 
 def _child_env(ext_dir: Path) -> dict[str, str]:
