@@ -13,6 +13,8 @@ Exit codes (documented in the README): 0 fine, 1 any other error, 2 usage or con
 from __future__ import annotations
 
 import logging
+import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -21,6 +23,21 @@ import click
 
 LOGGER = "reporter"
 log = logging.getLogger(LOGGER)
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """`text` safe to print and to write as UTF-8: bytes of a non-UTF-8 file name as `\\xNN`, other
+    lone surrogates as U+FFFD. Distinct file names stay distinct."""
+    try:
+        return os.fsencode(text).decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate that is not an escaped byte (e.g. from a JSON "\\ud800")
+        return replace_surrogates(text)
+
+
+def replace_surrogates(text: str) -> str:
+    """`text` with every lone surrogate (invalid in UTF-8) shown as U+FFFD instead of crashing a write."""
+    return _SURROGATES.sub("\ufffd", text) if _SURROGATES.search(text) else text
 
 
 class ReporterError(click.ClickException):
@@ -79,9 +96,10 @@ class CollectError(ReporterError):
     """A trace or attachment could not be read: names the file and the field."""
 
     def __init__(self, path: Path | str, field: str, message: str) -> None:
-        self.path = str(path)
-        self.field = field
-        super().__init__(message)
+        # Paths and fields come from file names and trace keys: make them printable and writable to a page.
+        self.path = printable(str(path))
+        self.field = printable(field)
+        super().__init__(printable(message))
 
     def format_message(self) -> str:
         return f"{self.path}: {self.field}: {self.message}"

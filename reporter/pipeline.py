@@ -44,6 +44,7 @@ def build(data: Path, site: Path, settings: ValidationSettings, *, validate: boo
     collection = collect(data)
     problems = [e.problem("trace") for e in collection.errors]
     problems += [e.problem("attachment") for r in collection.runs for e in r.attachment_errors]
+    problems += [e.problem("config") for e in (collection.reviews.errors if collection.reviews else [])]
     if validate and gpu_available():
         validate_runs(data, collection.runs, settings, ncu=ncu, progress=progress)
     elif validate:

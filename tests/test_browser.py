@@ -128,8 +128,13 @@ def test_hostile_trace_runs_no_script(served: tuple[str, Path], browser: object)
     page.locator(".js-plotly-plot").first.hover()
     page.wait_for_timeout(300)
     assert not [p for p in problems if p.startswith("dialog")], problems
-    assert page.evaluate("document.querySelectorAll('img, svg[onload], iframe').length") == 0 or \
-        page.evaluate("Array.from(document.querySelectorAll('svg')).every(s => s.closest('.js-plotly-plot'))")
+    # Outside plotly's own elements, the page has no images, frames or SVG, and no element with an on* handler.
+    injected = page.evaluate("""Array.from(document.querySelectorAll('*'))
+        .filter(e => !e.closest('.js-plotly-plot, #js-plotly-tester'))  // plotly's charts and its text-measuring svg
+        .filter(e => ['img', 'iframe', 'object', 'embed', 'svg'].includes(e.tagName.toLowerCase())
+                     || Array.from(e.attributes).some(a => a.name.toLowerCase().startsWith('on')))
+        .map(e => e.outerHTML.slice(0, 120))""")
+    assert injected == []
     page.close()
 
 
@@ -207,3 +212,35 @@ def test_published_branch_serves_the_same_site(tmp_path: Path, browser: object) 
             page.close()
     finally:
         server.shutdown()
+
+
+@pytest.mark.parametrize("name", ["index.html", "runs/seed-000-l2-p10.html", "runs/seed-003-l2-p8.html",
+                                  "leaderboards/popcorn--l12-default-gpt.html", "grids/popcorn--l12-default-gpt.html",
+                                  "models/popcorn--l12-default-gpt--kimi-k2.6.html"])
+def test_no_horizontal_overflow_on_a_390px_phone(served: tuple[str, Path], browser: object, name: str) -> None:
+    base, _ = served
+    page = browser.new_page(viewport={"width": 390, "height": 844})  # type: ignore[attr-defined]
+    page.goto(base + name)
+    page.wait_for_load_state("load")
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")  # long reasoning and code too
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    # No table cell breaks a word in the middle: cells either fit their words or their table scrolls.
+    broken = page.evaluate("""() => {
+        const out = [];
+        for (const td of document.querySelectorAll('main td, main th')) {
+            if (td.closest('.hl, pre')) continue;
+            const range = document.createRange();
+            const walk = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
+            for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+                if (node.parentElement.closest('.hl, pre')) continue;
+                const re = /[A-Za-z0-9_.]{2,}/g; let m;
+                while ((m = re.exec(node.textContent)) !== null) {
+                    range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+                    if (range.getClientRects().length > 1) out.push(m[0]);
+                }
+            }
+        }
+        return out.slice(0, 10);
+    }""")
+    assert broken == [], broken
+    page.close()

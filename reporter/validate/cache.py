@@ -16,10 +16,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..errors import Problem
-from ..records import VALIDATION_FORMAT, Environment, ValidationResult, ValidationSettings, sha256_text
+from ..collect.safeio import checked_path, read_bounded
+from ..errors import CollectError, Problem, printable
+from ..records import CACHE_DIR, VALIDATION_FORMAT, Environment, ValidationResult, ValidationSettings, sha256_text
 
-CACHE_DIR = "validation"
+__all__ = ["CACHE_DIR", "Unreadable", "content_key", "entry_dir", "env_key", "lookup", "read_result", "store"]
 log = logging.getLogger(__name__)
 
 
@@ -35,19 +36,26 @@ def first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-def read_result(path: Path) -> ValidationResult:
-    """One cached result; raises Unreadable naming the file instead of returning nothing."""
+def read_result(path: Path, root: Path | None = None) -> ValidationResult:
+    """One cached result; raises Unreadable naming the file instead of returning nothing.
+
+    The cache is part of DATA and as untrusted as a trace: the file must be a regular file that resolves
+    inside `root` (default: the DATA folder of `DATA/validation/<key>/<file>`) within MAX_CACHE_FILE_BYTES.
+    """
     try:
-        return ValidationResult.model_validate_json(path.read_bytes())
+        raw = read_bounded(path, root or path.parents[min(2, len(path.parents) - 1)], "(file)", "MAX_CACHE_FILE_BYTES")
+        return ValidationResult.model_validate_json(raw)
+    except CollectError as exc:
+        raise Unreadable(exc.problem("cache")) from exc
     except ValidationError as exc:
         err = exc.errors()[0]
         if err["type"] == "json_invalid":
-            raise Unreadable(Problem(str(path), "(json)", f"not valid JSON: {err['ctx'].get('error', '')}", "cache")) from exc
+            raise Unreadable(Problem(printable(str(path)), "(json)", f"not valid JSON: {err['ctx'].get('error', '')}", "cache")) from exc
         where = ".".join(str(x) for x in err["loc"]) or "(document)"
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise Unreadable(Problem(str(path), where, f"not a validation result: {err['msg']}{more}", "cache")) from exc
+        raise Unreadable(Problem(printable(str(path)), where, f"not a validation result: {err['msg']}{more}", "cache")) from exc
     except (OSError, ValueError) as exc:
-        raise Unreadable(Problem(str(path), "(file)", f"cannot read: {first_line(exc)}", "cache")) from exc
+        raise Unreadable(Problem(printable(str(path)), "(file)", f"cannot read: {first_line(exc)}", "cache")) from exc
 
 
 def write_result(path: Path, result: ValidationResult) -> None:
@@ -104,7 +112,9 @@ def lookup(data: Path, key: str, env: Environment | None = None, settings: Valid
            problems: list[Problem] | None = None) -> tuple[ValidationResult, Path] | None:
     """The result for this environment and settings, or (either None) the newest result for the content.
 
-    An unreadable result is never silently a miss: it goes to `problems`, or is logged as a warning.
+    An unreadable result is never silently a miss: it goes to `problems`, or is logged as a warning. So
+    does every file its `ncu_files` names that is not a plain name of a regular file beside it; such a
+    name is left out of the returned result.
     """
     folder = entry_dir(data, key)
     if not folder.is_dir():
@@ -114,15 +124,34 @@ def lookup(data: Path, key: str, env: Environment | None = None, settings: Valid
     else:
         candidates = sorted(folder.glob("*.json"))
     found = []
+    found_problems: list[Problem] = []
     for path in candidates:
-        if path.is_file():
+        if path.exists() or path.is_symlink():  # a link is refused with a message, not skipped
             try:
-                found.append((read_result(path), path))
+                found.append((_checked_ncu_files(read_result(path, data), path, found_problems), path))
             except Unreadable as exc:
-                if problems is None:
-                    log.warning("could not read %s", exc.problem)
-                else:
-                    problems.append(exc.problem)
+                found_problems.append(exc.problem)
+    for problem in found_problems:
+        if problems is None:
+            log.warning("could not read %s", problem)
+        else:
+            problems.append(problem)
     if not found:
         return None
     return max(found, key=lambda rp: (rp[0].measured_at or "", rp[1].name))
+
+
+def _checked_ncu_files(result: ValidationResult, path: Path, problems: list[Problem]) -> ValidationResult:
+    """`result` keeping only the ncu files that are plain names of regular files beside `path`."""
+    kept: dict[str, str] = {}
+    for role, name in sorted(result.ncu_files.items()):
+        field = f"ncu_files.{role}"
+        try:
+            if name in ("", ".", "..") or "/" in name or "\\" in name or "\0" in name:
+                raise CollectError(path, field, f"{name[:80]!r} is not a file name beside the result (no folders, no `..`)")
+            checked_path(path.parent / name, path.parent, field, "MAX_ATTACHMENT_BYTES")
+        except CollectError as exc:
+            problems.append(Problem(printable(str(path)), field, exc.message, "cache"))
+            continue
+        kept[role] = name
+    return result if kept == result.ncu_files else result.model_copy(update={"ncu_files": kept})

@@ -26,7 +26,8 @@ from .cheats import scan
 from .machine import machine_state
 from .schema import Verdict, WorkerResult
 from ..errors import Problem
-from ..records import Environment, MachineState, StaticFinding, ValidationResult, ValidationSettings, sha256_text
+from ..records import (DEFAULT_PRECISION, Environment, MachineState, StaticFinding, ValidationResult, ValidationSettings,
+                       sha256_text)
 
 if TYPE_CHECKING:
     from ..collect.traces import RunRecord
@@ -42,16 +43,33 @@ NCU_SECTIONS = ["SpeedOfLight", "SpeedOfLight_RooflineChart", "ComputeWorkloadAn
                 "Occupancy", "LaunchStats", "WarpStateStats"]
 
 
-def gpu_available() -> bool:
-    try:
+# Device nodes a usable GPU leaves behind: NVIDIA on Linux, WSL2's GPU bridge, ROCm.
+GPU_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/dxg", "/dev/kfd")
+
+
+def import_torch() -> Any:
+    """torch, without its "Failed to initialize NumPy" warning: the parent never hands torch a NumPy array,
+    and torch's CPU wheel does not depend on NumPy, so a fresh install warned on every build."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
         import torch
+    return torch
+
+
+def gpu_available() -> bool:
+    # Importing torch takes seconds; on a machine with no GPU device at all there is nothing to ask it.
+    if not any(Path(n).exists() for n in GPU_NODES) and shutil.which("nvidia-smi") is None:
+        return False
+    try:
+        torch = import_torch()
     except ImportError:
         return False
     return bool(torch.cuda.is_available())
 
 
 def environment() -> Environment:
-    import torch
+    torch = import_torch()
     driver = None
     smi = shutil.which("nvidia-smi")
     if smi:
@@ -120,7 +138,7 @@ def _job(run: "RunRecord", settings: ValidationSettings, device: str) -> dict[st
     fk = run.trace.final_kernel
     assert fk is not None and run.trace.reference_source is not None
     return {"reference": run.trace.reference_source, "kernel": fk.source, "settings": settings.model_dump(mode="json"),
-            "device": device, "precision": run.trace.run.precision,
+            "device": device, "precision": run.trace.run.precision or DEFAULT_PRECISION,
             "extensions_dir": str(EXT_CACHE / sha256_text(fk.source)[:16])}
 
 
@@ -180,6 +198,8 @@ def validate_runs(data: Path, runs: list["RunRecord"], settings: ValidationSetti
             compiled = list(pool.map(compile_one, todo))
         for n, ((run, key), comp) in enumerate(zip(todo, compiled), start=1):
             say(f"[{n}/{len(todo)}] {run.run_id}: compile {comp['verdict']}")
+            if run.trace.run.precision is None:
+                say(f"[{n}/{len(todo)}] {run.run_id}: the trace records no precision; checking at {DEFAULT_PRECISION}")
             job = job_of[key]
             out = comp if comp["verdict"] != Verdict.CORRECT else run_worker("check", job, work / key, settings.timeout_s)
             machine = machine or machine_state()  # once per run, right after the first timing
@@ -193,7 +213,8 @@ def validate_runs(data: Path, runs: list["RunRecord"], settings: ValidationSetti
                         for f in scan(fk.source, run.trace.run.backend)]
             # The worker's JSON is a schema.WorkerResult: ValidationResult declares the same fields.
             result = ValidationResult.model_validate({
-                **out, "kernel_sha256": sha256_text(fk.source), "reference_sha256": sha256_text(run.trace.reference_source),
+                **out, "precision": job["precision"], "precision_assumed": run.trace.run.precision is None,
+                "kernel_sha256": sha256_text(fk.source), "reference_sha256": sha256_text(run.trace.reference_source),
                 "settings": settings, "environment": env, "machine": machine, "static_findings": findings,
                 "measured_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "phase_s": {k: round(v, 3) for k, v in out["phase_s"].items()}})

@@ -15,14 +15,17 @@ import random
 import sys
 import time
 import traceback
+import warnings
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-import torch
+# torch's CPU wheel does not need NumPy; without it torch warns on import, into every validator log.
+warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
+import torch  # noqa: E402
 
-from .schema import NO_JITTER_HOOK, TrialResult, Verdict, WorkerResult
-from .timing import count_launches, peak_memory, sync, time_all
+from .schema import NO_JITTER_HOOK, TrialResult, Verdict, WorkerResult  # noqa: E402
+from .timing import count_launches, peak_memory, sync, time_all  # noqa: E402
 
 MODES = ("compile", "check", "profile")
 
