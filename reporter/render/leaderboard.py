@@ -9,7 +9,7 @@ figure is used where one exists; otherwise the recorded one, and the outcome say
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable
 
 from ..checks import usable
@@ -51,6 +51,11 @@ class Outcome:
     flagged: bool
     verdict: str
     suspect: bool = False  # an error-level static finding that no reviewer cleared
+    speedups: tuple[tuple[str, float | None], ...] = ()  # re-validated speedup on each timing basis
+
+    def on_basis(self, basis: str) -> "Outcome":
+        """This outcome with its speedup taken on one timing basis (recorded-only outcomes have just one)."""
+        return replace(self, speedup=dict(self.speedups)[basis]) if self.speedups else self
 
     @property
     def counts(self) -> bool:

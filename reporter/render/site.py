@@ -27,6 +27,7 @@ from . import leaderboard as lb
 from ..units import UNIT_LABEL
 from ..checks import Comparison, Flag, check_measured, compare_runtime, compare_speedup, gpu_relation
 from ..validate.schema import Basis, Verdict
+from .timing_view import TimingView, basis_view, timing_view
 from ..collect.traces import Collection, ProfileSet, RunRecord
 from .evolution import kernel_versions
 from ..publish.pages import MARKER, marker_text
@@ -80,6 +81,7 @@ class Validation:
     where: str = ""
     comparisons: list[Comparison] = field(default_factory=list)
     disagreements: int = 0
+    timing: TimingView | None = None
 
 
 @dataclass
@@ -228,8 +230,10 @@ def validation_view(r: RunRecord, found: tuple[ValidationResult, Path] | None, d
                                 text.ms(wall.median_ms) if wall else text.DASH, agree, why))
     rec_sp = m.timing.speedup if m.timing else None
     sp = res.speedup_on(Basis.WALL)
-    sp_ok, sp_why = compare_speedup(rec_sp, sp, relation, res.verdict == Verdict.CORRECT)
-    comps.append(Comparison("speedup", text.speedup(rec_sp), text.speedup(sp), sp_ok, sp_why))
+    correct = res.verdict == Verdict.CORRECT
+    sp_ok, sp_why = compare_speedup(rec_sp, sp, relation, correct)
+    comps.append(Comparison("speedup (wall time)", text.speedup(rec_sp), text.speedup(sp) if correct else "kernel incorrect",
+                            sp_ok, sp_why))
     worst = max((t.max_abs_error for t in res.trials if t.max_abs_error is not None), default=None)
     worst_rel = max((t.max_rel_error for t in res.trials if t.max_rel_error is not None), default=None)
     comps.append(Comparison("max abs error", text.num(m.precision.max_abs_error) if m.precision else text.DASH, text.num(worst), None))
@@ -252,7 +256,7 @@ def validation_view(r: RunRecord, found: tuple[ValidationResult, Path] | None, d
     except ValueError:
         shown = path.name
     return Validation("measured", res, path, f"{where} · measured {res.measured_at or 'at an unknown time'} · {shown}",
-                      comps, sum(1 for c in comps if c.agrees is False))
+                      comps, sum(1 for c in comps if c.agrees is False), timing_view(res, r.trace.run.recorded_gpu))
 
 
 def run_summary(r: RunRecord, v: Validation) -> RunSummary:
@@ -265,8 +269,11 @@ def run_summary(r: RunRecord, v: Validation) -> RunSummary:
         res = v.result
         k, ref = res.kernel_timing, res.reference_timing
         kd, rd = (k.device if k else None), (ref.device if ref else None)
+        # An incorrect kernel's speedup is no result: the headline names the verdict instead.
+        sp = res.speedup if res.verdict == Verdict.CORRECT else None
         return RunSummary(res.verdict, "re-validated", turns, text.ms(kd.median_ms if kd else None),
-                          text.ms(rd.median_ms if rd else None), text.speedup(res.speedup), res.speedup, None, len(r.flags))
+                          text.ms(rd.median_ms if rd else None),
+                          text.speedup(sp) if res.verdict == Verdict.CORRECT else "kernel incorrect", sp, None, len(r.flags))
     unit = UNIT_LABEL[m.timing.unit] if m.timing else ""
     t = m.timing
     return RunSummary(run.recorded_verdict or "unknown", "recorded", turns,
@@ -296,6 +303,7 @@ def outcome(r: RunRecord, v: Validation, href: str) -> lb.Outcome | None:
         submitted=r.trace.final_kernel is not None,
         speedup=res.speedup if measured and res is not None else (t.speedup if t else None),
         speedup_source="re-validated" if measured else ("recorded" if t and t.speedup is not None else ""),
+        speedups=tuple((b.value, res.speedup_on(b)) for b in Basis) if measured and res is not None else (),
         kernel_ms=res.kernel_timing.device.median_ms if measured and res and res.kernel_timing and res.kernel_timing.device else
         (t.runtime * to_ms if t and t.runtime is not None else None),
         ref_ms=res.reference_timing.device.median_ms if measured and res and res.reference_timing and res.reference_timing.device else
@@ -378,9 +386,10 @@ class SiteBuilder:
                for o in group if o.ref_ms and o.kernel_ms]
         if pts:
             figures["scatter"] = charts.to_json(charts.runtime_scatter(pts))
+        views = [basis_view(b, lb.leaderboard([o.on_basis(b.value) for o in group])) for b in Basis]
         return Page(self.leaderboard_slug(key), "leaderboard.html", {
             "title": f"Leaderboard · {_shown(key)}", "crumbs": [("all variants", "index.html"), (_shown(key), self.variant_slug(key))],
-            "rows": rows, "fast_ps": lb.FAST_P, "figures": figures, "grid": self.grid_slug(key)})
+            "views": views, "fast_ps": lb.FAST_P, "figures": figures, "grid": self.grid_slug(key)})
 
     def _grid_page(self, key: tuple[str, str], group: list[lb.Outcome]) -> Page:
         models = sorted({o.model for o in group})
@@ -388,7 +397,9 @@ class SiteBuilder:
         cells: dict[tuple[tuple[int, int, str], str], list[lb.Outcome]] = {}
         for o in group:
             cells.setdefault((o.problem, o.model), []).append(o)
+        by_basis = {(p, m, b.value): [o.on_basis(b.value) for o in os_] for (p, m), os_ in cells.items() for b in Basis}
         return Page(self.grid_slug(key), "grid.html", {
+            "bases": [basis_view(b, None) for b in Basis], "by_basis": by_basis,
             "title": f"Problems × models · {_shown(key)}",
             "crumbs": [("all variants", "index.html"), (_shown(key), self.variant_slug(key))],
             "models": models, "problems": problems, "cells": cells, "states": lb.STATES,
