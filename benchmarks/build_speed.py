@@ -21,8 +21,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=240)
     args = ap.parse_args()
     from reporter.collect import collect
-    from reporter.render import SiteBuilder
-    from reporter.validate import cached_lookup
+    from reporter.collect.validation import load_validations
+    from reporter.render import build_site
 
     with tempfile.TemporaryDirectory() as tmp:
         data, site = Path(tmp) / "data", Path(tmp) / "site"
@@ -31,8 +31,7 @@ def main() -> None:
         t0 = time.perf_counter()
         col = collect(data)
         t1 = time.perf_counter()
-        builder = SiteBuilder(col, data, lambda r: cached_lookup(data, r))
-        pages = builder.write(site)
+        pages = build_site(col, load_validations(data, col.runs)[0], data, site).pages
         t2 = time.perf_counter()
         size = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
         print(f"runs {len(col.runs)}  collect {t1 - t0:.2f} s  render {t2 - t1:.2f} s  pages {pages}  "

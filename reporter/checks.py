@@ -193,28 +193,22 @@ def _nsight_flags(n: NsightMetrics) -> list[Flag]:
     return flags
 
 
-@dataclass(frozen=True)
-class Comparison:
-    """One recorded figure next to the one we reproduced."""
-
-    label: str
-    recorded: str
-    reproduced: str
-    agrees: bool | None  # None: nothing to compare
-    reason: str = ""
+# A recorded figure agrees with ours when within this fraction of it (runtimes, speedups, peak memory).
+AGREEMENT_TOLERANCE = 0.25
+# A "~1000x" unit mix-up is called when the recorded value, rescaled by one unit step, is within this factor.
+UNIT_MIXUP_BAND = 2.0
 
 
-# Recorded and reproduced times (and speedups) agree when within this fraction of ours. Applied only when
-# both were measured on the same GPU model: across GPUs, times differ for honest reasons.
-RUNTIME_TOLERANCE = 0.25
 # A call whose eager wall time exceeds this multiple of its device time spends most of it on the host:
 # its eager speedup depends on the CPU that ran it.
 HOST_BOUND_RATIO = 2.0
-HOST_BOUND_SENTENCE = ("Host-bound: its wall time is more than {ratio:g}× its GPU time, so its eager speedup "
+HOST_BOUND_SENTENCE = ("its wall time is more than {ratio:g}× its GPU time, so its eager (wall-time) speedup "
                        "depends on the CPU, Python and the launch path more than on the GPU.")
 
 
 class GpuRelation(StrEnum):
+    """How the GPU a harness recorded on relates to the one we re-measured on."""
+
     SAME = "same"
     DIFFERENT = "different"
     UNKNOWN = "unknown"
@@ -241,8 +235,7 @@ def gpu_relation(recorded: str | None, measured: str | None) -> GpuRelation:
 def gpu_label(recorded: str | None, measured: str | None) -> str:
     """Where each figure came from, e.g. "recorded on L40S · re-measured on H200"."""
     got = gpu_model(measured) or "an unknown GPU"
-    rel = gpu_relation(recorded, measured)
-    if rel is GpuRelation.SAME:
+    if gpu_relation(recorded, measured) is GpuRelation.SAME:
         return f"recorded and re-measured on {got}"
     rec = "recorded GPU unknown" if gpu_model(recorded) is None else f"recorded on {gpu_model(recorded)}"
     return f"{rec} · re-measured on {got}"
@@ -250,7 +243,7 @@ def gpu_label(recorded: str | None, measured: str | None) -> str:
 
 def tolerance_note(relation: GpuRelation) -> str:
     if relation is GpuRelation.SAME:
-        return f"Same GPU model: recorded and re-measured times agree when within ±{RUNTIME_TOLERANCE:.0%} of ours."
+        return f"Same GPU model: recorded and re-measured times agree when within ±{AGREEMENT_TOLERANCE:.0%} of ours."
     return ("Different or unknown GPU: both figures are shown side by side, with no agree/disagree claim about times; "
             "only ~1,000× unit mix-ups are flagged.")
 
@@ -259,49 +252,86 @@ def host_bound(wall_ms: float | None, device_ms: float | None) -> bool:
     return wall_ms is not None and device_ms is not None and device_ms > 0 and wall_ms > HOST_BOUND_RATIO * device_ms
 
 
-def _unit_mixup(ratio: float, recorded: float, unit: str) -> str | None:
-    ladder = list(UNIT_LADDER)
-    for factor, step in ((1e-3, 1), (1e3, -1)):
-        fixed = ratio / factor
-        at = ladder.index(unit) + step
-        if 0.5 <= fixed <= 2.0 and 0 <= at < len(ladder):
-            return (f"unit mix-up: ~1,000× off. Read as {UNIT_LABEL[ladder[at]]} instead of {UNIT_LABEL[unit]}, "
-                    f"{recorded:g} {UNIT_LABEL[ladder[at]]} is {(fixed - 1) * 100:+.0f}% off what we measured")
-    if ratio < 0.01 or ratio > 100:
-        at = ladder.index(unit) + (1 if ratio < 1 else -1)
-        if 0 <= at < len(ladder):
-            fixed = ratio / (1e-3 if ratio < 1 else 1e3)
-            return (f"{1 / ratio if ratio < 1 else ratio:,.0f}× off: looks like a unit mix-up, but even read as "
-                    f"{UNIT_LABEL[ladder[at]]} it is {(fixed - 1) * 100:+.0f}% off what we measured")
-    return None
+@dataclass(frozen=True)
+class Comparison:
+    """One recorded figure next to the one we reproduced."""
+
+    label: str
+    recorded: str
+    reproduced: str
+    agrees: bool | None  # None: nothing to compare
+    reason: str = ""
 
 
 def compare_runtime(recorded: float | None, unit: str, measured_ms: float | None,
                     relation: GpuRelation = GpuRelation.SAME) -> tuple[bool | None, str]:
-    """A recorded runtime against our wall time (the harness's own basis)."""
+    """A recorded runtime against our wall time (the harness's own basis).
+
+    Across GPU models (or when the recorded GPU is unknown) times differ for honest reasons: no
+    agree/disagree claim then, except that a ~1,000x unit mix-up is still called.
+    """
     if recorded is None or measured_ms is None or measured_ms <= 0:
         return None, ""
-    ratio = recorded * UNIT_TO_US[unit] / 1e3 / measured_ms
-    mixup = _unit_mixup(ratio, recorded, unit)
-    if mixup is not None:
-        return False, mixup
+    rec_ms = recorded * UNIT_TO_US[unit] / 1e3
+    ratio = rec_ms / measured_ms
+    if within_tolerance(rec_ms, measured_ms):
+        return (True, "") if relation is GpuRelation.SAME else (None, "")
+    ladder = list(UNIT_LADDER)
+    for factor, step in ((1e-3, 1), (1e3, -1)):
+        fixed = ratio / factor
+        at = ladder.index(unit) + step
+        if 1 / UNIT_MIXUP_BAND <= fixed <= UNIT_MIXUP_BAND and 0 <= at < len(ladder):
+            return False, (f"unit mix-up: ~1,000× off. Read as {UNIT_LABEL[ladder[at]]} instead of {UNIT_LABEL[unit]}, "
+                           f"{recorded:g} {UNIT_LABEL[ladder[at]]} is {(fixed - 1) * 100:+.0f}% off what we measured")
+    if ratio < 0.01 or ratio > 100:
+        at = ladder.index(unit) + (1 if ratio < 1 else -1)
+        if 0 <= at < len(ladder):
+            fixed = ratio / (1e-3 if ratio < 1 else 1e3)
+            return False, (f"{1 / ratio if ratio < 1 else ratio:,.0f}× off: looks like a unit mix-up, but even read as "
+                           f"{UNIT_LABEL[ladder[at]]} it is {(fixed - 1) * 100:+.0f}% off what we measured")
     if relation is not GpuRelation.SAME:
         return None, ""
-    if 1 - RUNTIME_TOLERANCE <= ratio <= 1 + RUNTIME_TOLERANCE:
-        return True, ""
-    return False, f"off by {(ratio - 1) * 100:+.0f}% (more than ±{RUNTIME_TOLERANCE:.0%})"
+    return False, f"off by {(ratio - 1) * 100:+.0f}% (more than ±{AGREEMENT_TOLERANCE:.0%})"
 
 
 def compare_speedup(recorded: float | None, measured: float | None, relation: GpuRelation,
                     correct: bool) -> tuple[bool | None, str]:
-    """A recorded speedup against ours; no claim for an incorrect kernel or across GPU models."""
+    """A recorded speedup against ours: no claim for an incorrect kernel, nor across GPU models."""
     if not correct:
         return None, "kernel incorrect: its speedup is not a result"
-    if recorded is None or measured is None or relation is not GpuRelation.SAME:
+    if relation is not GpuRelation.SAME:
         return None, ""
-    if abs(recorded - measured) <= RUNTIME_TOLERANCE * measured:
+    return compare_ratio(recorded, measured)
+
+
+def within_tolerance(recorded: float, measured: float) -> bool:
+    """The one agreement rule: |recorded / measured - 1| <= AGREEMENT_TOLERANCE."""
+    return measured != 0 and abs(recorded / measured - 1) <= AGREEMENT_TOLERANCE
+
+
+def compare_ratio(recorded: float | None, measured: float | None) -> tuple[bool | None, str]:
+    """Speedups and peak memory: agree within the tolerance, else say by how much."""
+    if recorded is None or measured is None or measured == 0:
+        return None, ""
+    if within_tolerance(recorded, measured):
         return True, ""
-    return False, f"off by {(recorded / measured - 1) * 100:+.0f}% (more than ±{RUNTIME_TOLERANCE:.0%})"
+    return False, f"off by {(recorded / measured - 1) * 100:+.0f}% (more than ±{AGREEMENT_TOLERANCE:.0%})"
+
+
+def compare_count(recorded: int | None, counted: int | None, how: str) -> tuple[bool | None, str]:
+    """Launch counts must match exactly: a count has no measurement noise."""
+    if recorded is None or counted is None:
+        return None, ""
+    if recorded == counted:
+        return True, ""
+    return False, f"recorded {recorded}, counted {counted} ({how})"
+
+
+def verdict_flip(recorded: str | None, reproduced: str) -> str | None:
+    """The message when the harness's verdict and ours differ; None when they agree or none was recorded."""
+    if recorded is None or recorded == reproduced:
+        return None
+    return f"verdict flip: recorded {recorded}, reproduced {reproduced}"
 
 
 def check_measured(figures: dict[str, object]) -> dict[str, Flag]:

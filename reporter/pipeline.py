@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,7 @@ class BuildSummary:
     problems: tuple[Problem, ...]
     seconds: float
     site: Path
+    committed: bool = True  # False: --strict saw problems and left the previous site as it was
 
     def line(self) -> str:
         skipped = f", {len(self.problems)} file{'s' if len(self.problems) != 1 else ''} not used" if self.problems else ""
@@ -34,23 +36,31 @@ class BuildSummary:
 
 
 def build(data: Path, site: Path, settings: ValidationSettings, *, validate: bool = True, ncu: bool = False,
-          progress: bool = False) -> BuildSummary:
-    """Build SITE from DATA; the problems are logged (as warnings) and returned in the summary."""
+          strict: bool = False, progress: Callable[[int, int], None] | None = None) -> BuildSummary:
+    """Build SITE from DATA; the problems are logged (as warnings) and returned in the summary. With
+    `strict`, any problem leaves the previous SITE as it was (`committed` is then False)."""
     from .collect import collect
+    from .collect.validation import load_validations
     from .render import build_site
-    from .validate import cached_lookup, gpu_available, validate_runs
+    from .render.writer import check_target
+    from .validate import gpu_available, validate_runs
 
     started = time.monotonic()
+    check_target(site, data)  # before any slow work: a folder we may not replace is refused at once
     collection = collect(data)
     problems = [e.problem("trace") for e in collection.errors]
     problems += [e.problem("attachment") for r in collection.runs for e in r.attachment_errors]
     problems += [e.problem("config") for e in (collection.reviews.errors if collection.reviews else [])]
     if validate and gpu_available():
-        validate_runs(data, collection.runs, settings, ncu=ncu, progress=progress)
+        validate_runs(data, collection.runs, settings, ncu=ncu, progress=progress is not None)
     elif validate:
         log.info("no CUDA device here: showing cached re-validation results (see `reporter validate`)")
-    pages = build_site(collection, data, site, lambda r: cached_lookup(data, r, problems), progress=progress)
+    validations, cache_problems = load_validations(data, collection.runs)
+    problems += cache_problems
+    result = build_site(collection, validations, data, site, strict=strict, upstream_problems=len(problems),
+                        progress=progress)
+    problems += [Problem(path, "(page)", message, "trace") for path, message in result.problems]
     report(problems)
-    return BuildSummary(runs=len(collection.runs), unreadable=len(collection.errors), pages=pages,
+    return BuildSummary(runs=len(collection.runs), unreadable=len(collection.errors), pages=result.pages,
                         flagged=sum(len(r.flags) for r in collection.runs), problems=tuple(sorted(set(problems))),
-                        seconds=time.monotonic() - started, site=site)
+                        seconds=time.monotonic() - started, site=site, committed=result.committed)

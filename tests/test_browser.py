@@ -14,8 +14,8 @@ import pytest
 
 from conftest import DATA, write_trace
 from reporter.collect import collect
+from reporter.collect.validation import load_validations
 from reporter.render import build_site
-from reporter.validate import cached_lookup
 from test_render import hostile_trace
 
 playwright = pytest.importorskip("playwright.sync_api")
@@ -24,7 +24,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason="
 
 
 def build(data: Path, site: Path) -> None:
-    build_site(collect(data), data, site, lambda r: cached_lookup(data, r))
+    col = collect(data)
+    build_site(col, load_validations(data, col.runs)[0], data, site)
 
 
 @pytest.fixture(scope="module")

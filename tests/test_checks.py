@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from conftest import DATA
-from reporter.checks import (RUNTIME_TOLERANCE, GpuRelation, check_measured, check_trace, compare_runtime,
+from reporter.checks import (AGREEMENT_TOLERANCE, GpuRelation, check_measured, check_trace, compare_runtime,
                             compare_speedup, gpu_label, gpu_model, gpu_relation, host_bound)
 from reporter.collect import read_trace
 from reporter.collect.ncu import Figure
@@ -71,7 +71,7 @@ def test_no_time_claims_across_gpus_but_unit_mixups_still_flagged() -> None:
         ok, why = compare_runtime(0.46, "us", 0.4989, rel)
         assert ok is False and why.startswith("unit mix-up")
         assert compare_speedup(3.0, 1.0, rel, correct=True) == (None, "")
-    edge = 1 + RUNTIME_TOLERANCE
+    edge = 1 + AGREEMENT_TOLERANCE
     assert compare_runtime(0.5 * edge * 0.999, "ms", 0.5, GpuRelation.SAME) == (True, "")
     assert compare_runtime(0.5 * edge * 1.01, "ms", 0.5, GpuRelation.SAME)[0] is False
 

@@ -31,10 +31,14 @@ def test_strict_turns_bad_traces_into_a_failure(tmp_path: Path, sample_data: Pat
     lax = runner.invoke(main, ["build", str(sample_data), str(tmp_path / "a"), "--no-validate"])
     assert lax.exit_code == 0
     assert "broken/trace.json: run: Field required" in lax.output
-    strict = runner.invoke(main, ["build", str(sample_data), str(tmp_path / "b"), "--no-validate", "--strict"])
+    assert (tmp_path / "a" / "runs" / "seed-000-l2-p10.html").is_file()  # nothing valid is dropped
+    before = {p: p.read_bytes() for p in (tmp_path / "a").rglob("*") if p.is_file()}
+    strict = runner.invoke(main, ["build", str(sample_data), str(tmp_path / "a"), "--no-validate", "--strict"])
     assert strict.exit_code == StrictError.exit_code == 3, strict.output
-    assert "--strict: 1 warning(s)" in strict.output
-    assert (tmp_path / "b" / "runs" / "seed-000-l2-p10.html").is_file()  # nothing valid is dropped
+    assert "left as it was" in strict.output
+    # --strict leaves the previous site exactly as it was, and no temporary folder behind
+    assert {p: p.read_bytes() for p in (tmp_path / "a").rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "data"]
 
 
 def test_strict_counts_an_unreadable_cache_entry(tmp_path: Path, sample_data: Path) -> None:

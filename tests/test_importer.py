@@ -12,6 +12,7 @@ from reporter.collect import collect
 from reporter.collect.kernelbench import import_kernelbench
 from reporter.collect.traces import RunRecord
 from reporter.records import Environment, StaticFinding, ValidationResult, ValidationSettings, sha256_text
+from reporter.collect.validation import load_validations
 from reporter.render import build_site
 from reporter.validate import cache, cached_lookup
 from reporter.validate.cheats import scan
@@ -87,7 +88,7 @@ def test_imported_runs_find_their_results_and_show_them(tmp_path: Path) -> None:
     for run in collect(data).runs:
         hit = cached_lookup(data, run)
         assert hit is not None and hit[0].environment.gpu == "Test GPU"
-    build_site(col, data, tmp_path / "site", lambda r: cached_lookup(data, r))
+    build_site(col, load_validations(data, col.runs)[0], data, tmp_path / "site")
     html = (tmp_path / "site" / "runs" / "kernelbench-run-new-l1-p2-s0.html").read_text()
     assert "verdict flip: recorded compile_error, reproduced correct" in html
     matmul = (tmp_path / "site" / "runs" / "kernelbench-run-new-l1-p1-s0.html").read_text()

@@ -12,11 +12,16 @@ import pytest
 import goldtest
 from conftest import DATA, minimal_trace, write_trace
 from reporter.collect import collect
-from reporter.render import SiteBuilder, build_site
-from reporter.validate import cached_lookup
+from reporter.collect.validation import load_validations
+from reporter.render import build_site
+from reporter.render.build import BuildReport
+from reporter.render.writer import SiteWriter
 
-def build(data: Path, site: Path) -> int:
-    return build_site(collect(data), data, site, lambda r: cached_lookup(data, r))
+
+
+def build(data: Path, site: Path) -> BuildReport:
+    col = collect(data)
+    return build_site(col, load_validations(data, col.runs)[0], data, site)
 
 
 @pytest.fixture(scope="module")
@@ -272,10 +277,10 @@ def test_interrupted_build_keeps_the_previous_site(tmp_path: Path, monkeypatch: 
     build(DATA, site)
     before = (site / "index.html").read_text()
 
-    def boom(self: SiteBuilder) -> list:
+    def boom(self: SiteWriter, *args: object) -> int:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(SiteBuilder, "pages", boom)
+    monkeypatch.setattr(SiteWriter, "render", boom)
     with pytest.raises(KeyboardInterrupt):
         build(DATA, site)
     assert (site / "index.html").read_text() == before

@@ -1,11 +1,13 @@
-"""Stage 3, render: turn collected runs and validation results into a static site.
+"""Stage 3, render: turn collected runs and cached validation results into a static site.
 
-`site` assembles page data and writes the site; `text` makes untrusted text safe HTML; `charts` builds
-plotly figures; `leaderboard` and `evolution` compute cross-run and per-run views.
+Page data are pure functions returning typed records (`runpage`, `pages`, with `recorded`,
+`revalidation`, `counters`, `summary`); `urls` says where each page lives; `writer` renders templates
+and swaps the finished site in; `build` ties them together. `text` makes untrusted text safe HTML and
+`charts` builds plotly figures.
 """
 
 from __future__ import annotations
 
-from .site import SiteBuilder, build_site
+from .build import BuildReport, build_site, site_pages
 
-__all__ = ["SiteBuilder", "build_site"]
+__all__ = ["BuildReport", "build_site", "site_pages"]

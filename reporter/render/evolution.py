@@ -18,6 +18,10 @@ class Version:
     added: int
     removed: int
 
+    @property
+    def previous(self) -> int:
+        return self.number - 1
+
 
 def kernel_versions(trace: Trace) -> list[Version]:
     """Distinct `kernel_code` arguments in call order; a resend of the same code adds its result to that version."""

@@ -52,7 +52,8 @@ class TimingRow:
 @dataclass(frozen=True)
 class TimingView:
     rows: list[TimingRow]
-    speedups: list[tuple[str, str]]  # (basis label, speedup text)
+    method: str  # how the figures were taken, for the section heading
+    speedups: list[tuple[str, str, str]]  # (basis label, speedup text, css)
     host_bound: list[str]  # one sentence per host-bound side
     gpu: str  # "recorded on H100 · re-measured on H200"
     tolerance: str
@@ -112,8 +113,12 @@ def timing_view(res: ValidationResult, recorded_gpu: str | None) -> TimingView:
         if figs is not None:
             rows += _rows(side, figs, res.settings.ci_target_pct)
     correct = res.verdict == "correct"
-    speedups = [(BASIS_LABEL[b], text.speedup(res.speedup_on(b)) if correct else "kernel incorrect") for b in Basis]
+    speedups = [(BASIS_LABEL[b], text.speedup(res.speedup_on(b)) if correct else "kernel incorrect",
+                 "headline" if b is DEFAULT_BASIS else "") for b in Basis]
+    s = res.settings
+    method = (f"three bases, kernel and reference interleaved; each repeated until the median's 95% CI is within "
+              f"±{s.ci_target_pct:g}% or {s.time_cap_s:g} s have passed")
     old = (f"Measured by an older harness (format {res.format}): wall time only, no IQR or confidence interval."
            if res.format < 4 else "")
-    return TimingView(rows, speedups, host_bound_sentences(res), gpu_label(recorded_gpu, res.environment.gpu),
+    return TimingView(rows, method, speedups, host_bound_sentences(res), gpu_label(recorded_gpu, res.environment.gpu),
                       tolerance_note(gpu_relation(recorded_gpu, res.environment.gpu)), machine_line(res.machine), old)
