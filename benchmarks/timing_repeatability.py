@@ -27,12 +27,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from reporter.collect import collect  # noqa: E402
-from reporter.collect.ncu import parse_ncu_raw  # noqa: E402
-from reporter.records import ValidationResult, ValidationSettings  # noqa: E402
-from reporter.validate.cache import content_key  # noqa: E402
-from reporter.validate import cached_lookup, gpu_available, validate_runs  # noqa: E402
-from reporter.validate.schema import Basis  # noqa: E402
+from reporter.collect import collect
+from reporter.collect.ncu import parse_ncu_raw
+from reporter.records import ValidationResult, ValidationSettings
+from reporter.validate import cached_lookup, gpu_available, validate_runs
+from reporter.validate.cache import content_key
+from reporter.validate.schema import Basis
 
 SIDES = (("kernel", "kernel_timing"), ("reference", "reference_timing"))
 

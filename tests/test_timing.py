@@ -14,8 +14,16 @@ import pytest
 
 from reporter.records import ValidationResult
 from reporter.validate import cache
-from reporter.validate.schema import (Basis, BasisStats, LaunchStats, StopReason, TimingFigures, TrialResult, Verdict,
-                                      WorkerResult)
+from reporter.validate.schema import (
+    Basis,
+    BasisStats,
+    LaunchStats,
+    StopReason,
+    TimingFigures,
+    TrialResult,
+    Verdict,
+    WorkerResult,
+)
 from reporter.validate.stats import adaptive, ci_halfwidth_pct, median_ci, summarize
 
 

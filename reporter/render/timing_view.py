@@ -8,7 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..checks import HOST_BOUND_RATIO, HOST_BOUND_SENTENCE, gpu_label, gpu_relation, host_bound, tolerance_note
+from ..checks import (
+    HOST_BOUND_RATIO,
+    HOST_BOUND_SENTENCE,
+    gpu_label,
+    gpu_relation,
+    host_bound,
+    tolerance_note,
+)
 from ..records import MachineState, ValidationResult
 from ..validate.schema import BASIS_LABEL, Basis, BasisStats, StopReason, TimingFigures
 from . import text

@@ -8,7 +8,8 @@ machine without it records only the load average.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..records import MachineState
 

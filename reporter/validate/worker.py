@@ -236,10 +236,20 @@ def _trial(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitter, i: int
 
 def _time_and_count(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitter, nominal: list[int],
                     s: dict[str, Any], device: str, out: WorkerResult) -> tuple[bool, str | None]:
-    """Timing on all bases, launch counts and peak memory at nominal shapes; then the re-check's outcome."""
+    """Launch counts and peak memory, then timing on all bases, at nominal shapes; then the re-check's outcome.
+
+    Peak memory comes first: timing leaves a flush buffer, CUDA-graph pools and profiler state behind,
+    which would count as the kernel's memory.
+    """
     atol, rtol = s["atol"][s["precision"]], s["rtol"][s["precision"]]
-    phase = time.perf_counter()
     sets = [make_inputs(ns, jitter, seed, False, device) for seed in nominal]
+    phase = time.perf_counter()
+    out.kernel_peak_bytes = peak_memory(new, sets[0], device)
+    out.reference_peak_bytes = peak_memory(ref, sets[0], device)
+    out.kernel_launches = count_launches(new, sets[0], device)
+    out.reference_launches = count_launches(ref, sets[0], device)
+    out.phase_s["profile"] = time.perf_counter() - phase
+    phase = time.perf_counter()
     fns = [new, ref] + ([torch.compile(ref)] if s.get("torch_compile_baseline") else [])
     timed = time_all(fns, sets, s, device)
     out.kernel_timing, out.reference_timing = timed[0], timed[1]
@@ -247,12 +257,6 @@ def _time_and_count(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitte
     # Re-check after the timed loop: an output cached on input identity would now be stale.
     recheck_ok, _, _, why = compare(ref(*_clone(sets[-1])), new(*_clone(sets[-1])), atol, rtol)
     out.phase_s["timing"] = time.perf_counter() - phase
-    phase = time.perf_counter()
-    out.kernel_launches = count_launches(new, sets[0], device)
-    out.reference_launches = count_launches(ref, sets[0], device)
-    out.kernel_peak_bytes = peak_memory(new, sets[0], device)
-    out.reference_peak_bytes = peak_memory(ref, sets[0], device)
-    out.phase_s["profile"] = time.perf_counter() - phase
     return recheck_ok, why
 
 
