@@ -101,14 +101,13 @@ def publish_site(site: Path, repo: Path, branch: str = "gh-pages", cname: str | 
     base = _git_or_none(repo, "rev-parse", "--verify", "--quiet", f"{commit}^") if commit else None
     if commit is None or commit == parent:
         raise PublishError(f"ghp-import did not commit {site} to {branch} (see git's message above)")
-    changed = base is None or _git(repo, "rev-parse", f"{commit}^{{tree}}") != _git(repo, "rev-parse", f"{base}^{{tree}}")
-    if not changed:
+    done = Published(commit, changed=True)
+    if base is not None and _git(repo, "rev-parse", f"{commit}^{{tree}}") == _git(repo, "rev-parse", f"{base}^{{tree}}"):
         _git(repo, "update-ref", ref, base, commit)  # the same tree again: drop the empty commit
-        commit = base
+        done = Published(base, changed=False)
     if remote:
         _git(repo, "push", remote, f"{ref}:{ref}")
-    assert commit is not None
-    return Published(commit, changed)
+    return done
 
 
 def default_branch(repo: Path) -> str | None:
