@@ -6,12 +6,13 @@ through the `reporter` logger, whose counter `--strict` reads.
 
 from __future__ import annotations
 
-import json
 import io
+import json
 import logging
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import click
 
@@ -35,7 +36,7 @@ class State:
 class _EchoHandler(logging.Handler):
     """Log records to stderr through click (so tests' runners and colours work)."""
 
-    COLOURS = {logging.WARNING: "yellow", logging.ERROR: "red", logging.CRITICAL: "red"}
+    COLOURS: ClassVar[dict[int, str]] = {logging.WARNING: "yellow", logging.ERROR: "red", logging.CRITICAL: "red"}
 
     def emit(self, record: logging.LogRecord) -> None:
         prefix = f"{record.levelname.lower()}: " if record.levelno >= logging.WARNING else ""
