@@ -13,6 +13,8 @@ from ..validate.schema import Basis, TimingFigures, Verdict
 from .revalidation import ValidationView
 
 UNKNOWN = "unknown"
+# The verdict of a run whose kernel trips an error-level static cheat check that no reviewer cleared.
+SUSPECT = "suspect"
 # Verdicts a harness writes when it never judged the kernel: such a run says nothing about compiling.
 UNJUDGED = ("unknown", "not_evaluated")
 
@@ -64,11 +66,11 @@ def run_summary(r: RunRecord, v: ValidationView) -> RunSummary:
         rd = res.reference_timing.device if res.reference_timing else None
         # The headline is device time; an incorrect kernel's speedup is no result, so the verdict stands in for it.
         correct = res.verdict == Verdict.CORRECT
-        return RunSummary(res.verdict, "re-validated", turns, text.ms(kd.median_ms if kd else None),
+        return RunSummary(SUSPECT if r.suspect else res.verdict, "re-validated", turns, text.ms(kd.median_ms if kd else None),
                           text.ms(rd.median_ms if rd else None), text.speedup(res.speedup) if correct else "kernel incorrect",
                           res.speedup if correct else None, None, len(r.flags))
     unit = UNIT_LABEL[t.unit] if t else ""
-    return RunSummary(run.recorded_verdict or UNKNOWN, "recorded", turns,
+    return RunSummary(SUSPECT if r.suspect else run.recorded_verdict or UNKNOWN, "recorded", turns,
                       f"{text.num(t.runtime)} {unit}" if t and t.runtime is not None else text.DASH,
                       f"{text.num(t.ref_runtime)} {unit}" if t and t.ref_runtime is not None else text.DASH,
                       text.speedup(t.speedup if t else None), t.speedup if t else None,
@@ -89,7 +91,7 @@ def outcome(r: RunRecord, v: ValidationView, href: str) -> lb.Outcome | None:
     measured = res is not None and res.kernel_timing is not None and res.reference_timing is not None
     to_ms = UNIT_TO_US[t.unit] / 1e3 if t else 1.0
     verdict = res.verdict if res is not None else (run.recorded_verdict or UNKNOWN)
-    static_error = any(f.severity == "error" for f in (res.static_findings if res else []))
+    static_error = any(f.severity == "error" for f in r.findings)
     return lb.Outcome(
         run_id=r.run_id, href=href, model=run.model or UNKNOWN, group=group_key(r), problem=problem,
         recorded_correct=None if run.recorded_verdict is None else run.recorded_verdict == "correct",
