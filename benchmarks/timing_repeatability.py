@@ -43,7 +43,7 @@ def copy_data(src: Path, dest: Path) -> Path:
 
 
 def validate(data: Path, ncu: bool = False) -> dict[str, ValidationResult]:
-    runs = [r for r in collect(data).runs if r.trace.final_kernel is not None]
+    runs = [r for r in collect(data).runs if r.source.final_kernel is not None]
     done = validate_runs(data, runs, ValidationSettings(), ncu=ncu, force=True, jobs=8)
     return {run_id: res for run_id, (res, _) in sorted(done.items())}
 
@@ -108,7 +108,7 @@ def revalidate(datas: list[Path], work: Path, out: Path | None) -> dict[str, Val
     results = validate(combined, ncu=True)
     fidelity(combined, results)
     for run in collect(combined).runs:
-        fk, ref = run.trace.final_kernel, run.trace.reference_source
+        fk, ref = run.source.final_kernel, run.source.reference_source  # the cache keys the unredacted trace
         if out is not None and fk is not None and ref is not None and run.run_id in results:
             key = content_key(fk.source, ref)
             shutil.copytree(combined / "validation" / key, out / run.run_id.split("/")[0] / key, dirs_exist_ok=True)
