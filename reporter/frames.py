@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .records import ValidationResult
 
 # The re-validation's timing bases; each adds kernel_<basis>_ms, ref_<basis>_ms and speedup_<basis>.
-TIMING_BASES: tuple[str, ...] = ("device",)
+TIMING_BASES: tuple[str, ...] = ("device", "graph", "wall")
 # The basis whose speedup the aggregates use when a run was re-validated.
 PRIMARY_BASIS = "device"
 # Verdicts that say nothing about whether the kernel compiled.
@@ -51,7 +51,7 @@ COLUMNS: dict[str, str] = {
     "recorded_baseline_source": _STR, "recorded_baseline_gpu": _STR, "baseline_other_gpu": _BOOL,
     "recorded_compile_ref_ms": _FLOAT, "recorded_compile_speedup": _FLOAT,
     # re-measured timing, one set of columns per basis
-    **_TIMED, "kernel_device_std_ms": _FLOAT,
+    **_TIMED, "kernel_device_iqr_ms": _FLOAT,
     # what the aggregates use
     "kernel_ms": _FLOAT, "ref_ms": _FLOAT, "speedup": _FLOAT, "speedup_source": _STR,
     # flags and suspicion
@@ -107,10 +107,14 @@ def _timing(r: RunRecord, res: ValidationResult | None) -> dict[str, Any]:
         base_gpu, run_gpu = out["recorded_baseline_gpu"], r.trace.run.recorded_gpu
         same = same_gpu(base_gpu, run_gpu)
         out["baseline_other_gpu"] = None if same is None else not same
+    from .validate.schema import Basis
     k, ref = (res.kernel_timing, res.reference_timing) if res is not None else (None, None)
-    measured = k is not None and ref is not None
-    out.update(kernel_device_ms=k.median_ms if k else None, ref_device_ms=ref.median_ms if ref else None,
-               speedup_device=res.speedup if res is not None else None, kernel_device_std_ms=k.std_ms if k else None)
+    for b in TIMING_BASES:
+        ks, rs = (k.on(Basis(b)) if k else None), (ref.on(Basis(b)) if ref else None)
+        out.update({f"kernel_{b}_ms": ks.median_ms if ks else None, f"ref_{b}_ms": rs.median_ms if rs else None,
+                    f"speedup_{b}": res.speedup_on(Basis(b)) if res is not None else None})
+    out["kernel_device_iqr_ms"] = k.device.iqr_ms if k and k.device else None
+    measured = out[f"kernel_{PRIMARY_BASIS}_ms"] is not None and out[f"ref_{PRIMARY_BASIS}_ms"] is not None
     if measured:
         out.update(kernel_ms=out[f"kernel_{PRIMARY_BASIS}_ms"], ref_ms=out[f"ref_{PRIMARY_BASIS}_ms"],
                    speedup=out[f"speedup_{PRIMARY_BASIS}"], speedup_source="re-validated")
