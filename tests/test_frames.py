@@ -67,7 +67,10 @@ def test_export_csv_matches_the_run_pages(tmp_path: Path) -> None:
         html = (tmp_path / "site" / "runs" / f"{slugs[row.run_id]}.html").read_text()
         assert f"v-{row.verdict.replace('_', '-')}" in html
         shown = _page_value(html, "speedup")
-        assert shown == numbers.speedup(None if pd.isna(row.speedup) else row.speedup)
+        if row.speedup_source == "re-validated" and row.revalidated_verdict != "correct":
+            assert shown == "kernel incorrect"  # an incorrect kernel's speedup is no result on the page
+        else:
+            assert shown == numbers.speedup(None if pd.isna(row.speedup) else row.speedup)
         if row.speedup_source != "recorded":
             assert _page_value(html, "runtime") == numbers.time_ms(None if pd.isna(row.kernel_ms) else row.kernel_ms)
 
