@@ -23,6 +23,7 @@ import io
 import json
 import os
 import pstats
+import resource
 import shutil
 import subprocess
 import sys
@@ -52,6 +53,8 @@ class Figures:
     cold_s: float = 0.0
     no_change_s: float = 0.0
     one_changed_s: float = 0.0
+    cpu_s: tuple[float, float, float] = (0.0, 0.0, 0.0)  # cold, no change, one changed
+    load: float = 0.0  # 1-minute load average when the cold build ended (other work on this machine)
     peak_rss_mb: float = 0.0
     page_bytes: float = 0.0
     page_over_text: float = 0.0
@@ -83,8 +86,14 @@ def _tree_rss_kb(root: int) -> int:
     return sum(rss.get(p, 0) for p in tree)
 
 
-def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
-    """Wall seconds and peak tree RSS (MB) of a command; its output goes to stderr only on failure."""
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (all processes) and peak tree RSS (MB) of a command; output shown on failure."""
+    cpu0 = _children_cpu()
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
     peak = [0]
@@ -102,7 +111,7 @@ def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, flo
     if proc.returncode:
         sys.stderr.write(out.decode(errors="replace"))
         raise SystemExit(f"{' '.join(cmd)} failed with {proc.returncode}")
-    return wall, peak[0] / 1024
+    return wall, _children_cpu() - cpu0, peak[0] / 1024
 
 
 def io_floor(data: Path, scratch: Path) -> float:
@@ -165,7 +174,7 @@ def mkdocs_time(data: Path, venv: Path, scratch: Path) -> float:
         names.append(name)
     (docs / "index.md").write_text("# Runs\n\n" + "".join(f"- [{n}](runs/{n}.md)\n" for n in names), encoding="utf-8")
     (project / "mkdocs.yml").write_text("site_name: runs\n", encoding="utf-8")
-    wall, _ = timed([str(venv / "bin" / "mkdocs"), "build", "-q", "-f", str(project / "mkdocs.yml"), "-d", str(project / "site")])
+    wall, _, _ = timed([str(venv / "bin" / "mkdocs"), "build", "-q", "-f", str(project / "mkdocs.yml"), "-d", str(project / "site")])
     return wall
 
 
@@ -177,14 +186,16 @@ def measure(runs: int, base: Path, venv: Path | None, mkdocs_max: int) -> Figure
         fig.floor_s = io_floor(data, scratch / "floor")
         shutil.rmtree(scratch / "floor")
         site = scratch / "site"
-        fig.cold_s, rss1 = timed(build_cmd(data, site))
+        fig.cold_s, c1, rss1 = timed(build_cmd(data, site))
+        fig.load = os.getloadavg()[0]
         fig.page_bytes, fig.page_over_text = page_figures(site)
-        fig.no_change_s, rss2 = timed(build_cmd(data, site))
+        fig.no_change_s, c2, rss2 = timed(build_cmd(data, site))
         path, before = change_one(data)
         try:
-            fig.one_changed_s, rss3 = timed(build_cmd(data, site))
+            fig.one_changed_s, c3, rss3 = timed(build_cmd(data, site))
         finally:
             path.write_bytes(before)
+        fig.cpu_s = (c1, c2, c3)
         fig.peak_rss_mb = max(rss1, rss2, rss3)
         if venv is not None and runs <= mkdocs_max:
             fig.mkdocs_s = mkdocs_time(data, venv, scratch)
@@ -202,7 +213,8 @@ def verdict(value: float, target: float, higher_is_better: bool = False) -> str:
 
 
 def report(f: Figures) -> list[str]:
-    lines = [f"== {f.runs} runs ==",
+    lines = [f"== {f.runs} runs ==  (load average {f.load:.1f} on {os.cpu_count()} cores; CPU s of all build processes: "
+             f"cold {f.cpu_s[0]:.1f}, no change {f.cpu_s[1]:.1f}, one changed {f.cpu_s[2]:.1f})",
              f"I/O floor            {f.floor_s:8.2f} s",
              f"cold build           {f.cold_s:8.2f} s   {f.cold_s / f.floor_s:6.1f}x the floor (target <= {COLD_OVER_FLOOR:g}x): "
              f"{verdict(f.cold_s / f.floor_s, COLD_OVER_FLOOR)}",

@@ -58,30 +58,31 @@ def _settings(trials: int | None, jitter: int | None, perf: int | None, compile_
 @click.option("--strict", is_flag=True, help="Exit non-zero if any trace or attachment could not be read.")
 @click.option("--no-validate", is_flag=True, help="Do not touch the GPU; show cached re-validation results only.")
 @click.option("--ncu", is_flag=True, help="Also profile kernels with Nsight Compute while validating.")
-def build(data: Path, site: Path, strict: bool, no_validate: bool, ncu: bool) -> None:
-    """Build the static site in SITE from the runs in DATA."""
-    from .collect import collect
-    from .render import build_site
-    from .validate import cached_lookup, gpu_available, validate_runs
+@click.option("--jobs", type=int, default=None, help="Processes rendering run pages (default: every core, or REPORTER_JOBS).")
+def build(data: Path, site: Path, strict: bool, no_validate: bool, ncu: bool, jobs: int | None) -> None:
+    """Build the static site in SITE from the runs in DATA; a rebuild re-renders only what changed."""
+    from .render.incremental import build_incremental
+    from .validate import gpu_available, validate_runs
 
     started = time.monotonic()
-    collection = collect(data)
-    for err in collection.errors:
-        click.secho(f"could not read {err}", fg="red", err=True)
     settings = _settings(None, None, None)
     if not no_validate and gpu_available():
-        validate_runs(data, collection.runs, settings, ncu=ncu, progress=True)
+        from .collect import collect
+        validate_runs(data, collect(data).runs, settings, ncu=ncu, progress=True)
     elif not no_validate:
         click.echo("no CUDA device here: showing cached re-validation results (see `reporter validate`)", err=True)
-    pages = build_site(collection, data, site, lambda r: cached_lookup(data, r), progress=True)
-    problems = sum(len(r.flags) for r in collection.runs)
-    att_errors = sum(len(r.attachment_errors) for r in collection.runs)
-    for r in collection.runs:
-        for e in r.attachment_errors:
+    report = build_incremental(data, site, jobs)
+    for err in report.errors:
+        click.secho(f"could not read {err}", fg="red", err=True)
+    problems = sum(len(d["flags"]) for d in report.digests)
+    att_errors = sum(len(d["attachment_errors"]) for d in report.digests)
+    for d in report.digests:
+        for e in d["attachment_errors"]:
             click.secho(f"could not read attachment {e}", fg="yellow", err=True)
-    click.echo(f"read {len(collection.runs)} runs ({len(collection.errors)} unreadable), wrote {pages} pages to {site}, "
+    done = "site already up to date" if report.up_to_date else f"re-rendered {report.rendered} run pages, {report.pages} pages in all"
+    click.echo(f"read {report.runs} runs ({len(report.errors)} unreadable), {done}, in {site}, "
                f"flagged {problems} recorded values, in {time.monotonic() - started:.1f} s")
-    if strict and (collection.errors or att_errors):
+    if strict and (report.errors or att_errors):
         raise SystemExit(1)
 
 

@@ -117,24 +117,33 @@ def _load_profiles(record: RunRecord) -> None:
     record.profiles = {role: ProfileSet(**p) for role, p in parts.items() if p}  # type: ignore[arg-type]
 
 
+def run_ids(data: Path, paths: list[Path]) -> list[tuple[Path, str]]:
+    """Each trace with its run id: its folder under DATA (or file stem), made unique once slugified."""
+    out: list[tuple[Path, str]] = []
+    seen: dict[str, int] = {}
+    for path in paths:
+        rel = path.parent.relative_to(data) if path.name == "trace.json" else path.relative_to(data).with_suffix("").with_suffix("")
+        run_id = rel.as_posix() if str(rel) != "." else path.stem
+        n = seen.get(slugify(run_id), 0)
+        seen[slugify(run_id)] = n + 1
+        out.append((path, f"{run_id}~{n}" if n else run_id))
+    return out
+
+
+def load_run(path: Path, run_id: str) -> RunRecord:
+    """One run with its checks and attachments; a trace that cannot be read raises CollectError."""
+    trace = read_trace(path)
+    record = RunRecord(run_id, path, trace, check_trace(trace), unknown_fields(trace))
+    _load_profiles(record)
+    return record
+
+
 def collect(data: Path) -> Collection:
     runs: list[RunRecord] = []
     errors: list[CollectError] = []
-    for path in find_traces(data):
+    for path, run_id in run_ids(data, find_traces(data)):
         try:
-            trace = read_trace(path)
+            runs.append(load_run(path, run_id))
         except CollectError as exc:
             errors.append(exc)
-            continue
-        rel = path.parent.relative_to(data) if path.name == "trace.json" else path.relative_to(data).with_suffix("").with_suffix("")
-        run_id = rel.as_posix() if str(rel) != "." else path.stem
-        record = RunRecord(run_id, path, trace, check_trace(trace), unknown_fields(trace))
-        _load_profiles(record)
-        runs.append(record)
-    seen: dict[str, int] = {}
-    for r in runs:  # slugs must stay unique once flattened into file names
-        n = seen.get(r.slug, 0)
-        seen[r.slug] = n + 1
-        if n:
-            r.run_id = f"{r.run_id}~{n}"
     return Collection(runs, errors)

@@ -452,7 +452,7 @@ class SiteBuilder:
 
     def _run_page(self, r: RunRecord, key: tuple[str, str], model: str, prev: RunRecord | None, nxt: RunRecord | None) -> Page:
         v = self.validations[r.run_id]
-        timeline = charts.turn_timeline(r.trace.turns)
+        timeline = charts.timeline_figure(r.trace.turns)
         figures: dict[str, Any] = {}
         if timeline is not None:
             figures["timeline"] = charts.to_json(timeline)
@@ -572,4 +572,6 @@ class _Null:
 
 def build_site(collection: Collection, data: Path, site: Path,
                lookup: Callable[[RunRecord], tuple[ValidationResult, Path] | None], progress: bool = False) -> int:
-    return SiteBuilder(collection, data, lookup).write(site, progress)
+    """Build SITE from DATA (streaming and incremental; the collection and lookup are read again from DATA)."""
+    from .incremental import build_incremental
+    return build_incremental(data, site).pages

@@ -1,0 +1,217 @@
+"""A streaming, parallel, incremental build of the site.
+
+1. Find the traces. A run whose input files (trace, attachments, cached validation results) match the
+   previous build's status keeps its digest; the others are loaded by worker processes, which send
+   back digests (≈1 KB each). The parent never holds a full trace.
+2. Order the digests, and give each run page its context from other runs (previous and next run).
+   A page is re-rendered when its inputs, its context or the global hash (templates, static files,
+   settings, reporter version) changed; workers load those runs again and write their files.
+3. When anything changed, listing pages and the run index are re-rendered from the digests.
+
+The new site is built in a temporary folder seeded with hard links to the kept files of the previous
+site, and swapped in whole. Every file written is a new inode, so the live site is never written through.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from .. import __version__
+from ..collect.traces import find_traces, load_run, run_ids
+from ..errors import CollectError
+from ..validate import cache as vcache
+from . import pagemaker, parallel, site as old, status, text
+from .highlight import HighlightCache
+from .search import index_js
+
+MARKER = ".reporter-site"
+
+
+@dataclass
+class IncrementalReport:
+    runs: int
+    rendered: int  # run pages written in this build
+    pages: int  # every page of the site
+    errors: list[CollectError] = field(default_factory=list)
+    digests: list[dict[str, Any]] = field(default_factory=list)
+    up_to_date: bool = False
+
+
+@lru_cache(maxsize=1)
+def make_env() -> Environment:
+    env = Environment(loader=FileSystemLoader(str(old._asset_dir("templates"))), autoescape=True,
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters.update(num=text.num, ms=text.ms, speedup=text.speedup, markdown=text.markdown, code=text.code,
+                       json_args=text.json_args)
+    return env
+
+
+def _lookup(data: Path, r: Any) -> pagemaker.Found:
+    from ..validate import cached_lookup
+    return cached_lookup(data, r)
+
+
+def _validation_folder(data: Path, r: Any) -> list[Path]:
+    fk, ref = r.trace.final_kernel, r.trace.reference_source
+    return [vcache.entry_dir(data, vcache.content_key(fk.source, ref))] if fk and ref is not None else []
+
+
+def _digest_job(item: tuple[str, str]) -> dict[str, Any]:
+    """Worker: a run's digest and the signatures of its inputs (signed before reading, so a later edit shows)."""
+    rel, run_id = item
+    data = Path(parallel.state()["data"])
+    path = data / rel
+    trace_sig = status.signature(path, None)
+    try:
+        r = load_run(path, run_id)
+    except CollectError as exc:
+        return {"run_id": run_id, "error": [exc.path, exc.field, exc.message]}
+    files = [r.trace_path.parent / a.path for a in r.trace.attachments]
+    inputs, folders = status.inputs_of(data, files, _validation_folder(data, r), {})
+    if trace_sig is not None:
+        inputs[rel] = trace_sig
+    return {"digest": pagemaker.digest(r, _lookup(data, r), data), "inputs": inputs, "folders": folders}
+
+
+def _render_job(item: tuple[str, str, dict[str, Any]]) -> list[str]:
+    """Worker: load one run again and write its page files into the new site; returns their paths."""
+    rel, run_id, nav = item
+    st = parallel.state()
+    data, tmp = Path(st["data"]), Path(st["tmp"])
+    r = load_run(data / rel, run_id)
+    files = pagemaker.run_files(r, _lookup(data, r), data, nav, make_env(), st["generated"], st["assets"],
+                                HighlightCache(tmp / status.CACHE_DIR / "code"))
+    for path, content in files.items():
+        pagemaker.write_new(tmp, path, content)
+    return sorted(files)
+
+
+def _navigation(digests: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each run's links to the previous and next run of the same model in the same group."""
+    nav: dict[str, dict[str, Any]] = {}
+    for i, d in enumerate(digests):
+        same = lambda j: 0 <= j < len(digests) and (digests[j]["key"], digests[j]["model"]) == (d["key"], d["model"])  # noqa: E731
+        nav[d["run_id"]] = {"prev": digests[i - 1]["slug"] if same(i - 1) else None,
+                            "next": digests[i + 1]["slug"] if same(i + 1) else None}
+    return nav
+
+
+def _scan(data: Path, prev: status.BuildStatus, jobs: int | None) -> tuple[dict[str, status.RunStatus], list[CollectError]]:
+    """Every run's status: kept from the previous build when its inputs are unchanged, else from a worker."""
+    runs: dict[str, status.RunStatus] = {}
+    todo: list[tuple[str, str]] = []
+    for path, run_id in run_ids(data, find_traces(data)):
+        rel = path.relative_to(data).as_posix()
+        old_run = prev.runs.get(run_id)
+        if old_run is not None and old_run.digest["path"] == rel and status.unchanged(data, old_run):
+            runs[run_id] = old_run
+        else:
+            todo.append((rel, run_id))
+    errors = []
+    for res in parallel.run_all(_digest_job, todo, {"data": str(data)}, jobs):
+        if "error" in res:
+            errors.append(CollectError(*res["error"]))
+        else:
+            d = res["digest"]
+            runs[d["run_id"]] = status.RunStatus(res["inputs"], res["folders"], d)
+    return runs, errors
+
+
+def _seed(site: Path, tmp: Path, keep: list[str]) -> None:
+    """Hard-link the previous site's kept files (and caches) into the new folder."""
+    for rel in keep:
+        src, dst = site / rel, tmp / rel
+        if src.is_file():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            os.link(src, dst)
+    cache = site / status.CACHE_DIR
+    if cache.is_dir():
+        for src in cache.rglob("*"):
+            if src.is_file():
+                dst = tmp / src.relative_to(site)
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                os.link(src, dst)
+
+
+def _swap(site: Path, tmp: Path) -> None:
+    old_site = site.with_name(f".{site.name}.old")
+    if old_site.exists():
+        shutil.rmtree(old_site)
+    if site.exists():
+        site.rename(old_site)
+    tmp.rename(site)
+    shutil.rmtree(old_site, ignore_errors=True)
+
+
+def _listing_builder(digests: list[dict[str, Any]], errors: list[CollectError], data: Path, generated: str) -> old.SiteBuilder:
+    """The listing pages' builder over stand-ins rebuilt from digests; run pages are the workers' job."""
+    b = old.SiteBuilder.__new__(old.SiteBuilder)
+    stubs = [pagemaker.stub(d, data) for d in digests]
+    b.collection, b.data, b.generated, b.env, b.assets = old.Collection(stubs, errors), data, generated, make_env(), {}
+    b.runs = stubs
+    b.validations = {}
+    b.summaries = {d["run_id"]: pagemaker.summary_of(d) for d in digests}
+    b.outcomes = {d["run_id"]: o for d in digests if (o := pagemaker.outcome_of(d)) is not None}
+    b._run_page = lambda *a, **k: None  # type: ignore[method-assign, assignment]
+    return b
+
+
+def _write_listings(b: old.SiteBuilder, digests: list[dict[str, Any]], tmp: Path) -> int:
+    pages = [p for p in b.pages() if p is not None]
+    pages.append(old.Page("search.html", "search.html", {"title": "All runs · search", "crumbs": [("all variants", "index.html")],
+                                                          "runs": len(digests)}))
+    b._render_all(tmp, pages)
+    pagemaker.write_new(tmp, "search-index.js", index_js([pagemaker.index_row(d) for d in digests]))
+    return len(pages)
+
+
+def build_incremental(data: Path, site: Path, jobs: int | None = None, settings: dict[str, Any] | None = None) -> IncrementalReport:
+    """Bring SITE up to date with DATA, re-rendering only what changed; see the module's docstring."""
+    site = site.resolve()
+    site.parent.mkdir(parents=True, exist_ok=True)
+    prev = status.BuildStatus.load(site) if (site / MARKER).is_file() else status.BuildStatus()
+    g = status.global_hash([old._asset_dir("templates"), old._asset_dir("static")], settings or {})
+    runs, errors = _scan(data, prev, jobs)
+    digests = sorted((r.digest for r in runs.values()), key=lambda d: d["order"])
+    nav = _navigation(digests)
+    todo: list[tuple[str, str, dict[str, Any]]] = []
+    keep: list[str] = []
+    for d in digests:
+        rs = runs[d["run_id"]]
+        key = status.context_hash([rs.inputs, g, nav[d["run_id"]], d["slug"]])
+        if key == rs.page and rs.files and all((site / f).is_file() for f in rs.files):
+            keep.extend(rs.files)
+        else:
+            rs.page = key
+            todo.append((d["path"], d["run_id"], nav[d["run_id"]]))
+    aggregates = status.context_hash([g, digests, [str(e) for e in errors]])
+    report = IncrementalReport(len(digests), len(todo), 0, errors, digests)
+    if not todo and aggregates == prev.aggregates and set(runs) == set(prev.runs):
+        report.up_to_date = True
+        return report
+    tmp = Path(tempfile.mkdtemp(prefix=f".{site.name}.building-", dir=site.parent))
+    try:
+        _seed(site, tmp, keep)
+        generated = old._generated_at()
+        b = _listing_builder(digests, errors, data, generated)
+        b._write_assets(tmp)
+        shared = {"data": str(data), "tmp": str(tmp), "generated": generated, "assets": b.assets}
+        for item, files in zip(todo, parallel.run_all(_render_job, todo, shared, jobs)):
+            runs[item[1]].files = files
+        report.pages = _write_listings(b, digests, tmp) + len(digests)
+        (tmp / ".nojekyll").write_text("", encoding="utf-8")
+        (tmp / MARKER).write_text(f"reporter {__version__}\n", encoding="utf-8")
+        status.BuildStatus(__version__, g, runs, aggregates).save(tmp)
+        _swap(site, tmp)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return report
