@@ -79,8 +79,9 @@ def build(data: Path, site: Path, strict: bool, no_validate: bool, ncu: bool, jo
     for d in report.digests:
         for e in d["attachment_errors"]:
             click.secho(f"could not read attachment {e}", fg="yellow", err=True)
-    done = "site already up to date" if report.up_to_date else f"re-rendered {report.rendered} run pages, {report.pages} pages in all"
-    click.echo(f"read {report.runs} runs ({len(report.errors)} unreadable), {done}, in {site}, "
+    done = ("wrote 0 pages: the site is up to date" if report.up_to_date else
+            f"wrote {report.pages} pages to {site} (re-rendered {report.rendered} run pages)")
+    click.echo(f"read {report.runs} runs ({len(report.errors)} unreadable), {done}, "
                f"flagged {problems} recorded values, in {time.monotonic() - started:.1f} s")
     if strict and (report.errors or att_errors):
         raise SystemExit(1)

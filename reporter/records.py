@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .names import slug
 from .units import TimeUnit
 
 SCHEMA_VERSION = 2
@@ -244,9 +245,8 @@ def unknown_fields(model: BaseModel, prefix: str = "") -> list[str]:
 
 
 def slugify(text: str) -> str:
-    """A file-name-safe slug that never starts with `_` (GitHub Pages' Jekyll drops those)."""
-    slug = re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-.")
-    return slug or "x"
+    """A bounded, file-name-safe slug of one name; see `reporter.names` (use `unique_slugs` for a set of names)."""
+    return slug(text)
 
 
 def sha256_text(text: str) -> str:

@@ -15,7 +15,7 @@ def test_build_summary_line(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["build", str(DATA), str(tmp_path / "site"), "--no-validate"])
     assert res.exit_code == 0, res.output
     last = res.output.strip().splitlines()[-1]
-    assert last.startswith("read 4 runs (0 unreadable), wrote 14 pages") and "flagged" in last and " s" in last
+    assert last.startswith("read 4 runs (0 unreadable), wrote 15 pages") and "flagged" in last and " s" in last
     assert (tmp_path / "site" / "index.html").is_file()
 
 

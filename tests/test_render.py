@@ -190,18 +190,22 @@ def test_timeline_figure_dict() -> None:
     assert "FINAL" in marks["text"][9]
 
 
-def test_interrupted_build_keeps_the_previous_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_interrupted_build_keeps_the_previous_site(tmp_path: Path, sample_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     site = tmp_path / "site"
-    build(DATA, site)
+    build(sample_data, site)
     before = (site / "index.html").read_text()
+    run_page = (site / "runs" / "seed-000-l2-p10.html").read_text()
 
     def boom(self: SiteBuilder) -> list:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(SiteBuilder, "pages", boom)
+    trace = sample_data / "seed-000-l2-p10" / "trace.json"
+    trace.write_text(trace.read_text().replace('"source_note": "', '"source_note": "edited. '))  # a rebuild has work to do
     with pytest.raises(KeyboardInterrupt):
-        build(DATA, site)
+        build(sample_data, site)
     assert (site / "index.html").read_text() == before
+    assert (site / "runs" / "seed-000-l2-p10.html").read_text() == run_page
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".site.")]
 
 

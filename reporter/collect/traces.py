@@ -6,6 +6,7 @@ A bad file never stops the others: it becomes a `CollectError` in the result, na
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,7 +15,8 @@ from pydantic import ValidationError
 from . import ncu as gm
 from ..checks import Flag, check_trace
 from ..errors import CollectError
-from ..records import READABLE_VERSIONS, Trace, migrate_trace, sha256_text, slugify, unknown_fields
+from ..names import unique_slugs
+from ..records import READABLE_VERSIONS, Trace, migrate_trace, sha256_text, unknown_fields
 
 
 @dataclass(frozen=True)
@@ -34,21 +36,18 @@ class ProfileSet:
 class RunRecord:
     """One readable run and everything derived from its files."""
 
-    run_id: str
+    run_id: str  # the trace's folder under DATA (or its file, for `*.trace.json`), as a POSIX path
     trace_path: Path
     trace: Trace
     flags: list[Flag]
     unknown: list[str]
     profiles: dict[str, ProfileSet] = field(default_factory=dict)
     attachment_errors: list[CollectError] = field(default_factory=list)
+    slug: str = ""  # unique among the collection's runs (`reporter.names.unique_slugs`); set by `collect`
 
     @property
     def kernel_hash(self) -> str | None:
         return sha256_text(self.trace.final_kernel.source) if self.trace.final_kernel else None
-
-    @property
-    def slug(self) -> str:
-        return slugify(self.run_id)
 
 
 @dataclass
@@ -117,23 +116,30 @@ def _load_profiles(record: RunRecord) -> None:
     record.profiles = {role: ProfileSet(**p) for role, p in parts.items() if p}  # type: ignore[arg-type]
 
 
-def run_ids(data: Path, paths: list[Path]) -> list[tuple[Path, str]]:
-    """Each trace with its run id: its folder under DATA (or file stem), made unique once slugified."""
-    out: list[tuple[Path, str]] = []
-    seen: dict[str, int] = {}
+def run_ids(data: Path, paths: list[Path]) -> dict[Path, str]:
+    """Each trace's id: its folder under DATA for `trace.json`, else its path without `.trace.json`.
+
+    `a/trace.json` and `a.trace.json` would share the id `a`; then the `*.trace.json` file is known by its
+    whole relative path (`a.trace.json`), which no folder id can equal.
+    """
+    ids: dict[Path, str] = {}
     for path in paths:
-        rel = path.parent.relative_to(data) if path.name == "trace.json" else path.relative_to(data).with_suffix("").with_suffix("")
-        run_id = rel.as_posix() if str(rel) != "." else path.stem
-        n = seen.get(slugify(run_id), 0)
-        seen[slugify(run_id)] = n + 1
-        out.append((path, f"{run_id}~{n}" if n else run_id))
-    return out
+        rel = path.relative_to(data)
+        if path.name == "trace.json":
+            ids[path] = rel.parent.as_posix() if rel.parent.parts else "trace"
+        else:
+            ids[path] = rel.as_posix()[: -len(".trace.json")]
+    taken = Counter(ids.values())
+    for path, run_id in ids.items():
+        if taken[run_id] > 1 and path.name != "trace.json":
+            ids[path] = path.relative_to(data).as_posix()
+    return ids
 
 
-def load_run(path: Path, run_id: str) -> RunRecord:
+def load_run(path: Path, run_id: str, slug: str = "") -> RunRecord:
     """One run with its checks and attachments; a trace that cannot be read raises CollectError."""
     trace = read_trace(path)
-    record = RunRecord(run_id, path, trace, check_trace(trace), unknown_fields(trace))
+    record = RunRecord(run_id, path, trace, check_trace(trace), unknown_fields(trace), slug=slug)
     _load_profiles(record)
     return record
 
@@ -141,9 +147,14 @@ def load_run(path: Path, run_id: str) -> RunRecord:
 def collect(data: Path) -> Collection:
     runs: list[RunRecord] = []
     errors: list[CollectError] = []
-    for path, run_id in run_ids(data, find_traces(data)):
+    paths = find_traces(data)
+    ids = run_ids(data, paths)
+    for path in paths:
         try:
-            runs.append(load_run(path, run_id))
+            runs.append(load_run(path, ids[path]))
         except CollectError as exc:
             errors.append(exc)
+    slugs = unique_slugs(r.run_id for r in runs)
+    for r in runs:
+        r.slug = slugs[r.run_id]
     return Collection(runs, errors)

@@ -57,6 +57,9 @@ def publish_site(site: Path, repo: Path, branch: str = "gh-pages", cname: str | 
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
         _git(repo, "--work-tree", str(site), "add", "--all", "--force", ".", env=env)
+        # The build status and caches serve the next build on this machine, not the site's readers.
+        _git(repo, "--work-tree", str(site), "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--",
+             ".reporter-status.json", ".reporter-cache", env=env)
         extras = {".nojekyll": ""}
         if cname:
             extras["CNAME"] = cname.strip() + "\n"

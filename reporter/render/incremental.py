@@ -27,6 +27,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from .. import __version__
 from ..collect.traces import find_traces, load_run, run_ids
 from ..errors import CollectError
+from ..names import unique_slugs
 from ..validate import cache as vcache
 from . import pagemaker, parallel, site as old, status, text
 from .highlight import HighlightCache
@@ -64,14 +65,14 @@ def _validation_folder(data: Path, r: Any) -> list[Path]:
     return [vcache.entry_dir(data, vcache.content_key(fk.source, ref))] if fk and ref is not None else []
 
 
-def _digest_job(item: tuple[str, str]) -> dict[str, Any]:
+def _digest_job(item: tuple[str, str, str]) -> dict[str, Any]:
     """Worker: a run's digest and the signatures of its inputs (signed before reading, so a later edit shows)."""
-    rel, run_id = item
+    rel, run_id, slug = item
     data = Path(parallel.state()["data"])
     path = data / rel
     trace_sig = status.signature(path, None)
     try:
-        r = load_run(path, run_id)
+        r = load_run(path, run_id, slug)
     except CollectError as exc:
         return {"run_id": run_id, "error": [exc.path, exc.field, exc.message]}
     files = [r.trace_path.parent / a.path for a in r.trace.attachments]
@@ -86,7 +87,7 @@ def _render_job(item: tuple[str, str, dict[str, Any]]) -> list[str]:
     rel, run_id, nav = item
     st = parallel.state()
     data, tmp = Path(st["data"]), Path(st["tmp"])
-    r = load_run(data / rel, run_id)
+    r = load_run(data / rel, run_id, nav["slug"])
     files = pagemaker.run_files(r, _lookup(data, r), data, nav, make_env(), st["generated"], st["assets"],
                                 HighlightCache(tmp / status.CACHE_DIR / "code"))
     for path, content in files.items():
@@ -99,7 +100,7 @@ def _navigation(digests: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     nav: dict[str, dict[str, Any]] = {}
     for i, d in enumerate(digests):
         same = lambda j: 0 <= j < len(digests) and (digests[j]["key"], digests[j]["model"]) == (d["key"], d["model"])  # noqa: E731
-        nav[d["run_id"]] = {"prev": digests[i - 1]["slug"] if same(i - 1) else None,
+        nav[d["run_id"]] = {"slug": d["slug"], "prev": digests[i - 1]["slug"] if same(i - 1) else None,
                             "next": digests[i + 1]["slug"] if same(i + 1) else None}
     return nav
 
@@ -107,14 +108,18 @@ def _navigation(digests: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 def _scan(data: Path, prev: status.BuildStatus, jobs: int | None) -> tuple[dict[str, status.RunStatus], list[CollectError]]:
     """Every run's status: kept from the previous build when its inputs are unchanged, else from a worker."""
     runs: dict[str, status.RunStatus] = {}
-    todo: list[tuple[str, str]] = []
-    for path, run_id in run_ids(data, find_traces(data)):
-        rel = path.relative_to(data).as_posix()
+    todo: list[tuple[str, str, str]] = []
+    paths = find_traces(data)
+    ids = run_ids(data, paths)
+    slugs = unique_slugs(ids.values())  # over every trace found, so a slug does not move when a trace breaks
+    for path in paths:
+        rel, run_id = path.relative_to(data).as_posix(), ids[path]
         old_run = prev.runs.get(run_id)
-        if old_run is not None and old_run.digest["path"] == rel and status.unchanged(data, old_run):
+        if (old_run is not None and old_run.digest["path"] == rel and old_run.digest["slug"] == slugs[run_id]
+                and status.unchanged(data, old_run)):
             runs[run_id] = old_run
         else:
-            todo.append((rel, run_id))
+            todo.append((rel, run_id, slugs[run_id]))
     errors = []
     for res in parallel.run_all(_digest_job, todo, {"data": str(data)}, jobs):
         if "error" in res:

@@ -60,7 +60,7 @@ def stub(d: dict[str, Any], data: Path) -> RunRecord:
     """A RunRecord that holds only what listing pages read (the run section, flags), rebuilt from a digest."""
     trace = Trace.model_construct(run=RunInfo.model_validate(d["run"]), turns=[], final_kernel=None,
                                   reference_source=None, attachments=[])
-    return RunRecord(d["run_id"], data / d["path"], trace, [Flag(**f) for f in d["flags"]], d["unknown"])
+    return RunRecord(d["run_id"], data / d["path"], trace, [Flag(**f) for f in d["flags"]], d["unknown"], slug=d["slug"])
 
 
 def summary_of(d: dict[str, Any]) -> old.RunSummary:
