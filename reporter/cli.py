@@ -62,15 +62,15 @@ def _settings(trials: int | None, jitter: int | None, perf: int | None, compile_
 def build(data: Path, site: Path, strict: bool, no_validate: bool, ncu: bool, jobs: int | None) -> None:
     """Build the static site in SITE from the runs in DATA; a rebuild re-renders only what changed."""
     from .render.incremental import build_incremental
-    from .validate import gpu_available, validate_runs
 
     started = time.monotonic()
-    settings = _settings(None, None, None)
-    if not no_validate and gpu_available():
-        from .collect import collect
-        validate_runs(data, collect(data).runs, settings, ncu=ncu, progress=True)
-    elif not no_validate:
-        click.echo("no CUDA device here: showing cached re-validation results (see `reporter validate`)", err=True)
+    if not no_validate:
+        from .validate import gpu_available, validate_runs
+        if gpu_available():
+            from .collect import collect
+            validate_runs(data, collect(data).runs, _settings(None, None, None), ncu=ncu, progress=True)
+        else:
+            click.echo("no CUDA device here: showing cached re-validation results (see `reporter validate`)", err=True)
     report = build_incremental(data, site, jobs)
     for err in report.errors:
         click.secho(f"could not read {err}", fg="red", err=True)

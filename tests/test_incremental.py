@@ -68,10 +68,9 @@ def test_new_validation_result_and_changed_template_rebuild(data: Path, tmp_path
     templates = tmp_path / "templates"
     shutil.copytree(Path(__file__).resolve().parent.parent / "templates", templates)
     (templates / "run.html").write_text((templates / "run.html").read_text().replace("Kernel evolution", "Kernel history"))
-    from reporter.render import site as old
-    real = old._asset_dir
-    monkeypatch.setattr(old, "_asset_dir", lambda name: templates if name == "templates" else real(name))
     from reporter.render import incremental
+    real = incremental.asset_dir
+    monkeypatch.setattr(incremental, "asset_dir", lambda name: templates if name == "templates" else real(name))
     incremental.make_env.cache_clear()
     try:
         assert build_incremental(data, site, jobs=1).rendered == 4

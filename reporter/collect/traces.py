@@ -6,7 +6,6 @@ A bad file never stops the others: it becomes a `CollectError` in the result, na
 from __future__ import annotations
 
 import json
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from . import ncu as gm
 from ..checks import Flag, check_trace
 from ..errors import CollectError
 from ..names import unique_slugs
+from .finding import find_traces, run_ids
 from ..records import READABLE_VERSIONS, Trace, migrate_trace, sha256_text, unknown_fields
 
 
@@ -54,12 +54,6 @@ class RunRecord:
 class Collection:
     runs: list[RunRecord]
     errors: list[CollectError]
-
-
-def find_traces(data: Path) -> list[Path]:
-    """Every `trace.json` or `*.trace.json` below `data`, in a stable order; caches are skipped."""
-    found = [p for p in data.rglob("*.json") if p.name == "trace.json" or p.name.endswith(".trace.json")]
-    return sorted(p for p in found if "validation" not in p.relative_to(data).parts[:1])
 
 
 def _field_of(err: ValidationError) -> str:
@@ -114,26 +108,6 @@ def _load_profiles(record: RunRecord) -> None:
         except CollectError as exc:
             record.attachment_errors.append(exc)
     record.profiles = {role: ProfileSet(**p) for role, p in parts.items() if p}  # type: ignore[arg-type]
-
-
-def run_ids(data: Path, paths: list[Path]) -> dict[Path, str]:
-    """Each trace's id: its folder under DATA for `trace.json`, else its path without `.trace.json`.
-
-    `a/trace.json` and `a.trace.json` would share the id `a`; then the `*.trace.json` file is known by its
-    whole relative path (`a.trace.json`), which no folder id can equal.
-    """
-    ids: dict[Path, str] = {}
-    for path in paths:
-        rel = path.relative_to(data)
-        if path.name == "trace.json":
-            ids[path] = rel.parent.as_posix() if rel.parent.parts else "trace"
-        else:
-            ids[path] = rel.as_posix()[: -len(".trace.json")]
-    taken = Counter(ids.values())
-    for path, run_id in ids.items():
-        if taken[run_id] > 1 and path.name != "trace.json":
-            ids[path] = path.relative_to(data).as_posix()
-    return ids
 
 
 def load_run(path: Path, run_id: str, slug: str = "") -> RunRecord:

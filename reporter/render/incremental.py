@@ -22,16 +22,19 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from typing import TYPE_CHECKING
 
 from .. import __version__
-from ..collect.traces import find_traces, load_run, run_ids
+from ..collect.finding import find_traces, run_ids
 from ..errors import CollectError
 from ..names import unique_slugs
-from ..validate import cache as vcache
-from . import pagemaker, parallel, site as old, status, text
-from .highlight import HighlightCache
-from .search import index_js
+from . import parallel, status
+from .assets import asset_dir
+
+if TYPE_CHECKING:  # the modules below load plotly, pydantic and jinja2: imported where a page is made
+    from jinja2 import Environment
+
+    from . import site as old
 
 MARKER = ".reporter-site"
 
@@ -47,26 +50,32 @@ class IncrementalReport:
 
 
 @lru_cache(maxsize=1)
-def make_env() -> Environment:
-    env = Environment(loader=FileSystemLoader(str(old._asset_dir("templates"))), autoescape=True,
+def make_env() -> "Environment":
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+    from . import text
+    env = Environment(loader=FileSystemLoader(str(asset_dir("templates"))), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters.update(num=text.num, ms=text.ms, speedup=text.speedup, markdown=text.markdown, code=text.code,
                        json_args=text.json_args)
     return env
 
 
-def _lookup(data: Path, r: Any) -> pagemaker.Found:
+def _lookup(data: Path, r: Any) -> Any:
     from ..validate import cached_lookup
     return cached_lookup(data, r)
 
 
 def _validation_folder(data: Path, r: Any) -> list[Path]:
+    from ..validate import cache as vcache
     fk, ref = r.trace.final_kernel, r.trace.reference_source
     return [vcache.entry_dir(data, vcache.content_key(fk.source, ref))] if fk and ref is not None else []
 
 
 def _digest_job(item: tuple[str, str, str]) -> dict[str, Any]:
     """Worker: a run's digest and the signatures of its inputs (signed before reading, so a later edit shows)."""
+    from ..collect.traces import load_run
+    from . import pagemaker
     rel, run_id, slug = item
     data = Path(parallel.state()["data"])
     path = data / rel
@@ -84,6 +93,9 @@ def _digest_job(item: tuple[str, str, str]) -> dict[str, Any]:
 
 def _render_job(item: tuple[str, str, dict[str, Any]]) -> list[str]:
     """Worker: load one run again and write its page files into the new site; returns their paths."""
+    from ..collect.traces import load_run
+    from . import pagemaker
+    from .highlight import HighlightCache
     rel, run_id, nav = item
     st = parallel.state()
     data, tmp = Path(st["data"]), Path(st["tmp"])
@@ -156,8 +168,9 @@ def _swap(site: Path, tmp: Path) -> None:
     shutil.rmtree(old_site, ignore_errors=True)
 
 
-def _listing_builder(digests: list[dict[str, Any]], errors: list[CollectError], data: Path, generated: str) -> old.SiteBuilder:
+def _listing_builder(digests: list[dict[str, Any]], errors: list[CollectError], data: Path, generated: str) -> "old.SiteBuilder":
     """The listing pages' builder over stand-ins rebuilt from digests; run pages are the workers' job."""
+    from . import pagemaker, site as old
     b = old.SiteBuilder.__new__(old.SiteBuilder)
     stubs = [pagemaker.stub(d, data) for d in digests]
     b.collection, b.data, b.generated, b.env, b.assets = old.Collection(stubs, errors), data, generated, make_env(), {}
@@ -169,7 +182,9 @@ def _listing_builder(digests: list[dict[str, Any]], errors: list[CollectError], 
     return b
 
 
-def _write_listings(b: old.SiteBuilder, digests: list[dict[str, Any]], tmp: Path) -> int:
+def _write_listings(b: "old.SiteBuilder", digests: list[dict[str, Any]], tmp: Path) -> int:
+    from . import pagemaker, site as old
+    from .search import index_js
     pages = [p for p in b.pages() if p is not None]
     pages.append(old.Page("search.html", "search.html", {"title": "All runs · search", "crumbs": [("all variants", "index.html")],
                                                           "runs": len(digests)}))
@@ -183,7 +198,7 @@ def build_incremental(data: Path, site: Path, jobs: int | None = None, settings:
     site = site.resolve()
     site.parent.mkdir(parents=True, exist_ok=True)
     prev = status.BuildStatus.load(site) if (site / MARKER).is_file() else status.BuildStatus()
-    g = status.global_hash([old._asset_dir("templates"), old._asset_dir("static")], settings or {})
+    g = status.global_hash([asset_dir("templates"), asset_dir("static")], settings or {})
     runs, errors = _scan(data, prev, jobs)
     digests = sorted((r.digest for r in runs.values()), key=lambda d: d["order"])
     nav = _navigation(digests)
@@ -204,8 +219,9 @@ def build_incremental(data: Path, site: Path, jobs: int | None = None, settings:
         return report
     tmp = Path(tempfile.mkdtemp(prefix=f".{site.name}.building-", dir=site.parent))
     try:
+        from .site import _generated_at
         _seed(site, tmp, keep)
-        generated = old._generated_at()
+        generated = _generated_at()
         b = _listing_builder(digests, errors, data, generated)
         b._write_assets(tmp)
         shared = {"data": str(data), "tmp": str(tmp), "generated": generated, "assets": b.assets}

@@ -27,6 +27,7 @@ from . import leaderboard as lb
 from ..units import UNIT_LABEL
 from ..checks import Comparison, Flag, check_measured, compare_runtime
 from ..collect.traces import Collection, ProfileSet, RunRecord
+from .assets import asset_dir as _asset_dir
 from .evolution import kernel_versions
 from ..records import ValidationResult, slugify
 
@@ -42,14 +43,6 @@ RECORDED_FIGURE = {"sol_score": "sol_score", "compute_util": "compute_util_pct",
                    "regs_per_thread": "regs_per_thread", "smem_per_block": "smem_per_block_bytes", "block_size": "block_size"}
 SECTION_TITLES = {"timing": "timing", "precision": "numerical precision", "memory": "gpu memory",
                   "launches": "kernel launches / fusion", "nsight": "SOL, roofline & occupancy"}
-
-
-def _asset_dir(name: str) -> Path:
-    local = ROOT / name
-    if local.is_dir():
-        return local
-    from importlib.resources import files
-    return Path(str(files("reporter") / name))
 
 
 @dataclass
