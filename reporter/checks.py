@@ -5,10 +5,13 @@ Each flag is keyed by the field it concerns (``group.field``) so the page can pu
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
-from .records import Trace
+from pydantic import BaseModel
+
+from .records import NsightMetrics, RecordedMetrics, Trace
 from .units import UNIT_LABEL, UNIT_LADDER, UNIT_TO_US
 
 # A CUDA kernel launch costs a few microseconds end to end; no timed forward pass can beat one launch.
@@ -47,10 +50,61 @@ def _pct_flags(prefix: str, name: str, value: float | None) -> list[Flag]:
     return [Flag(f"{prefix}.{name}", "error", why)]
 
 
-def check_trace(trace: Trace) -> list[Flag]:
-    """Every problem found in the recorded values of one trace."""
+def usable(*values: float | int | None) -> bool:
+    """True when every value is a real recorded measurement: present, finite and not negative."""
+    return all(v is not None and math.isfinite(v) and v >= 0 for v in values)
+
+
+def _impossible(where: str, value: object) -> Flag | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return Flag(where, "error", "NaN was recorded: not a measurement (a failed run or a 0/0 upstream).")
+    if isinstance(value, float) and math.isinf(value):
+        return Flag(where, "error", f"{'-' if value < 0 else ''}Infinity was recorded: no measured value is infinite "
+                                    "(an overflow or a division by zero upstream).")
+    if value < 0:
+        return Flag(where, "error", f"{value:g} is negative: no count, time, size, rate or ratio can be.")
+    return None
+
+
+def impossible_values(trace: Trace) -> list[Flag]:
+    """NaN, ±Infinity and negative numbers anywhere in the recorded numbers: none can be a measurement.
+
+    JSON has no NaN or Infinity, but Python's json (and so most harnesses) writes and reads them, and a
+    number too large for a float (1e400) reads as Infinity: such traces are read and their values flagged.
+    """
+    groups: list[tuple[str, BaseModel | None]] = [("run", trace.run)]
+    groups += [(name, getattr(trace.metrics, name)) for name in type(trace.metrics).model_fields]
+    groups += [(f"turns[{i}]", t) for i, t in enumerate(trace.turns)]
     flags: list[Flag] = []
-    m = trace.metrics
+    for prefix, model in groups:
+        if model is None:
+            continue
+        for name in type(model).model_fields:
+            if name == "index":
+                continue
+            value = getattr(model, name)
+            items = value.items() if isinstance(value, dict) else [(None, value)]
+            for key, item in items:
+                flag = _impossible(f"{prefix}.{name}" + (f".{key}" if key is not None else ""), item)
+                if flag is not None:
+                    flags.append(flag)
+    return flags
+
+
+def check_trace(trace: Trace) -> list[Flag]:
+    """Every problem found in the recorded values of one trace; an impossible value gets that flag only."""
+    impossible = impossible_values(trace)
+    bad = {f.field for f in impossible}
+    rest = _run_flags(trace) + _timing_flags(trace.metrics) + _ratio_flags(trace.metrics)
+    if trace.metrics.nsight is not None:
+        rest += _nsight_flags(trace.metrics.nsight)
+    return impossible + [f for f in rest if f.field not in bad]
+
+
+def _run_flags(trace: Trace) -> list[Flag]:
+    flags: list[Flag] = []
     run = trace.run
     chars = sum(t.chars or 0 for t in trace.turns) or sum(len(t.reasoning) for t in trace.turns)
     if run.tokens_total == 0 and chars > 1000:
@@ -61,64 +115,79 @@ def check_trace(trace: Trace) -> list[Flag]:
     n_calls = sum(len(t.calls) for t in trace.turns)
     if run.tool_calls is not None and trace.turns and run.tool_calls != n_calls:
         flags.append(Flag("run.tool_calls", "warn", f"{run.tool_calls} tool calls recorded, but the trace holds {n_calls}."))
-    if m.timing is not None:
-        t = m.timing
-        to_us = UNIT_TO_US[t.unit]
-        if t.runtime is not None and t.ref_runtime and t.speedup is not None and t.runtime > 0.005:
-            # Recorded values are often rounded to 2 decimals: only flag what no rounding explains.
-            lo = (t.ref_runtime - 0.005) / (t.runtime + 0.005)
-            hi = (t.ref_runtime + 0.005) / (t.runtime - 0.005)
-            if not lo * 0.99 <= t.speedup <= hi * 1.01:
-                flags.append(Flag("timing.speedup", "warn",
-                                  f"speedup {t.speedup:g}x does not match ref/runtime = {t.ref_runtime / t.runtime:.3g}x."))
-        for name, value in (("runtime", t.runtime), ("ref_runtime", t.ref_runtime)):
-            if value is None:
-                continue
-            us = value * to_us
-            reasons = []
-            if us < LAUNCH_FLOOR_US:
-                reasons.append(f"{value:g} {UNIT_LABEL[t.unit]} is below the ~{LAUNCH_FLOOR_US:g} µs that even one kernel launch takes")
-            cuda_us = m.launches.total_cuda_time_us if m.launches else None
-            if name == "runtime" and cuda_us and us > 0 and cuda_us / us > 100:
-                reasons.append(f"the recorded total CUDA time is {cuda_us:g} µs, {cuda_us / us:,.0f}× longer")
-            if reasons:
-                flags.append(Flag(f"timing.{name}", "error",
-                                  "; ".join(reasons) + f". The value is likely in ms, not {UNIT_LABEL[t.unit]}: KernelBench stores ms "
-                                  "under a field commented `# in us`."))
-    if m.memory is not None and m.memory.kernel_peak_mb and m.memory.ref_peak_mb and m.memory.ratio is not None:
-        expect = m.memory.kernel_peak_mb / m.memory.ref_peak_mb
-        if abs(expect - m.memory.ratio) > 0.02:
-            flags.append(Flag("memory.ratio", "warn", f"ratio {m.memory.ratio:g} does not match kernel/ref = {expect:.3g}."))
-    if m.launches is not None and m.launches.kernel_launches and m.launches.ref_launches and m.launches.fusion_ratio is not None:
-        expect = m.launches.ref_launches / m.launches.kernel_launches
-        if abs(expect - m.launches.fusion_ratio) > 0.02 * expect:
+    return flags
+
+
+def _timing_flags(m: RecordedMetrics) -> list[Flag]:
+    flags: list[Flag] = []
+    if m.timing is None:
+        return flags
+    t = m.timing
+    to_us = UNIT_TO_US[t.unit]
+    if usable(t.runtime, t.ref_runtime, t.speedup) and t.ref_runtime and t.runtime > 0.005:  # type: ignore[operator]
+        # Recorded values are often rounded to 2 decimals: only flag what no rounding explains.
+        lo = (t.ref_runtime - 0.005) / (t.runtime + 0.005)  # type: ignore[operator]
+        hi = (t.ref_runtime + 0.005) / (t.runtime - 0.005)  # type: ignore[operator]
+        if not lo * 0.99 <= t.speedup <= hi * 1.01:  # type: ignore[operator]
+            flags.append(Flag("timing.speedup", "warn",
+                              f"speedup {t.speedup:g}x does not match ref/runtime = {t.ref_runtime / t.runtime:.3g}x."))  # type: ignore[operator]
+    for name, value in (("runtime", t.runtime), ("ref_runtime", t.ref_runtime)):
+        if value is None or not usable(value):
+            continue
+        us = value * to_us
+        reasons = []
+        if us < LAUNCH_FLOOR_US:
+            reasons.append(f"{value:g} {UNIT_LABEL[t.unit]} is below the ~{LAUNCH_FLOOR_US:g} µs that even one kernel launch takes")
+        cuda_us = m.launches.total_cuda_time_us if m.launches else None
+        if name == "runtime" and usable(cuda_us) and cuda_us and us > 0 and cuda_us / us > 100:
+            reasons.append(f"the recorded total CUDA time is {cuda_us:g} µs, {cuda_us / us:,.0f}× longer")
+        if reasons:
+            flags.append(Flag(f"timing.{name}", "error",
+                              "; ".join(reasons) + f". The value is likely in ms, not {UNIT_LABEL[t.unit]}: KernelBench stores ms "
+                              "under a field commented `# in us`."))
+    return flags
+
+
+def _ratio_flags(m: RecordedMetrics) -> list[Flag]:
+    flags: list[Flag] = []
+    mem, la = m.memory, m.launches
+    if mem is not None and usable(mem.kernel_peak_mb, mem.ref_peak_mb, mem.ratio) and mem.kernel_peak_mb and mem.ref_peak_mb:
+        expect = mem.kernel_peak_mb / mem.ref_peak_mb
+        if abs(expect - mem.ratio) > 0.02:  # type: ignore[operator]
+            flags.append(Flag("memory.ratio", "warn", f"ratio {mem.ratio:g} does not match kernel/ref = {expect:.3g}."))
+    if la is not None and usable(la.kernel_launches, la.ref_launches, la.fusion_ratio) and la.kernel_launches and la.ref_launches:
+        expect = la.ref_launches / la.kernel_launches
+        if abs(expect - la.fusion_ratio) > 0.02 * expect:  # type: ignore[operator]
             flags.append(Flag("launches.fusion_ratio", "warn",
-                              f"fusion ratio {m.launches.fusion_ratio:g} does not match ref/kernel launches = {expect:.3g}."))
-    if m.nsight is not None:
-        n = m.nsight
-        for name in ("dram_util_pct", "compute_util_pct", "dominant_pipe_pct", "fp32_util_pct", "occupancy_pct",
-                     "l1_hit_pct", "l2_hit_pct"):
-            flags += _pct_flags("nsight", name, getattr(n, name))
-        if n.sol_score is not None and not 0 <= n.sol_score <= 1:
-            flags.append(Flag("nsight.sol_score", "error", f"SOL score {n.sol_score:g} is outside 0–1."))
-        for reason, value in n.warp_stalls_pct.items():
-            if value > 100:
-                flags.append(Flag(f"nsight.warp_stalls_pct.{reason}", "error",
-                                  f"{value:g}% is impossible. ncu's smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio "
-                                  f"is cycles per issued instruction ({value / 100:g} here), not a share; shown ×100 as a percent. "
-                                  "A true share divides by the sum over all stall reasons."))
-        total = sum(n.warp_stalls_pct.values())
-        if total > 100.5:
-            flags.append(Flag("nsight.warp_stalls_pct", "error", f"the top stall shares add up to {total:,.1f}%, more than 100%."))
-        label = bottleneck_label(n.compute_util_pct, n.dram_util_pct)
-        if n.bottleneck and label and label.split(" ")[0] != n.bottleneck.split(" ")[0]:
-            flags.append(Flag("nsight.bottleneck", "warn",
-                              f"'{n.bottleneck}' contradicts the recorded utilisation (SM {n.compute_util_pct:g}%, DRAM "
-                              f"{n.dram_util_pct:g}%): NVIDIA's SOLBottleneck rule calls this {label}."))
-        if n.peak_bw_gbps and n.peak_fp32_tflops and n.ridge_point:
-            expect = n.peak_fp32_tflops * 1e3 / n.peak_bw_gbps
-            if abs(expect - n.ridge_point) > 0.05 * expect:
-                flags.append(Flag("nsight.ridge_point", "warn", f"ridge point {n.ridge_point:g} ≠ peak FLOP/s ÷ peak BW = {expect:.3g}."))
+                              f"fusion ratio {la.fusion_ratio:g} does not match ref/kernel launches = {expect:.3g}."))
+    return flags
+
+
+def _nsight_flags(n: NsightMetrics) -> list[Flag]:
+    flags: list[Flag] = []
+    for name in ("dram_util_pct", "compute_util_pct", "dominant_pipe_pct", "fp32_util_pct", "occupancy_pct",
+                 "l1_hit_pct", "l2_hit_pct"):
+        flags += _pct_flags("nsight", name, getattr(n, name))
+    if n.sol_score is not None and not 0 <= n.sol_score <= 1:
+        flags.append(Flag("nsight.sol_score", "error", f"SOL score {n.sol_score:g} is outside 0–1."))
+    for reason, value in n.warp_stalls_pct.items():
+        if value > 100:
+            flags.append(Flag(f"nsight.warp_stalls_pct.{reason}", "error",
+                              f"{value:g}% is impossible. ncu's smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio "
+                              f"is cycles per issued instruction ({value / 100:g} here), not a share; shown ×100 as a percent. "
+                              "A true share divides by the sum over all stall reasons."))
+    total = sum(n.warp_stalls_pct.values())
+    if total > 100.5:
+        flags.append(Flag("nsight.warp_stalls_pct", "error", f"the top stall shares add up to {total:,.1f}%, more than 100%."))
+    label = bottleneck_label(n.compute_util_pct, n.dram_util_pct)
+    if n.bottleneck and label and label.split(" ")[0] != n.bottleneck.split(" ")[0]:
+        flags.append(Flag("nsight.bottleneck", "warn",
+                          f"'{n.bottleneck}' contradicts the recorded utilisation (SM {n.compute_util_pct:g}%, DRAM "
+                          f"{n.dram_util_pct:g}%): NVIDIA's SOLBottleneck rule calls this {label}."))
+    if usable(n.peak_bw_gbps, n.peak_fp32_tflops, n.ridge_point) and n.peak_bw_gbps and n.ridge_point:
+        expect = n.peak_fp32_tflops * 1e3 / n.peak_bw_gbps  # type: ignore[operator]
+        if abs(expect - n.ridge_point) > 0.05 * expect:
+            flags.append(Flag("nsight.ridge_point", "warn", f"ridge point {n.ridge_point:g} ≠ peak FLOP/s ÷ peak BW = {expect:.3g}."))
     return flags
 
 

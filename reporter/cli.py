@@ -1,124 +1,201 @@
-"""Command line: thin wrappers over the stages. Only this module turns errors into exit codes."""
+"""Command line: thin wrappers over the stages.
+
+Errors are `ReporterError`s (click exceptions with an exit code per kind, see `errors`); messages go
+through the `reporter` logger, whose counter `--strict` reads.
+"""
 
 from __future__ import annotations
 
 import json
-import sys
-import time
+import logging
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
-from . import __version__
-from .errors import ReporterError
+from . import __version__, config
+from .config import ReporterConfig
+from .errors import LOGGER, CacheError, ConfigError, NoDeviceError, ProblemCounter, StrictError
 
 DATA = click.Path(exists=True, file_okay=False, path_type=Path)
+OUT = click.Path(file_okay=False, path_type=Path)
+
+
+@dataclass
+class State:
+    """What the group's options give every command."""
+
+    config: ReporterConfig
+    counter: ProblemCounter
+    progress: bool
+
+
+class _EchoHandler(logging.Handler):
+    """Log records to stderr through click (so tests' runners and colours work)."""
+
+    COLOURS = {logging.WARNING: "yellow", logging.ERROR: "red", logging.CRITICAL: "red"}
+
+    def emit(self, record: logging.LogRecord) -> None:
+        prefix = f"{record.levelname.lower()}: " if record.levelno >= logging.WARNING else ""
+        click.secho(prefix + record.getMessage(), err=True, fg=self.COLOURS.get(record.levelno))
+
+
+def _setup_logging(verbose: int, quiet: bool) -> ProblemCounter:
+    logger = logging.getLogger(LOGGER)
+    for h in [h for h in logger.handlers if isinstance(h, (_EchoHandler, ProblemCounter))]:
+        logger.removeHandler(h)
+    echo = _EchoHandler()
+    echo.setLevel(logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO)
+    counter = ProblemCounter()
+    logger.addHandler(echo)
+    logger.addHandler(counter)
+    logger.setLevel(logging.DEBUG)
+    logger.propagate = False
+    return counter
+
+
+def _given(value: Path | None, configured: Path | None, what: str) -> Path:
+    """An argument, else its [tool.reporter] value, else a usage error."""
+    if value is not None:
+        return value
+    if configured is not None:
+        return configured
+    raise click.UsageError(f"missing {what} (give it, or set it in [tool.reporter] of pyproject.toml)")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="reporter")
-def main() -> None:
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Read [tool.reporter] from this file instead of ./pyproject.toml.")
+@click.option("-v", "--verbose", count=True, help="Also print debug messages.")
+@click.option("-q", "--quiet", is_flag=True, help="Print warnings, errors and the result only (no progress).")
+@click.pass_context
+def main(ctx: click.Context, config_file: Path | None, verbose: int, quiet: bool) -> None:
     """Turn LLM-agent CUDA-kernel runs into a static site people can trust.
 
     \b
     The pipeline, one command per stage:
       reporter build DATA SITE     collect traces, re-validate on a GPU if present, render the site
       reporter validate DATA       re-check kernels on this machine's GPU and cache the results in DATA
+      reporter cache check DATA    compare DATA/validation with its manifest
       reporter import kernelbench  convert a KernelBench run folder into traces
       reporter publish SITE        commit the built site to a gh-pages branch
       reporter schema              print the trace format's JSON Schema
+
+    Settings come from [tool.reporter] in ./pyproject.toml (or --config FILE); options beat the file.
     """
+    counter = _setup_logging(verbose, quiet)
+    ctx.obj = State(config.load(config_file), counter, progress=not quiet)
 
 
-def _settings(trials: int | None, jitter: int | None, perf: int | None, compile_baseline: bool = False,  # type: ignore[no-untyped-def]
-              tolerances: tuple[str, ...] = ()):
-    from .records import ValidationSettings
-    s = ValidationSettings()
-    updates: dict[str, object] = {k: v for k, v in (("nominal_trials", trials), ("jitter_trials", jitter),
-                                                   ("perf_trials", perf)) if v is not None}
-    if compile_baseline:
-        updates["torch_compile_baseline"] = True
-    atol, rtol = dict(s.atol), dict(s.rtol)
-    for item in tolerances:
-        prec, _, value = item.partition("=")
-        if prec not in atol:
-            raise click.BadParameter(f"{item!r}: precision must be one of {', '.join(sorted(atol))}", param_hint="--tol")
-        try:
-            atol[prec] = rtol[prec] = float(value)
-        except ValueError as exc:
-            raise click.BadParameter(f"{item!r}: expected PRECISION=NUMBER, e.g. fp32=1e-4", param_hint="--tol") from exc
-    if tolerances:
-        updates.update(atol=atol, rtol=rtol)
-    return s.model_copy(update=updates)
+def _tolerances(items: tuple[str, ...]) -> dict[str, float]:
+    try:
+        return config.parse_tolerances(items)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--tol") from exc
 
 
 @main.command()
-@click.argument("data", type=DATA)
-@click.argument("site", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--strict", is_flag=True, help="Exit non-zero if any trace or attachment could not be read.")
+@click.argument("data", type=DATA, required=False)
+@click.argument("site", type=OUT, required=False)
+@click.option("--strict", is_flag=True, help="Fail (exit 3) if any file could not be used or any warning was logged.")
 @click.option("--no-validate", is_flag=True, help="Do not touch the GPU; show cached re-validation results only.")
-@click.option("--ncu", is_flag=True, help="Also profile kernels with Nsight Compute while validating.")
-@click.option("--jobs", type=int, default=None, help="Processes rendering run pages (default: every core, or REPORTER_JOBS).")
-def build(data: Path, site: Path, strict: bool, no_validate: bool, ncu: bool, jobs: int | None) -> None:
+@click.option("--ncu", is_flag=True, default=None, help="Also profile kernels with Nsight Compute while validating.")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="Processes that read and render runs (default: every core, or REPORTER_JOBS).")
+@click.pass_obj
+def build(state: State, data: Path | None, site: Path | None, strict: bool, no_validate: bool, ncu: bool | None,
+          jobs: int | None) -> None:
     """Build the static site in SITE from the runs in DATA; a rebuild re-renders only what changed."""
-    from .render.incremental import build_incremental
+    from .pipeline import build as run_build
 
-    started = time.monotonic()
-    if not no_validate:
-        from .validate import gpu_available, validate_runs
-        if gpu_available():
-            from .collect import collect
-            validate_runs(data, collect(data).runs, _settings(None, None, None), ncu=ncu, progress=True)
-        else:
-            click.echo("no CUDA device here: showing cached re-validation results (see `reporter validate`)", err=True)
-    report = build_incremental(data, site, jobs)
-    for err in report.errors:
-        click.secho(f"could not read {err}", fg="red", err=True)
-    problems = sum(len(d["flags"]) for d in report.digests)
-    att_errors = sum(len(d["attachment_errors"]) for d in report.digests)
-    for d in report.digests:
-        for e in d["attachment_errors"]:
-            click.secho(f"could not read attachment {e}", fg="yellow", err=True)
-    done = ("wrote 0 pages: the site is up to date" if report.up_to_date else
-            f"wrote {report.pages} pages to {site} (re-rendered {report.rendered} run pages)")
-    click.echo(f"read {report.runs} runs ({len(report.errors)} unreadable), {done}, "
-               f"flagged {problems} recorded values, in {time.monotonic() - started:.1f} s")
-    if strict and (report.errors or att_errors):
-        raise SystemExit(1)
+    cfg = state.config
+    summary = run_build(_given(data, cfg.data_dir, "DATA"), _given(site, cfg.site_dir, "SITE"), config.settings(cfg),
+                        validate=not no_validate, ncu=bool(ncu if ncu is not None else cfg.validation.ncu),
+                        progress=state.progress, jobs=jobs)
+    click.echo(summary.line())
+    if strict and state.counter.total:
+        raise StrictError(f"--strict: {state.counter.warnings} warning(s) and {state.counter.errors} error(s) "
+                          "were reported above")
 
 
 @main.command()
-@click.argument("data", type=DATA)
+@click.argument("data", type=DATA, required=False)
 @click.option("--run", "run_ids", multiple=True, help="Only this run (repeatable); the id is the trace's folder under DATA.")
-@click.option("--ncu", is_flag=True, help="Profile the kernel and the reference with Nsight Compute (needs ncu on PATH).")
+@click.option("--ncu", is_flag=True, default=None, help="Profile the kernel and the reference with Nsight Compute (needs ncu on PATH).")
 @click.option("--force", is_flag=True, help="Re-measure even when a cached result exists for this machine.")
-@click.option("--trials", type=int, default=None, help="Correctness trials at nominal shapes.")
-@click.option("--jitter-trials", type=int, default=None, help="Correctness trials with jittered shapes.")
-@click.option("--perf-trials", type=int, default=None, help="Timed calls per kernel.")
-@click.option("--jobs", type=int, default=4, show_default=True, help="Kernels compiled in parallel (timing stays sequential).")
-@click.option("--compile-baseline", is_flag=True, help="Also time the reference under torch.compile (a separate cache entry).")
+@click.option("--trials", type=click.IntRange(min=1), default=None, help="Correctness trials at nominal shapes.")
+@click.option("--jitter-trials", type=click.IntRange(min=0), default=None, help="Correctness trials with jittered shapes.")
+@click.option("--perf-trials", type=click.IntRange(min=1), default=None, help="Timed calls per kernel.")
+@click.option("--jobs", type=click.IntRange(min=1), default=None, help="Kernels compiled in parallel (timing stays sequential). [default: 4]")
+@click.option("--compile-baseline", is_flag=True, default=None, help="Also time the reference under torch.compile (a separate cache entry).")
 @click.option("--tol", "tolerances", multiple=True, metavar="PREC=VALUE",
               help="atol and rtol for one precision, e.g. --tol fp32=1e-3 (defaults: fp32 1e-4, fp16/bf16 1e-2).")
-def validate(data: Path, run_ids: tuple[str, ...], ncu: bool, force: bool, trials: int | None,
-             jitter_trials: int | None, perf_trials: int | None, jobs: int, compile_baseline: bool,
-             tolerances: tuple[str, ...]) -> None:
+@click.pass_obj
+def validate(state: State, data: Path | None, run_ids: tuple[str, ...], ncu: bool | None, force: bool,
+             trials: int | None, jitter_trials: int | None, perf_trials: int | None, jobs: int | None,
+             compile_baseline: bool | None, tolerances: tuple[str, ...]) -> None:
     """Re-check submitted kernels on this machine's GPU; results are cached in DATA/validation."""
     from .collect import collect
     from .validate import gpu_available, validate_runs
 
-    settings = _settings(trials, jitter_trials, perf_trials, compile_baseline, tolerances)
+    cfg = state.config
+    data = _given(data, cfg.data_dir, "DATA")
+    settings = config.settings(cfg, nominal_trials=trials, jitter_trials=jitter_trials, perf_trials=perf_trials,
+                               torch_compile_baseline=compile_baseline, tol=_tolerances(tolerances))
     if not gpu_available():
-        raise click.ClickException("no CUDA device is visible (torch.cuda.is_available() is False); run this on a GPU machine")
+        raise NoDeviceError("no CUDA device is visible (torch.cuda.is_available() is False); run this on a GPU machine")
     collection = collect(data)
     runs = [r for r in collection.runs if not run_ids or r.run_id in run_ids]
     missing = set(run_ids) - {r.run_id for r in runs}
     if missing:
-        raise click.ClickException(f"no run with id {', '.join(sorted(missing))} under {data}")
-    results = validate_runs(data, runs, settings, ncu=ncu, force=force,
-                            progress=True, jobs=jobs)
+        raise ConfigError(f"no run with id {', '.join(sorted(missing))} under {data}")
+    results = validate_runs(data, runs, settings, ncu=bool(ncu if ncu is not None else cfg.validation.ncu), force=force,
+                            progress=state.progress, jobs=jobs or cfg.validation.jobs or 4)
     for run_id, (res, cached) in sorted(results.items()):
         sp = f"{res.speedup:.2f}x" if res.speedup else "—"
         click.echo(f"{run_id}: {res.verdict}{' (cached)' if cached else ''} speedup {sp} {res.reason}")
+
+
+@main.group("cache")
+def cache_group() -> None:
+    """Inspect and repair DATA/validation (the cached re-validation results and their manifest)."""
+
+
+@cache_group.command("check")
+@click.argument("data", type=DATA, required=False)
+@click.pass_obj
+def cache_check(state: State, data: Path | None) -> None:
+    """Compare DATA/validation with its manifest; exit 5 if anything is missing, extra, changed or unreadable."""
+    from .validate import manifest
+
+    data = _given(data, state.config.data_dir, "DATA")
+    problems = manifest.check(data)
+    for p in problems:
+        click.echo(str(p))
+    if problems:
+        raise CacheError(f"{len(problems)} problem(s) in {data / 'validation'}; "
+                         "`reporter cache migrate` re-keys entries and rewrites the manifest")
+    click.echo(f"{data / 'validation'}: every entry matches the manifest")
+
+
+@cache_group.command("migrate")
+@click.argument("data", type=DATA, required=False)
+@click.pass_obj
+def cache_migrate(state: State, data: Path | None) -> None:
+    """Re-file results under the current keys and rewrite the manifest (unreadable entries stay, with a warning)."""
+    from .errors import report
+    from .validate import manifest
+
+    data = _given(data, state.config.data_dir, "DATA")
+    done = manifest.migrate(data)
+    for old, new in done.moved:
+        click.echo(f"moved {old} -> {new}")
+    for old in done.dropped:
+        click.echo(f"dropped {old} (a newer result for the same content and machine was kept)")
+    report(done.problems)
+    click.echo(f"{len(done.moved)} moved, {len(done.dropped)} dropped, {len(done.problems)} unreadable; "
+               f"wrote {data / 'validation' / manifest.MANIFEST}")
 
 
 @main.group("import")
@@ -148,38 +225,45 @@ def schema() -> None:
 
 
 @main.command()
-@click.argument("site", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("site", type=click.Path(exists=True, file_okay=False, path_type=Path), required=False)
 @click.option("--repo", type=click.Path(exists=True, file_okay=False, path_type=Path), default=Path("."),
               show_default=True, help="The git repository to commit into.")
-@click.option("--branch", default="gh-pages", show_default=True)
-@click.option("--cname", default=None, help="Custom domain to write as CNAME.")
+@click.option("--branch", default=None, help="The branch that holds the site. [default: gh-pages]")
+@click.option("--cname", default=None, help="Custom domain to write as CNAME (default: keep the branch's CNAME).")
 @click.option("--push", "remote", default=None, metavar="REMOTE", help="Push the branch to REMOTE afterwards.")
 @click.option("-m", "--message", default=None, help="Commit message (default records source commit and version).")
-def publish(site: Path, repo: Path, branch: str, cname: str | None, remote: str | None, message: str | None) -> None:
+@click.pass_obj
+def publish(state: State, site: Path | None, repo: Path, branch: str | None, cname: str | None, remote: str | None,
+            message: str | None) -> None:
     """Commit the built SITE to a branch that holds only the site (GitHub Pages)."""
     from .publish import publish_site
-    sha = publish_site(site, repo, branch=branch, cname=cname, remote=remote, message=message)
-    click.echo(f"published {site} to {branch} as {sha[:12]}" + (f" and pushed to {remote}" if remote else ""))
+
+    pc = state.config.publish
+    site = _given(site, state.config.site_dir, "SITE")
+    branch = branch or pc.branch or "gh-pages"
+    remote = remote or pc.remote
+    done = publish_site(site, repo, branch=branch, cname=cname or pc.cname, remote=remote, message=message)
+    what = f"published {site} to {branch} as {done.commit[:12]}" if done.changed else \
+        f"{branch} already holds this site ({done.commit[:12]}): nothing to commit"
+    click.echo(what + (f"; pushed to {remote}" if remote else ""))
 
 
 @main.command("init-workflow")
 @click.option("--path", type=click.Path(dir_okay=False, path_type=Path), default=Path(".github/workflows/pages.yml"),
               show_default=True)
 @click.option("--data", default="data", show_default=True, help="The data folder the workflow builds from.")
-def init_workflow(path: Path, data: str) -> None:
+@click.option("--branch", default=None, help="The branch whose pushes deploy (default: the repository's default branch).")
+@click.option("--force", is_flag=True, help="Overwrite PATH if it exists.")
+def init_workflow(path: Path, data: str, branch: str | None, force: bool) -> None:
     """Write a GitHub Actions workflow that builds the site (no GPU) and deploys it to Pages."""
-    from .publish import workflow_yaml
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(workflow_yaml(data), encoding="utf-8")
-    click.echo(f"wrote {path}")
+    from .publish import write_workflow
+
+    used = write_workflow(path, data, branch, force=force)
+    click.echo(f"wrote {path} (deploys on pushes to {used})")
 
 
 def run() -> None:
-    try:
-        main(standalone_mode=True)
-    except ReporterError as exc:
-        click.secho(f"error: {exc}", fg="red", err=True)
-        sys.exit(exc.exit_code)
+    main()
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ from collections import defaultdict
 from typing import Iterable
 
 # The longest slug; three joined slugs plus ".kernel.py" still fit in a 255-byte file name.
-MAX_SLUG_BYTES = 64
+MAX_SLUG_BYTES = 60
 HASH_CHARS = 8
 KEY_SEPARATOR = "\x1f"  # cannot occur in a name typed by a person; see unique_slugs
 _UNSAFE = re.compile(r"[^a-z0-9.]+")

@@ -1,4 +1,4 @@
-"""Typed records: the trace format (version 1) and what the stages hand each other.
+"""Typed records: the trace format (version 2) and what the stages hand each other.
 
 A trace is text written by a model and a harness we do not control, so every model keeps unknown
 fields (``extra="allow"``) instead of failing on them; `unknown_fields()` lists them for the page.
@@ -19,6 +19,7 @@ from .units import TimeUnit
 SCHEMA_VERSION = 2
 # Versions `collect` still reads; older documents are migrated on read (`migrate_trace`).
 READABLE_VERSIONS = (1, 2)
+Precision = Literal["fp32", "fp16", "bf16"]
 
 
 
@@ -46,8 +47,10 @@ class RunInfo(_Model):
     )
     title: str | None = Field(None, description="A human title when the problem file is unknown.")
     started_at: str | None = Field(None, description="Start time, ISO 8601 UTC.")
-    backend: str = Field("cuda", description="Kernel backend (`cuda`, `triton`, ...).")
-    precision: Literal["fp32", "fp16", "bf16"] = Field("fp32", description="Precision of the check.")
+    backend: str | None = Field(None, description="Kernel backend (`cuda`, `triton`, ...); None when not recorded.")
+    precision: Precision | None = Field(
+        None, description="Precision of the check; None when not recorded (the validator then checks at fp32 and says so)."
+    )
     max_turns: int | None = Field(None, description="Turn budget of the harness.")
     turns_used: int | None = Field(None, description="Turns the agent used; defaults to len(turns).")
     tool_calls: int | None = Field(None, description="Tool calls as counted by the harness.")
@@ -86,6 +89,9 @@ class Turn(_Model):
     chars: int | None = Field(None, description="Characters in the turn as counted by the harness.")
     final: bool = Field(False, description="True for the turn that submitted.")
     reasoning: str = Field("", description="The model's reasoning text (untrusted).")
+    reasoning_format: Literal["text", "markdown"] = Field(
+        "text", description="How `reasoning` is written: `text` is shown as written; only `markdown` is rendered as markdown."
+    )
     calls: list[ToolCall] = Field(default_factory=list)
 
 
@@ -257,6 +263,10 @@ def sha256_text(text: str) -> str:
 
 # Bumped whenever the harness measures differently: old cache entries then no longer match.
 VALIDATION_FORMAT = 3
+# The folder under DATA that holds cached validation results (never read as traces).
+CACHE_DIR = "validation"
+# The precision a kernel is checked at when its trace records none; the page says it was assumed.
+DEFAULT_PRECISION: Precision = "fp32"
 
 Verdict = Literal["correct", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "not_validated"]
 
@@ -335,6 +345,10 @@ class ValidationResult(_Model):
     environment: Environment = Field(default_factory=Environment)
     measured_at: str | None = None
     verdict: Verdict
+    precision: Precision | None = Field(
+        None, description="Precision the check used (its tolerance); None in results written before this was kept."
+    )
+    precision_assumed: bool = Field(False, description="True when the trace recorded no precision and the default was used.")
     reason: str = ""
     log: str = ""
     weights_note: str | None = None

@@ -254,4 +254,33 @@ def test_search_finds_a_kernel_by_name(served: tuple[str, Path], browser: object
         link.click()
     assert page.url.endswith("runs/seed-003-l2-p8.html")
     assert not problems, problems
+@pytest.mark.parametrize("name", ["index.html", "runs/seed-000-l2-p10.html", "runs/seed-003-l2-p8.html",
+                                  "leaderboards/popcorn--l12-default-gpt.html", "grids/popcorn--l12-default-gpt.html",
+                                  "models/popcorn--l12-default-gpt--kimi-k2.6.html"])
+def test_no_horizontal_overflow_on_a_390px_phone(served: tuple[str, Path], browser: object, name: str) -> None:
+    base, _ = served
+    page = browser.new_page(viewport={"width": 390, "height": 844})  # type: ignore[attr-defined]
+    page.goto(base + name)
+    page.wait_for_load_state("load")
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")  # long reasoning and code too
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    # No table cell breaks a word in the middle: cells either fit their words or their table scrolls.
+    broken = page.evaluate("""() => {
+        const out = [];
+        for (const td of document.querySelectorAll('main td, main th')) {
+            if (td.closest('.hl, pre')) continue;
+            const range = document.createRange();
+            const walk = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
+            for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+                if (node.parentElement.closest('.hl, pre')) continue;
+                const re = /[A-Za-z0-9_.]{2,}/g; let m;
+                while ((m = re.exec(node.textContent)) !== null) {
+                    range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+                    if (range.getClientRects().length > 1) out.push(m[0]);
+                }
+            }
+        }
+        return out.slice(0, 10);
+    }""")
+    assert broken == [], broken
     page.close()

@@ -50,3 +50,39 @@ def test_runtime_comparison() -> None:
 def test_measured_percent_above_100_is_flagged() -> None:
     flags = check_measured({"l2_hit": Figure(100.38, "%", ""), "l1_hit": Figure(73.2, "%", "")})
     assert set(flags) == {"l2_hit"} and "about 100%" in flags["l2_hit"].message
+
+
+def test_nan_infinity_and_negative_values_are_flagged(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from conftest import minimal_trace, write_trace
+    doc = minimal_trace(wall_clock_s=-3.0)
+    doc["turns"] = [{"index": 0, "llm_s": float("nan")}]
+    doc["metrics"] = {"timing": {"unit": "ms", "runtime": float("nan"), "ref_runtime": 1.0, "speedup": float("inf")},
+                      "memory": {"kernel_peak_mb": -5.0, "ref_peak_mb": 10.0, "ratio": -0.5},
+                      "nsight": {"warp_stalls_pct": {"long_scoreboard": float("-inf")}}}
+    import json
+    text = json.dumps(doc)  # Python writes NaN / Infinity, which JSON itself does not have
+    assert "NaN" in text and "Infinity" in text
+    trace = read_trace(write_trace(tmp_path, "bad", text))
+    flags = {f.field: f for f in check_trace(trace)}
+    assert flags["timing.runtime"].message.startswith("NaN was recorded")
+    assert flags["timing.speedup"].message.startswith("Infinity was recorded")
+    assert flags["nsight.warp_stalls_pct.long_scoreboard"].message.startswith("-Infinity")
+    assert "negative" in flags["memory.kernel_peak_mb"].message and "negative" in flags["memory.ratio"].message
+    assert "negative" in flags["run.wall_clock_s"].message
+    assert flags["turns[0].llm_s"].message.startswith("NaN")
+    assert all(f.severity == "error" for f in flags.values())
+    assert len(check_trace(trace)) == len(flags)  # one flag per field: no second, garbled flag on the same value
+    assert trace.metrics.timing.speedup == float("inf")  # type: ignore[union-attr]  # shown as recorded, never fixed
+
+
+def test_a_number_too_large_for_a_float_reads_as_infinity_and_is_flagged(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from conftest import write_trace
+    text = '{"schema_version": 2, "run": {"wall_clock_s": 1e400}, "turns": []}'
+    flags = {f.field: f.message for f in check_trace(read_trace(write_trace(tmp_path, "big", text)))}
+    assert flags["run.wall_clock_s"].startswith("Infinity was recorded")
+
+
+def test_real_values_get_no_impossible_flag() -> None:
+    from reporter.checks import impossible_values
+    for name in ("seed-000-l2-p10", "seed-003-l2-p8", "seed-001-partial", "seed-002-partial"):
+        assert impossible_values(read_trace(DATA / name / "trace.json")) == []

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from conftest import DATA, write_trace
 from reporter.cli import main
+from reporter.errors import CacheError, ConfigError, NoDeviceError, PublishError, StrictError
 
 
 def test_build_summary_line(tmp_path: Path) -> None:
@@ -26,8 +28,56 @@ def test_strict_turns_bad_traces_into_a_failure(tmp_path: Path, sample_data: Pat
     assert lax.exit_code == 0
     assert "broken/trace.json: run: Field required" in lax.output
     strict = runner.invoke(main, ["build", str(sample_data), str(tmp_path / "b"), "--no-validate", "--strict"])
-    assert strict.exit_code == 1
+    assert strict.exit_code == StrictError.exit_code == 3, strict.output
+    assert "--strict: 1 warning(s)" in strict.output
     assert (tmp_path / "b" / "runs" / "seed-000-l2-p10.html").is_file()  # nothing valid is dropped
+
+
+def test_strict_counts_an_unreadable_cache_entry(tmp_path: Path, sample_data: Path) -> None:
+    # No trace is bad: the only problem is a cache entry, which must be named, counted and fail --strict.
+    entry = next((sample_data / "validation").glob("*/*.json"))
+    entry.write_text("{not json", encoding="utf-8")
+    runner = CliRunner()
+    lax = runner.invoke(main, ["build", str(sample_data), str(tmp_path / "a"), "--no-validate"])
+    assert lax.exit_code == 0, lax.output
+    assert f"warning: could not read {entry}: (json): not valid JSON" in lax.output
+    assert "1 file not used" in lax.output
+    strict = runner.invoke(main, ["build", str(sample_data), str(tmp_path / "b"), "--no-validate", "--strict"])
+    assert strict.exit_code == 3, strict.output
+
+
+def test_strict_passes_a_clean_build(tmp_path: Path) -> None:
+    res = CliRunner().invoke(main, ["build", str(DATA), str(tmp_path / "site"), "--no-validate", "--strict"])
+    assert res.exit_code == 0, res.output
+
+
+def test_quiet_and_verbose(tmp_path: Path, sample_data: Path) -> None:
+    write_trace(sample_data, "broken", '{"schema_version": 2}')
+    runner = CliRunner()
+    quiet = runner.invoke(main, ["-q", "build", str(sample_data), str(tmp_path / "a")])
+    assert "no CUDA device" not in quiet.output and "rendering pages" not in quiet.output
+    assert "warning: could not read" in quiet.output  # warnings are never hidden
+    normal = runner.invoke(main, ["build", str(sample_data), str(tmp_path / "b")])
+    assert "no CUDA device here" in normal.output
+
+
+@pytest.mark.parametrize("kind", ["usage", "config", "publish", "cache", "device"])
+def test_exit_code_per_kind(kind: str, tmp_path: Path, sample_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    args, code = {
+        "usage": (["build"], 2),  # no DATA, no [tool.reporter] to take it from
+        "config": (["--config", str(tmp_path / "bad.toml"), "schema"], ConfigError.exit_code),
+        "publish": (["publish", str(sample_data)], PublishError.exit_code),
+        "cache": (["cache", "check", str(sample_data)], CacheError.exit_code),
+        "device": (["validate", str(sample_data)], NoDeviceError.exit_code),
+    }[kind]
+    (tmp_path / "bad.toml").write_text("[tool.reporter]\ndata = 3\n")
+    (sample_data / "validation" / "status.json").unlink(missing_ok=True)
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == code, res.output
+    assert isinstance(res.exception, SystemExit) and "Traceback" not in res.output
+    assert len({2, ConfigError.exit_code, PublishError.exit_code, CacheError.exit_code, NoDeviceError.exit_code,
+                StrictError.exit_code}) == 5  # config shares click's usage code; the rest are distinct
 
 
 def test_schema_is_json(tmp_path: Path) -> None:
@@ -45,12 +95,41 @@ def test_help_reads_well() -> None:
 
 def test_validate_without_gpu_says_so() -> None:
     res = CliRunner().invoke(main, ["validate", str(DATA)])
-    assert res.exit_code != 0 and "no CUDA device" in res.output
+    assert res.exit_code == NoDeviceError.exit_code and "no CUDA device" in res.output
 
 
 def test_tolerance_option_is_checked() -> None:
     res = CliRunner().invoke(main, ["validate", str(DATA), "--tol", "fp64=1"])
     assert res.exit_code == 2 and "precision must be one of" in res.output
-    from reporter.cli import _settings
-    s = _settings(None, None, None, False, ("fp32=1e-3",))
-    assert s.atol["fp32"] == s.rtol["fp32"] == 1e-3 and s.atol["fp16"] == 1e-2
+    res = CliRunner().invoke(main, ["validate", str(DATA), "--tol", "fp32=x"])
+    assert res.exit_code == 2 and "expected PRECISION=NUMBER" in res.output
+
+
+def _without_numpy(tmp_path: Path) -> dict[str, str]:
+    """An environment where `import numpy` fails, like CI's fresh install (torch's CPU wheel does not need it)."""
+    import os
+    fake = tmp_path / "no_numpy" / "numpy"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ModuleNotFoundError('No module named numpy', name='numpy')\n")
+    root = str(Path(__file__).resolve().parent.parent)
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(fake.parent), root])}
+
+
+def test_build_prints_no_numpy_warning(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+    env = _without_numpy(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "reporter.cli", "build", str(DATA), str(tmp_path / "site")],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "NumPy" not in proc.stderr and "Warning" not in proc.stderr, proc.stderr
+
+
+def test_torch_imports_quietly_without_numpy(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+    import pytest
+    pytest.importorskip("torch")
+    code = "from reporter.validate.runner import import_torch; import_torch(); import reporter.validate.worker"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_without_numpy(tmp_path), timeout=300)
+    assert proc.returncode == 0 and "NumPy" not in proc.stderr, proc.stderr

@@ -68,7 +68,8 @@ def test_attachment_errors_do_not_drop_the_run(tmp_path: Path) -> None:
     write_trace(tmp_path, "att", doc)
     run = collect(tmp_path).runs[0]
     assert len(run.attachment_errors) == 2
-    assert {e.field for e in run.attachment_errors} == {"attachments.path"}
+    assert [e.field for e in run.attachment_errors] == ["attachments[0].path", "attachments[1].path"]
+    assert all(e.path == str(tmp_path / "att" / "trace.json") for e in run.attachment_errors)
 
 
 def test_schema_documents_every_top_level_field() -> None:
@@ -79,6 +80,8 @@ def test_schema_documents_every_top_level_field() -> None:
         assert f"`{name}`" in doc, f"docs/trace-format.md does not explain {name}"
     for name in schema["$defs"]["RunInfo"]["properties"]:
         assert f"`{name}`" in doc, f"docs/trace-format.md does not explain run.{name}"
+    for name in schema["$defs"]["Turn"]["properties"]:
+        assert f"`{name}`" in doc, f"docs/trace-format.md does not explain turns[].{name}"
     json.dumps(schema)
 
 

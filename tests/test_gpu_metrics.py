@@ -127,9 +127,43 @@ def load_report(path):
                             "launch__cluster_scheduling_policy": ("PolicySpread", "")})]]
 ''')
     import sys
+    (tmp_path / "x.ncu-rep").write_bytes(b"stand-in")
     kernels = gm.load_ncu_report(tmp_path / "x.ncu-rep", tmp_path)
     assert "ncu_report" not in sys.modules
     (k,) = kernels
     assert k.name == "k1(int)" and k.base("gpu__time_duration.sum") == pytest.approx(1.5e-6)
     assert gm.derive(k).figures["regs_per_thread"].value == 40
     assert k.metrics["launch__cluster_scheduling_policy"].value == "PolicySpread"
+
+
+def _seed0_kernel_csv() -> Path:
+    # The kernel CSV that seed 000's re-validation result names in `ncu_files`.
+    import json
+    for result in sorted((DATA / "validation").glob("*/*.json")):
+        doc = json.loads(result.read_text())
+        if doc["kernel_sha256"].startswith("dc735908fe0d"):
+            return result.parent / doc["ncu_files"]["kernel"]
+    raise AssertionError("seed 000's validation result is missing")
+
+
+def test_multi_kernel_intensity_is_total_flops_over_total_bytes() -> None:
+    ks = [gm.derive(k) for k in gm.load_ncu(_seed0_kernel_csv())]
+    assert len(ks) == 3
+    s = gm.summarize(ks)
+    assert s is not None
+    flops = sum((k.figures["fp32_tflops"].value or 0) * 1e12 * (k.duration_ns or 0) * 1e-9 for k in ks)
+    dram = sum((k.figures["dram_bandwidth"].value or 0) * 1e9 * (k.duration_ns or 0) * 1e-9 for k in ks)
+    ai = s.figures["arithmetic_intensity"].value
+    assert ai == pytest.approx(flops / dram) and ai == pytest.approx(375.0, abs=0.5)  # the old per-kernel mean said 577.96
+    assert "Σ FP32 FLOPs ÷ Σ DRAM bytes" in s.figures["arithmetic_intensity"].formula
+    # The roofline's y (achieved FLOP/s) over its x (intensity) is the achieved DRAM bandwidth of the whole call.
+    tflops, bw = s.figures["fp32_tflops"].value, s.figures["dram_bandwidth"].value
+    assert tflops * 1e3 / ai == pytest.approx(bw)  # type: ignore[operator]
+
+
+def test_intensity_is_unknown_when_a_kernel_lacks_bytes() -> None:
+    ks = [gm.derive(k) for k in gm.load_ncu(_seed0_kernel_csv())]
+    import dataclasses
+    ks[0] = dataclasses.replace(ks[0], dram_bytes=None)
+    s = gm.summarize(ks)
+    assert s is not None and s.figures["arithmetic_intensity"].value is None

@@ -159,3 +159,10 @@ console.log(JSON.stringify(MiniSearch.loadJS(p.index, {{fields: p.search}}).sear
 """
     out = subprocess.run(["node", "-e", script], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["same", "[0]"]
+
+
+def test_problem_page_links_each_final_kernel(data: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    build_incremental(data, site, jobs=1)
+    problem = next((site / "problems").glob("l2-p10*.html")).read_text()
+    assert f"runs/{RUN}.kernel.py" in problem and "no kernel submitted" not in problem

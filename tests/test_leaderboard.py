@@ -60,3 +60,26 @@ def test_grid_states() -> None:
     assert out("A", 1, True, 2.0, reval=False).state == "incorrect"
     assert out("A", 1, None, None, compiled=False, verdict="compile_error").state == "compile_error"
     assert out("A", 1, None, None, submitted=False).state == "no_submission"
+
+
+def test_suspect_runs_do_not_count_but_stay_in_the_denominator() -> None:
+    import dataclasses
+    clean, cheat = out("S", 1, True, 2.0), dataclasses.replace(out("S", 2, True, 3.0), suspect=True)
+    assert fast_p([clean, cheat], 1.0) == (1, 2)
+    assert geomean_speedup([clean, cheat]) == (pytest.approx(2.0), 1)
+    assert cheat.state == "suspect" and not cheat.counts
+    (row,) = leaderboard([clean, cheat])
+    assert row.suspect == 1 and row.fast[1.0] == (1, 2)
+    # A clean run of the same problem beats a faster suspect one as "best".
+    slow_clean = out("S", 2, True, 1.5)
+    assert best_per_problem([cheat, slow_clean])[(1, 2, "2_p.py")] is slow_clean
+
+
+@pytest.mark.parametrize("bad", [float("inf"), float("nan"), -2.0])
+def test_a_speedup_that_is_not_a_real_number_never_counts(bad: float) -> None:
+    runs = [out("N", 1, True, 2.0), out("N", 2, True, bad)]
+    assert fast_p(runs, 1.0) == (1, 2)
+    gm, n = geomean_speedup(runs)
+    assert n == 1 and gm is not None and math.isfinite(gm)
+    from reporter.render.text import speedup
+    assert "inf" not in speedup(leaderboard(runs)[0].geomean) and "nan" not in speedup(gm)

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from conftest import DATA
 from reporter.cli import main
 from reporter.errors import PublishError
-from reporter.publish import publish_site, workflow_yaml
+from reporter.publish import MARKER, publish_site, workflow_yaml
+from reporter.publish.pages import default_branch
 
 
 def git(repo: Path, *args: str) -> str:
@@ -39,20 +42,59 @@ def site(tmp_path: Path) -> Path:
 
 
 def test_publish_commits_only_the_site(repo: Path, site: Path, tmp_path: Path) -> None:
-    head = git(repo, "rev-parse", "--short=12", "HEAD")
     first = publish_site(site, repo, cname="report.example.org")
+    assert first.changed and first.commit == git(repo, "rev-parse", "gh-pages")
     files = set(git(repo, "ls-tree", "-r", "--name-only", "gh-pages").splitlines())
     expected = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()}
     build_state = {f for f in expected if f.startswith((".reporter-status.json", ".reporter-cache/"))}
     assert ".reporter-status.json" in build_state  # kept beside the site for the next build, never published
     assert files == (expected - build_state) | {"CNAME"}
     assert ".nojekyll" in files and "README" not in files
-    msg = git(repo, "log", "-1", "--format=%B", "gh-pages")
-    assert head in msg and "reporter 0.1.0" in msg
+    assert "reporter 0.1.0" in git(repo, "log", "-1", "--format=%B", "gh-pages")
     assert git(repo, "rev-parse", "--abbrev-ref", "HEAD") == "main" and git(repo, "status", "--porcelain") == ""
+    (site / "index.html").write_text((site / "index.html").read_text() + "<!-- rebuilt -->")
     second = publish_site(site, repo)
-    assert git(repo, "rev-parse", "gh-pages^") == first and git(repo, "rev-list", "--count", "gh-pages") == "2"
-    assert second != first
+    assert second.changed and second.commit != first.commit
+    assert git(repo, "rev-parse", "gh-pages^") == first.commit and git(repo, "rev-list", "--count", "gh-pages") == "2"
+
+
+def test_an_unchanged_site_makes_no_commit(repo: Path, site: Path) -> None:
+    first = publish_site(site, repo)
+    again = publish_site(site, repo)
+    assert not again.changed and again.commit == first.commit
+    assert git(repo, "rev-list", "--count", "gh-pages") == "1"
+    res = CliRunner().invoke(main, ["publish", str(site), "--repo", str(repo)])
+    assert res.exit_code == 0 and "nothing to commit" in res.output
+
+
+def test_an_earlier_cname_is_kept(repo: Path, site: Path) -> None:
+    publish_site(site, repo, cname="report.example.org")
+    (site / "index.html").write_text("<p>new</p>")
+    publish_site(site, repo)
+    assert git(repo, "show", "gh-pages:CNAME").strip() == "report.example.org"
+    publish_site(site, repo, cname="other.example.org")
+    assert git(repo, "show", "gh-pages:CNAME").strip() == "other.example.org"
+
+
+def test_records_the_commit_the_site_was_built_from(repo: Path, site: Path, tmp_path: Path) -> None:
+    # The site is built from the data repository at one commit; publishing happens later, after HEAD moved on.
+    data = repo / "data"
+    shutil.copytree(DATA, data)
+    git(repo, "add", "data")
+    git(repo, "commit", "-qm", "data")
+    built_at = git(repo, "rev-parse", "--short=12", "HEAD")
+    out = tmp_path / "built"
+    assert CliRunner().invoke(main, ["build", str(data), str(out), "--no-validate"]).exit_code == 0
+    assert f"source: {built_at}\n" in (out / MARKER).read_text()
+    (repo / "README").write_text("moved on\n")
+    git(repo, "commit", "-qam", "later")
+    publish_site(out, repo)
+    msg = git(repo, "log", "-1", "--format=%B", "gh-pages")
+    assert f"built from {built_at} " in msg and git(repo, "rev-parse", "--short=12", "HEAD") not in msg
+    # Uncommitted changes to the data are said, not hidden.
+    (data / "seed-000-l2-p10" / "extra.txt").write_text("x")
+    assert CliRunner().invoke(main, ["build", str(data), str(tmp_path / "dirty"), "--no-validate"]).exit_code == 0
+    assert f"source: {git(repo, 'rev-parse', '--short=12', 'HEAD')}+changes" in (tmp_path / "dirty" / MARKER).read_text()
 
 
 def test_push_to_bare_remote_and_check_out_the_same_site(repo: Path, site: Path, tmp_path: Path) -> None:
@@ -84,10 +126,37 @@ def test_refuses_incomplete_sites(repo: Path, tmp_path: Path, site: Path, make: 
         git(repo, "rev-parse", "--verify", "gh-pages")
 
 
-def test_workflow_uses_official_pages_actions(tmp_path: Path) -> None:
-    text = workflow_yaml("data")
+def test_workflow_uses_official_pages_actions(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = workflow_yaml("data", "trunk")
+    doc = yaml.safe_load(text)
+    assert doc[True]["push"]["branches"] == ["trunk"]  # YAML 1.1 reads the key `on` as True
     for needle in ("actions/upload-pages-artifact", "actions/deploy-pages", "pages: write", "id-token: write",
                    "reporter build data site --no-validate"):
         assert needle in text
-    res = CliRunner().invoke(main, ["init-workflow", "--path", str(tmp_path / "w.yml")])
-    assert res.exit_code == 0 and (tmp_path / "w.yml").read_text() == text
+    monkeypatch.chdir(repo)
+    git(repo, "branch", "-m", "main", "develop")
+    res = CliRunner().invoke(main, ["init-workflow", "--path", "w.yml"])
+    assert res.exit_code == 0, res.output
+    assert (repo / "w.yml").read_text() == workflow_yaml("data", "develop")
+
+
+def test_workflow_never_overwrites_without_force(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(repo)
+    (repo / "w.yml").write_text("mine\n")
+    res = CliRunner().invoke(main, ["init-workflow", "--path", "w.yml", "--branch", "release"])
+    assert res.exit_code == 1 and "already exists; pass --force" in res.output
+    assert (repo / "w.yml").read_text() == "mine\n"
+    res = CliRunner().invoke(main, ["init-workflow", "--path", "w.yml", "--branch", "release", "--force"])
+    assert res.exit_code == 0 and yaml.safe_load((repo / "w.yml").read_text())[True]["push"]["branches"] == ["release"]
+
+
+def test_default_branch_prefers_the_remote_head(repo: Path, tmp_path: Path) -> None:
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(bare)], check=True)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(bare), str(clone)], check=True)
+    git(clone, "checkout", "-q", "-b", "feature")
+    assert default_branch(clone) == "main"
+    git(repo, "checkout", "-q", "-b", "feature")
+    git(repo, "branch", "-q", "master")
+    assert default_branch(repo) == "feature"  # main and master both exist: the current branch

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-# Imported on first use: a rebuild that finds nothing changed only needs `finding` (no pydantic).
+# Imported on first use: a rebuild that finds nothing changed reads no trace model it does not need.
 _API = {"Collection": "traces", "ProfileSet": "traces", "RunRecord": "traces", "collect": "traces",
-        "read_trace": "traces", "find_traces": "finding"}
+        "read_trace": "traces", "find_traces": "traces"}
 __all__ = sorted(_API)
 
 

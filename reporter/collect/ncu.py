@@ -9,16 +9,20 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from ..checks import bottleneck_label
 from ..errors import CollectError
+from . import limits
+from .profiler import ProfilerSummary, parse_chrome_trace
+from .safeio import checked_path, parse_json, read_bounded
 from ..units import TIME_UNITS, UNIT_FACTORS
+
+__all__ = ["ProfilerSummary", "parse_chrome_trace"]  # re-exported: callers know one module for GPU exports
 
 HEADER_PREFIX = '"ID","Process ID"'
 ID_COLUMNS = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
@@ -76,12 +80,22 @@ def parse_value(text: str) -> float | str | None:
         return text
 
 
-def _csv_rows(path: Path) -> list[dict[str, str]]:
-    text = path.read_text(encoding="utf-8", errors="replace")
+def _csv_rows(path: Path, root: Path | None = None) -> list[dict[str, str]]:
+    """The rows of an ncu CSV export; `root` (default: the file's folder) is where it must resolve."""
+    raw = read_bounded(path, root or path.parent, "(file)", "MAX_ATTACHMENT_BYTES")
+    text = raw.decode("utf-8", errors="replace").replace("\0", "\ufffd")
     start = text.find(HEADER_PREFIX)
     if start < 0:
         raise CollectError(path, "header", f"no ncu CSV header (a line starting with {HEADER_PREFIX}) found")
-    return list(csv.DictReader(io.StringIO(text[start:])))
+    csv.field_size_limit(limits.MAX_CSV_FIELD_CHARS)  # the same as Python's default, set so the message is true
+    reader = csv.DictReader(io.StringIO(text[start:]))
+    try:
+        return list(reader)
+    except csv.Error as exc:
+        where = f"line {reader.line_num} after the header"
+        if "field larger" in str(exc):
+            raise CollectError(path, where, f"a field is over the limit {limits.describe('MAX_CSV_FIELD_CHARS')} characters") from exc
+        raise CollectError(path, where, f"not a readable CSV: {exc}") from exc
 
 
 def parse_ncu_raw(path: Path, rows: list[dict[str, str]] | None = None) -> list[NcuKernel]:
@@ -97,7 +111,7 @@ def parse_ncu_raw(path: Path, rows: list[dict[str, str]] | None = None) -> list[
             for k, v in row.items()
             if k is not None and k not in ID_COLUMNS and not k.startswith(("thread Domain", "Id:Domain"))
         }
-        kernels.append(_kernel(row, metrics))
+        kernels.append(_kernel(path, row, metrics))
     return kernels
 
 
@@ -109,12 +123,21 @@ def parse_ncu_details(path: Path, rows: list[dict[str, str]] | None = None) -> l
         entry = by_id.setdefault(row.get("ID", ""), (row, {}))
         if name:
             entry[1].setdefault(name, Metric(parse_value(row.get("Metric Value") or ""), (row.get("Metric Unit") or "").strip()))
-    return [_kernel(row, metrics) for row, metrics in by_id.values()]
+    return [_kernel(path, row, metrics) for row, metrics in by_id.values()]
 
 
-def _kernel(row: dict[str, str], metrics: dict[str, Metric]) -> NcuKernel:
+def _launch_id(path: Path, text: str) -> int:
+    value = parse_value(text or "0")
+    if value is None:
+        return 0
+    if not isinstance(value, float) or not value.is_integer():
+        raise CollectError(path, "ID", f"{text[:80]!r} is not a launch number")
+    return int(value)
+
+
+def _kernel(path: Path, row: dict[str, str], metrics: dict[str, Metric]) -> NcuKernel:
     return NcuKernel(
-        launch_id=int(parse_value(row.get("ID") or "0") or 0),  # type: ignore[arg-type]
+        launch_id=_launch_id(path, row.get("ID") or "0"),
         name=(row.get("Kernel Name") or "").strip(),
         block=(row.get("Block Size") or "").strip(),
         grid=(row.get("Grid Size") or "").strip(),
@@ -170,33 +193,41 @@ json.dump(out, sys.stdout)
 """
 
 
-def load_ncu_report(path: Path, python_dir: Path | None = None) -> list[NcuKernel]:
+def load_ncu_report(path: Path, python_dir: Path | None = None, root: Path | None = None) -> list[NcuKernel]:
     """`.ncu-rep` through NVIDIA's `ncu_report` module (ships with ncu under extras/python).
 
     The module is loaded in a child process: in a process that already holds torch it was seen to
     crash the interpreter (a native-library clash), and a parser must not take the build down.
     """
     import subprocess
+    real = checked_path(path, root or path.parent, "(file)", "MAX_ATTACHMENT_BYTES")
     python_dir = python_dir or ncu_python_dir()
     if python_dir is None:
         raise CollectError(path, "ncu_report", "NVIDIA's ncu_report module was not found (set NCU_PYTHON_DIR); "
                            "export CSVs with `ncu -i FILE --page raw --csv --print-units base` instead")
-    proc = subprocess.run([sys.executable, "-c", _NCU_DUMP, str(python_dir), str(path)], capture_output=True, text=True,
-                          timeout=600)
+    try:
+        proc = subprocess.run([sys.executable, "-c", _NCU_DUMP, str(python_dir), str(real)], capture_output=True,
+                              text=True, errors="replace", timeout=limits.NCU_REPORT_TIMEOUT_S, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as exc:
+        raise CollectError(path, "ncu_report", f"reading the report took longer than {limits.describe('NCU_REPORT_TIMEOUT_S')}") from exc
     if proc.returncode != 0:
         raise CollectError(path, "ncu_report", f"reading the report failed (exit {proc.returncode}): "
                            f"{(proc.stderr.strip().splitlines() or [''])[-1][:300]}")
-    kernels = []
-    for i, act in enumerate(json.loads(proc.stdout)):
-        metrics = {n: Metric(float(v) if isinstance(v, (int, float)) else v, u) for n, (v, u) in act["metrics"].items()}
-        kernels.append(NcuKernel(i, act["name"], "", "", metrics))
+    try:
+        kernels = []
+        for i, act in enumerate(parse_json(proc.stdout, path, "ncu_report")):
+            metrics = {n: Metric(float(v) if isinstance(v, (int, float)) else v, u) for n, (v, u) in act["metrics"].items()}
+            kernels.append(NcuKernel(i, str(act["name"]), "", "", metrics))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise CollectError(path, "ncu_report", f"the report's contents are not in the expected shape ({type(exc).__name__})") from exc
     return kernels
 
 
-def load_ncu(path: Path) -> list[NcuKernel]:
+def load_ncu(path: Path, root: Path | None = None) -> list[NcuKernel]:
+    """Kernels from an ncu CSV export or report; the file must resolve inside `root` (default: its own folder)."""
     if path.suffix == ".ncu-rep":
-        return load_ncu_report(path)
-    rows = _csv_rows(path)  # read once; the header tells the long details page from the wide raw page
+        return load_ncu_report(path, root=root)
+    rows = _csv_rows(path, root)  # read once; the header tells the long details page from the wide raw page
     if rows and "Metric Name" in rows[0]:
         return parse_ncu_details(path, rows)
     return parse_ncu_raw(path, rows)
@@ -218,6 +249,8 @@ class KernelFigures:
     figures: dict[str, Figure]
     stalls_pct: list[tuple[str, float]] = field(default_factory=list)  # top 5, shares of all stall cycles
     stalls_raw_cycles: dict[str, float] = field(default_factory=dict)
+    flop_count: float | None = None  # FP32 FLOPs of the launch(es): rate × duration
+    dram_bytes: float | None = None  # DRAM bytes of the launch(es)
 
 
 def _first(k: NcuKernel, *names: str) -> float | None:
@@ -226,6 +259,24 @@ def _first(k: NcuKernel, *names: str) -> float | None:
         if v is not None:
             return v
     return None
+
+
+def _rates(k: NcuKernel, dur_s: float | None) -> tuple[float | None, float | None]:
+    """Achieved FP32 FLOP/s and DRAM bytes/s of one launch."""
+    # From per-cycle rates: the raw page has these even when .sum totals are absent.
+    rates = [k.num(f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum.per_cycle_elapsed") for op in ("fadd", "fmul", "ffma")]
+    smsp_hz = k.base("smsp__cycles_elapsed.avg.per_second")
+    flops_s = None
+    if None not in rates and smsp_hz is not None:
+        flops_s = (rates[0] + rates[1] + 2 * rates[2]) * smsp_hz  # type: ignore[operator]
+    else:
+        counts = [k.num(f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum") for op in ("fadd", "fmul", "ffma")]
+        if None not in counts and dur_s:
+            flops_s = (counts[0] + counts[1] + 2 * counts[2]) / dur_s  # type: ignore[operator]
+    bw = k.base("dram__bytes.sum.per_second")
+    if bw is None and (b := k.base("dram__bytes.sum")) is not None and dur_s:
+        bw = b / dur_s
+    return flops_s, bw
 
 
 def derive(k: NcuKernel) -> KernelFigures:
@@ -249,19 +300,7 @@ def derive(k: NcuKernel) -> KernelFigures:
         top = max(sorted(pipes), key=lambda p: pipes[p])
         f["dominant_pipe"] = Figure(PIPE_NAMES.get(top, top), "", "argmax over sm__inst_executed_pipe_*.avg.pct_of_peak_sustained_active")
         f["dominant_pipe_pct"] = Figure(pipes[top], "%", f"sm__inst_executed_pipe_{top}.avg.pct_of_peak_sustained_active")
-    # Achieved FP32 FLOP/s from per-cycle rates (the raw page has these even when .sum totals are absent).
-    rates = [k.num(f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum.per_cycle_elapsed") for op in ("fadd", "fmul", "ffma")]
-    smsp_hz = k.base("smsp__cycles_elapsed.avg.per_second")
-    flops_s = None
-    if None not in rates and smsp_hz is not None:
-        flops_s = (rates[0] + rates[1] + 2 * rates[2]) * smsp_hz  # type: ignore[operator]
-    else:
-        counts = [k.num(f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum") for op in ("fadd", "fmul", "ffma")]
-        if None not in counts and dur_s:
-            flops_s = (counts[0] + counts[1] + 2 * counts[2]) / dur_s  # type: ignore[operator]
-    bw = k.base("dram__bytes.sum.per_second")
-    if bw is None and (b := k.base("dram__bytes.sum")) is not None and dur_s:
-        bw = b / dur_s
+    flops_s, bw = _rates(k, dur_s)
     f["fp32_tflops"] = Figure(flops_s / 1e12 if flops_s is not None else None, "TFLOP/s", "(fadd + fmul + 2·ffma) per cycle × SM clock")
     f["dram_bandwidth"] = Figure(bw / 1e9 if bw is not None else None, "GB/s", "dram__bytes.sum.per_second")
     f["arithmetic_intensity"] = Figure(flops_s / bw if flops_s is not None and bw else None, "FLOP/B",
@@ -299,7 +338,9 @@ def derive(k: NcuKernel) -> KernelFigures:
                   if n.startswith(STALL_PREFIX) and n.endswith(STALL_SUFFIX) and (v := k.num(n)) is not None}
     total = sum(raw_stalls.values())
     shares = sorted(((r, 100 * v / total) for r, v in raw_stalls.items()), key=lambda x: (-x[1], x[0])) if total > 0 else []
-    return KernelFigures(k.name, dur_s * 1e9 if dur_s is not None else None, f, shares[:5], raw_stalls)
+    flop_count = flops_s * dur_s if flops_s is not None and dur_s is not None else None
+    dram_bytes = bw * dur_s if bw is not None and dur_s is not None else None
+    return KernelFigures(k.name, dur_s * 1e9 if dur_s is not None else None, f, shares[:5], raw_stalls, flop_count, dram_bytes)
 
 
 def summarize(kernels: list[KernelFigures]) -> KernelFigures | None:
@@ -318,6 +359,8 @@ def summarize(kernels: list[KernelFigures]) -> KernelFigures | None:
         if key == "duration":
             total = sum(v for v, _ in vals if isinstance(v, float))
             figs[key] = Figure(total, first.unit, "Σ gpu__time_duration.sum over kernels")
+        elif key == "arithmetic_intensity":
+            figs[key] = _summed_intensity(kernels, first)
         elif key not in PER_LAUNCH and all(isinstance(v, float) for v, _ in vals) and vals:
             figs[key] = Figure(sum(v * w for v, w in vals) / wsum, first.unit, f"duration-weighted mean of: {first.formula}")  # type: ignore[operator]
         else:
@@ -329,43 +372,23 @@ def summarize(kernels: list[KernelFigures]) -> KernelFigures | None:
             reasons[r] = reasons.get(r, 0.0) + v * w
     total = sum(reasons.values())
     shares = sorted(((r, 100 * v / total) for r, v in reasons.items()), key=lambda x: (-x[1], x[0])) if total else []
-    return KernelFigures(f"{len(kernels)} kernels", sum(weights), figs, shares[:5], reasons)
+    flops, dram = _total(k.flop_count for k in kernels), _total(k.dram_bytes for k in kernels)
+    return KernelFigures(f"{len(kernels)} kernels", sum(weights), figs, shares[:5], reasons, flops, dram)
 
 
-@dataclass(frozen=True)
-class ProfilerSummary:
-    """Kernel events from a torch.profiler Chrome trace (Memcpy/Memset counted apart)."""
-
-    kernels: list[tuple[str, float]]  # (name, duration µs) in trace order
-    memcpy: int
-    memset: int
-
-    @property
-    def launches(self) -> int:
-        return len(self.kernels)
-
-    @property
-    def cuda_time_us(self) -> float:
-        return math.fsum(d for _, d in self.kernels)
+def _total(values: Iterable[float | None]) -> float | None:
+    xs = list(values)
+    return None if not xs or None in xs else math.fsum(xs)  # type: ignore[arg-type]
 
 
-def parse_chrome_trace(path: Path) -> ProfilerSummary:
-    try:
-        doc: Any = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise CollectError(path, "traceEvents", f"not a readable Chrome trace: {exc}") from exc
-    events = doc.get("traceEvents") if isinstance(doc, dict) else doc
-    if not isinstance(events, list):
-        raise CollectError(path, "traceEvents", "missing or not a list")
-    kernels, memcpy, memset = [], 0, 0
-    for e in events:
-        if not isinstance(e, dict) or e.get("ph") != "X":
-            continue
-        cat = e.get("cat")
-        if cat == "kernel":
-            kernels.append((str(e.get("name", "")), float(e.get("dur", 0.0))))
-        elif cat == "gpu_memcpy":
-            memcpy += 1
-        elif cat == "gpu_memset":
-            memset += 1
-    return ProfilerSummary(kernels, memcpy, memset)
+def _summed_intensity(kernels: list[KernelFigures], first: Figure) -> Figure:
+    """Σ FLOPs ÷ Σ bytes over the launches: the intensity of the call as a whole.
+
+    Averaging per-launch ratios (even weighted by time) overstates it: a short launch that moves many
+    bytes and does no math counts for little time but for many bytes.
+    """
+    flops, dram = _total(k.flop_count for k in kernels), _total(k.dram_bytes for k in kernels)
+    formula = "Σ FP32 FLOPs ÷ Σ DRAM bytes over all kernels (each: rate × gpu__time_duration.sum)"
+    if flops is None or not dram:
+        return Figure(None, first.unit, formula + "; not every kernel reported both")
+    return Figure(flops / dram, first.unit, formula)

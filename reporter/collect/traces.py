@@ -1,22 +1,27 @@
 """Stage 1: find traces under a data folder, read them into typed records, attach their exports.
 
 A bad file never stops the others: it becomes a `CollectError` in the result, naming file and field.
+The static cheat scan reads each final kernel here (source only, no GPU), so every build has its findings.
 """
 
 from __future__ import annotations
 
-import json
+import os
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 from . import ncu as gm
+from .safeio import checked_path, parse_json, read_bounded
 from ..checks import Flag, check_trace
-from ..errors import CollectError
+from ..errors import CollectError, printable
 from ..names import unique_slugs
-from .finding import find_traces, run_ids
-from ..records import READABLE_VERSIONS, Trace, migrate_trace, sha256_text, unknown_fields
+from ..records import CACHE_DIR, READABLE_VERSIONS, Trace, migrate_trace, sha256_text, unknown_fields
+from ..validate.cheats import Finding, scan
+from .reviews import Clearance, Reviews, load_reviews
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,14 @@ class RunRecord:
     profiles: dict[str, ProfileSet] = field(default_factory=dict)
     attachment_errors: list[CollectError] = field(default_factory=list)
     slug: str = ""  # unique among the collection's runs (`reporter.names.unique_slugs`); set by `collect`
+    findings: tuple[Finding, ...] = ()  # static cheat scan of the final kernel
+    clearance: Clearance | None = None  # a reviewer's clearance of exactly this kernel
+    review_problem: str = ""  # why a clearance naming this run does not apply
+
+    @property
+    def suspect(self) -> bool:
+        """An error-level static finding that no reviewer cleared for this exact kernel."""
+        return self.clearance is None and any(f.severity == "error" for f in self.findings)
 
     @property
     def kernel_hash(self) -> str | None:
@@ -54,6 +67,48 @@ class RunRecord:
 class Collection:
     runs: list[RunRecord]
     errors: list[CollectError]
+    reviews: Reviews | None = None  # DATA/reviews.toml; its errors are kept apart from the traces'
+
+
+def _is_trace_name(name: str) -> bool:
+    return name == "trace.json" or name.endswith(".trace.json")
+
+
+def find_traces(data: Path, errors: list[CollectError] | None = None) -> list[Path]:
+    """Every `trace.json` or `*.trace.json` below `data`, in a stable order; the cache folder is skipped.
+
+    Linked folders are not followed (they could lead outside DATA or loop); a folder that cannot be
+    listed, or a linked one, is reported in `errors` and the walk goes on.
+    """
+    found: list[Path] = []
+    stack = [data]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            if errors is not None:
+                errors.append(CollectError(folder, "(folder)", f"cannot list: {exc.strerror or exc}"))
+            continue
+        for entry in entries:
+            if folder == data and entry.name == CACHE_DIR:
+                continue
+            path = Path(entry.path)
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(path)
+            elif entry.is_symlink() and _is_dir(path) and errors is not None:
+                errors.append(CollectError(path, "(folder)", "is a linked folder; links to folders are not followed"))
+            elif _is_trace_name(entry.name):
+                found.append(path)
+    return sorted(found)
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
 
 
 def _field_of(err: ValidationError) -> str:
@@ -63,24 +118,24 @@ def _field_of(err: ValidationError) -> str:
     return f"{loc}: {first['msg']}" + (f" (and {more} more problem{'s' if more > 1 else ''})" if more else "")
 
 
-def read_trace(path: Path) -> Trace:
-    """Parse one trace file; every failure is a CollectError that names the file and the field."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CollectError(path, "(file)", f"cannot read: {exc}") from exc
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CollectError(path, "(json)", f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+def read_document(path: Path, root: Path | None = None) -> dict[str, Any]:
+    """One trace file as a current-version JSON object, read within the limits of `limits.py`.
+
+    The file must resolve inside `root` (DATA; default: the file's own folder). Every failure is a
+    CollectError that names the file and the field.
+    """
+    doc = parse_json(read_bounded(path, root or path.parent, "(file)", "MAX_TRACE_BYTES"), path)
     if not isinstance(doc, dict):
         raise CollectError(path, "(document)", "a trace must be a JSON object")
     version = doc.get("schema_version")
     if version not in READABLE_VERSIONS:
         raise CollectError(path, "schema_version",
-                           f"{version!r} is not supported; this reporter reads versions "
+                           f"{str(version)[:40]!r} is not supported; this reporter reads versions "
                            f"{', '.join(map(str, READABLE_VERSIONS))} (see docs/trace-format.md)")
-    doc = migrate_trace(doc)
+    return migrate_trace(doc)
+
+
+def validate_document(doc: dict[str, Any], path: Path) -> Trace:
     try:
         return Trace.model_validate(doc)
     except ValidationError as exc:
@@ -89,46 +144,98 @@ def read_trace(path: Path) -> Trace:
         raise CollectError(path, loc, msg) from exc
 
 
+def read_trace(path: Path, root: Path | None = None) -> Trace:
+    """Parse one trace file; every failure is a CollectError that names the file and the field."""
+    return validate_document(read_document(path, root), path)
+
+
 def _load_profiles(record: RunRecord) -> None:
+    """Parse the run's attachments; each must resolve inside the trace's folder (no links out, no `..`)."""
     base = record.trace_path.parent
     parts: dict[str, dict[str, object]] = {"kernel": {}, "reference": {}}
-    for att in record.trace.attachments:
-        path = base / att.path
+    for i, att in enumerate(record.trace.attachments):
+        where = f"attachments[{i}].path"
         try:
-            if not path.resolve().is_relative_to(base.resolve()):
-                raise CollectError(path, "attachments.path", "must stay inside the trace's folder")
-            if not path.is_file():
-                raise CollectError(record.trace_path, "attachments.path", f"{att.path} does not exist")
+            if "\0" in att.path or not att.path.strip():
+                raise CollectError(record.trace_path, where, f"{att.path!r} is not a usable file name")
+            path = base / att.path
+            try:
+                checked_path(path, base, where, "MAX_ATTACHMENT_BYTES")
+            except CollectError as exc:
+                raise CollectError(record.trace_path, where, f"{att.path}: {exc.message}") from exc
             if att.kind == "torch_profiler_trace":
-                parts[att.role]["profiler"] = gm.parse_chrome_trace(path)
+                parts[att.role]["profiler"] = gm.parse_chrome_trace(path, base)
             elif "ncu_kernels" not in parts[att.role]:
                 # raw and details exports carry the same metrics; the first one listed wins.
-                parts[att.role]["ncu_kernels"] = tuple(gm.derive(k) for k in gm.load_ncu(path))
+                parts[att.role]["ncu_kernels"] = tuple(gm.derive(k) for k in gm.load_ncu(path, base))
                 parts[att.role]["ncu_source"] = att.path
         except CollectError as exc:
             record.attachment_errors.append(exc)
     record.profiles = {role: ProfileSet(**p) for role, p in parts.items() if p}  # type: ignore[arg-type]
 
 
-def load_run(path: Path, run_id: str, slug: str = "") -> RunRecord:
-    """One run with its checks and attachments; a trace that cannot be read raises CollectError."""
-    trace = read_trace(path)
+def run_ids(data: Path, paths: list[Path]) -> dict[Path, str]:
+    """Each trace's id: its folder under DATA for `trace.json`, else its path without `.trace.json`.
+
+    `a/trace.json` and `a.trace.json` would share the id `a`; then the `*.trace.json` file is known by its
+    whole relative path (`a.trace.json`), which no folder id can equal. Bytes of a non-UTF-8 folder
+    name show as `\\xNN`, so every id can be printed and written to a page.
+    """
+    ids: dict[Path, str] = {}
+    for path in paths:
+        rel = path.relative_to(data)
+        if path.name == "trace.json":
+            ids[path] = printable(rel.parent.as_posix()) if rel.parent.parts else "trace"
+        else:
+            ids[path] = printable(rel.as_posix()[: -len(".trace.json")])
+    taken = Counter(ids.values())
+    for path, run_id in ids.items():
+        if taken[run_id] > 1 and path.name != "trace.json":
+            ids[path] = printable(path.relative_to(data).as_posix())
+    return ids
+
+
+def load_run(data: Path, path: Path, run_id: str, slug: str = "", reviews: Reviews | None = None) -> RunRecord:
+    """One run with its checks, static findings, attachments and (given the reviews) clearance."""
+    trace = read_trace(path, data)
     record = RunRecord(run_id, path, trace, check_trace(trace), unknown_fields(trace), slug=slug)
+    if trace.final_kernel is not None:
+        record.findings = tuple(scan(trace.final_kernel.source, trace.run.backend))
     _load_profiles(record)
+    if reviews is not None:
+        record.clearance, record.review_problem = reviews.for_run(run_id, record.kernel_hash)
     return record
 
 
 def collect(data: Path) -> Collection:
+    """Read every trace under `data`; a bad one becomes an error naming file and field, never a traceback."""
     runs: list[RunRecord] = []
     errors: list[CollectError] = []
-    paths = find_traces(data)
+    paths = find_traces(data, errors)
     ids = run_ids(data, paths)
     for path in paths:
         try:
-            runs.append(load_run(path, ids[path]))
+            runs.append(load_run(data, path, ids[path]))
         except CollectError as exc:
             errors.append(exc)
+        except Exception as exc:  # noqa: BLE001 - the guard: one file must never stop the others
+            errors.append(CollectError(path, "(internal)", f"reporter failed on this file ({type(exc).__name__}: "
+                                       f"{str(exc)[:200]}); the run is skipped. Please report this as a bug."))
     slugs = unique_slugs(r.run_id for r in runs)
     for r in runs:
         r.slug = slugs[r.run_id]
-    return Collection(runs, errors)
+    reviews = load_reviews(data)
+    _apply_reviews(runs, reviews)
+    return Collection(runs, errors, reviews)
+
+
+def unknown_clearances(reviews: Reviews, run_ids: set[str]) -> list[CollectError]:
+    """A clearance that names no run found is an error in reviews.toml."""
+    return [CollectError(reviews.path, f"cleared[{i}].run", f"no run {c.run!r} was found; it clears nothing")
+            for i, c in enumerate(reviews.clearances) if c.run not in run_ids]
+
+
+def _apply_reviews(runs: list[RunRecord], reviews: Reviews) -> None:
+    reviews.errors.extend(unknown_clearances(reviews, {r.run_id for r in runs}))
+    for r in runs:
+        r.clearance, r.review_problem = reviews.for_run(r.run_id, r.kernel_hash)

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from .pages import MARKER, check_site, publish_site, workflow_yaml
+from .pages import MARKER, Published, check_site, marker_text, publish_site, workflow_yaml, write_workflow
 
-__all__ = ["MARKER", "check_site", "publish_site", "workflow_yaml"]
+__all__ = ["MARKER", "Published", "check_site", "marker_text", "publish_site", "workflow_yaml", "write_workflow"]

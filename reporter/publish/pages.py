@@ -1,28 +1,44 @@
 """Stage 4: ship a built site. Publishing never re-renders or re-validates; it only commits what is there.
 
-The gh-pages commit is made with git plumbing (a private index, write-tree, commit-tree), the same
-technique as ghp-import: the branch holds only the site, one commit per publish, and the working tree
-and index of the user's checkout are never touched.
+The commit is made by ghp-import (what mkdocs uses): the branch holds only the site, one commit per
+publish, and the working tree and index of the user's checkout are never touched. Around it, this module
+keeps what ghp-import does not: the refusal to publish anything but a finished reporter build, the
+branch's existing CNAME, the commit the site was built from, and no commit when nothing changed.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+import ghp_import
+
 from .. import __version__
-from ..errors import PublishError
+from ..errors import PublishError, ReporterError
 
 MARKER = ".reporter-site"
+SOURCE_PREFIX = "source: "
 
 
-def _git(repo: Path, *args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> str:
-    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, input=stdin)
+def _git(repo: Path, *args: str) -> str:
+    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
     if proc.returncode != 0:
         raise PublishError(f"git {' '.join(args[:2])} failed: {proc.stderr.strip() or proc.stdout.strip()}")
     return proc.stdout.strip()
+
+
+def _git_or_none(repo: Path, *args: str) -> str | None:
+    try:
+        return _git(repo, *args) or None
+    except PublishError:
+        return None
 
 
 def check_site(site: Path) -> None:
@@ -36,47 +52,112 @@ def check_site(site: Path) -> None:
                            "it may be half-written; build it again")
 
 
+def source_commit(folder: Path) -> str:
+    """The commit `folder` is checked out at, `+changes` when it differs from it; for the site's marker."""
+    head = _git_or_none(folder, "rev-parse", "--short=12", "HEAD")
+    if head is None:
+        return "an uncommitted tree"
+    dirty = _git_or_none(folder, "status", "--porcelain", "--untracked-files=normal", "--", ".")
+    return head + ("+changes" if dirty else "")
+
+
+def marker_text(data: Path) -> str:
+    """What the build writes into SITE/.reporter-site: the version and the commit DATA was at."""
+    return f"reporter {__version__}\n{SOURCE_PREFIX}{source_commit(data)}\n"
+
+
+def _built_from(site: Path, repo: Path) -> str:
+    for line in (site / MARKER).read_text(encoding="utf-8", errors="replace").splitlines():
+        if line.startswith(SOURCE_PREFIX) and line[len(SOURCE_PREFIX):].strip():
+            return line[len(SOURCE_PREFIX):].strip()
+    # A site built before the marker recorded its source: say what is known, not a guess.
+    head = _git_or_none(repo, "rev-parse", "--short=12", "HEAD")
+    return f"an unrecorded commit (published from {head})" if head else "an unrecorded commit"
+
+
+@dataclass(frozen=True)
+class Published:
+    commit: str  # the branch's tip afterwards
+    changed: bool  # False: the branch already held exactly this site, so nothing was committed
+
+
+# The build status and caches serve the next build on this machine, not the site's readers.
+BUILD_STATE = (".reporter-status.json", ".reporter-cache")
+
+
+@contextlib.contextmanager
+def _published_files(site: Path) -> Iterator[Path]:
+    """`site` without its build state: a hard-linked copy beside it when there is state to leave out."""
+    if not any((site / name).exists() for name in BUILD_STATE):
+        yield site
+        return
+    with tempfile.TemporaryDirectory(prefix=f".{site.name}.publish-", dir=site.parent) as tmp:
+        tree = Path(tmp) / "site"
+        shutil.copytree(site, tree, copy_function=os.link, ignore=lambda d, names: [n for n in names if Path(d) == site
+                                                                                        and n in BUILD_STATE])
+        yield tree
+
+
 def publish_site(site: Path, repo: Path, branch: str = "gh-pages", cname: str | None = None,
-                 remote: str | None = None, message: str | None = None) -> str:
-    """Commit `site` as the whole content of `branch` in `repo`; returns the new commit's sha."""
-    site = site.resolve()
+                 remote: str | None = None, message: str | None = None) -> Published:
+    """Commit `site` as the whole content of `branch` in `repo` (and push it to `remote`)."""
+    site, repo = site.resolve(), repo.resolve()
     check_site(site)
+    if _git_or_none(repo, "rev-parse", "--git-dir") is None:
+        raise PublishError(f"{repo} is not a git repository")
+    ref = f"refs/heads/{branch}"
+    parent = _git_or_none(repo, "rev-parse", "--verify", "--quiet", ref)
+    if cname is None and parent is not None:
+        cname = _git_or_none(repo, "show", f"{parent}:CNAME")  # keep the custom domain set earlier
+    msg = message or f"Publish site built from {_built_from(site, repo)} with reporter {__version__}"
     try:
-        _git(repo, "rev-parse", "--git-dir")
-    except PublishError as exc:
-        raise PublishError(f"{repo} is not a git repository: {exc}") from exc
-    try:
-        source = _git(repo, "rev-parse", "--short=12", "HEAD")
-    except PublishError:
-        source = "an uncommitted tree"
-    parent = None
-    try:
-        parent = _git(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")
-    except PublishError:
-        parent = None
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
-        _git(repo, "--work-tree", str(site), "add", "--all", "--force", ".", env=env)
-        # The build status and caches serve the next build on this machine, not the site's readers.
-        _git(repo, "--work-tree", str(site), "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--",
-             ".reporter-status.json", ".reporter-cache", env=env)
-        extras = {".nojekyll": ""}
-        if cname:
-            extras["CNAME"] = cname.strip() + "\n"
-        for name, content in extras.items():
-            blob = _git(repo, "hash-object", "-w", "--stdin", stdin=content)
-            _git(repo, "update-index", "--add", "--cacheinfo", f"100644,{blob},{name}", env=env)
-        tree = _git(repo, "write-tree", env=env)
-    msg = message or f"Publish site built from {source} with reporter {__version__}"
-    args = ["commit-tree", tree, "-m", msg] + (["-p", parent] if parent else [])
-    commit = _git(repo, *args)
-    _git(repo, "update-ref", f"refs/heads/{branch}", commit, *([parent] if parent else []))
+        with contextlib.chdir(repo), _published_files(site) as tree:  # ghp-import runs git in the current directory
+            ghp_import.ghp_import(str(tree), mesg=msg, branch=branch, nojekyll=True,
+                                  cname=cname.strip() if cname else None, remote=remote or "origin")
+    except ghp_import.GhpError as exc:
+        raise PublishError(f"ghp-import failed: {exc.message}") from exc
+    except (OSError, subprocess.SubprocessError, TypeError) as exc:  # TypeError: its failure message is bytes
+        raise PublishError(f"ghp-import failed to commit {site} to {branch}: {exc}") from exc
+    commit = _git_or_none(repo, "rev-parse", "--verify", "--quiet", ref)
+    base = _git_or_none(repo, "rev-parse", "--verify", "--quiet", f"{commit}^") if commit else None
+    if commit is None or commit == parent:
+        raise PublishError(f"ghp-import did not commit {site} to {branch} (see git's message above)")
+    changed = base is None or _git(repo, "rev-parse", f"{commit}^{{tree}}") != _git(repo, "rev-parse", f"{base}^{{tree}}")
+    if not changed:
+        _git(repo, "update-ref", ref, base, commit)  # the same tree again: drop the empty commit
+        commit = base
     if remote:
-        _git(repo, "push", remote, f"refs/heads/{branch}:refs/heads/{branch}")
-    return commit
+        _git(repo, "push", remote, f"{ref}:{ref}")
+    assert commit is not None
+    return Published(commit, changed)
 
 
-def workflow_yaml(data: str = "data") -> str:
+def default_branch(repo: Path) -> str | None:
+    """The branch pushes to deploy from: origin's HEAD, else the only one of main/master, else the current one."""
+    remote_head = _git_or_none(repo, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD")
+    if remote_head:
+        return remote_head.split("/", 1)[-1]
+    usual = [b for b in ("main", "master") if _git_or_none(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{b}")]
+    if len(usual) == 1:
+        return usual[0]
+    return _git_or_none(repo, "symbolic-ref", "--quiet", "--short", "HEAD")
+
+
+def write_workflow(path: Path, data: str = "data", branch: str | None = None, *, force: bool = False) -> str:
+    """Write the workflow to `path` (never over an existing file unless `force`); returns the branch used."""
+    branch = branch or default_branch(Path.cwd())
+    if not branch:
+        raise ReporterError("cannot tell this repository's default branch; pass --branch NAME")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with open(path, "w" if force else "x", encoding="utf-8") as fh:
+            fh.write(workflow_yaml(data, branch))
+    except FileExistsError as exc:
+        raise ReporterError(f"{path} already exists; pass --force to overwrite it") from exc
+    return branch
+
+
+def workflow_yaml(data: str = "data", branch: str = "main") -> str:
     """A GitHub Actions workflow: build from committed data and validation results (no GPU), deploy to Pages."""
     return f"""# Written by `reporter init-workflow`. Builds the site from the committed runs and cached
 # re-validation results (GitHub's runners have no GPU, so nothing is re-measured here) and deploys it
@@ -84,7 +165,7 @@ def workflow_yaml(data: str = "data") -> str:
 name: report
 on:
   push:
-    branches: [main]
+    branches: [{json.dumps(branch)}]
   workflow_dispatch:
 permissions:
   contents: read

@@ -25,7 +25,6 @@ from typing import Any
 from typing import TYPE_CHECKING
 
 from .. import __version__
-from ..collect.finding import find_traces, run_ids
 from ..errors import CollectError
 from ..names import unique_slugs
 from . import parallel, status
@@ -45,6 +44,7 @@ class IncrementalReport:
     rendered: int  # run pages written in this build
     pages: int  # every page of the site
     errors: list[CollectError] = field(default_factory=list)
+    config_errors: list[CollectError] = field(default_factory=list)  # DATA/reviews.toml
     digests: list[dict[str, Any]] = field(default_factory=list)
     up_to_date: bool = False
 
@@ -61,9 +61,16 @@ def make_env() -> "Environment":
     return env
 
 
-def _lookup(data: Path, r: Any) -> Any:
+def _lookup(data: Path, r: Any, problems: list[Any] | None = None) -> Any:
     from ..validate import cached_lookup
-    return cached_lookup(data, r)
+    return cached_lookup(data, r, problems)
+
+
+@lru_cache(maxsize=1)
+def _reviews(data: Path, content: str | None) -> Any:
+    """DATA/reviews.toml, read once per process and content (its hash is part of the global hash)."""
+    from ..collect.reviews import load_reviews
+    return load_reviews(data)
 
 
 def _validation_folder(data: Path, r: Any) -> list[Path]:
@@ -81,14 +88,20 @@ def _digest_job(item: tuple[str, str, str]) -> dict[str, Any]:
     path = data / rel
     trace_sig = status.signature(path, None)
     try:
-        r = load_run(path, run_id, slug)
+        r = load_run(data, path, run_id, slug, _reviews(data, parallel.state()["reviews"]))
     except CollectError as exc:
         return {"run_id": run_id, "error": [exc.path, exc.field, exc.message]}
+    except Exception as exc:  # noqa: BLE001 - the guard: one file must never stop the others
+        return {"run_id": run_id, "error": [str(path), "(internal)", f"reporter failed on this file ({type(exc).__name__}: "
+                                            f"{str(exc)[:200]}); the run is skipped. Please report this as a bug."]}
     files = [r.trace_path.parent / a.path for a in r.trace.attachments]
     inputs, folders = status.inputs_of(data, files, _validation_folder(data, r), {})
     if trace_sig is not None:
         inputs[rel] = trace_sig
-    return {"digest": pagemaker.digest(r, _lookup(data, r), data), "inputs": inputs, "folders": folders}
+    problems = [e.problem("attachment") for e in r.attachment_errors]
+    d = pagemaker.digest(r, _lookup(data, r, problems), data)
+    d["problems"] = [[p.path, p.field, p.message, p.kind] for p in problems]
+    return {"digest": d, "inputs": inputs, "folders": folders}
 
 
 def _render_job(item: tuple[str, str, dict[str, Any]]) -> list[str]:
@@ -99,7 +112,7 @@ def _render_job(item: tuple[str, str, dict[str, Any]]) -> list[str]:
     rel, run_id, nav = item
     st = parallel.state()
     data, tmp = Path(st["data"]), Path(st["tmp"])
-    r = load_run(data / rel, run_id, nav["slug"])
+    r = load_run(data, data / rel, run_id, nav["slug"], _reviews(data, parallel.state()["reviews"]))
     files = pagemaker.run_files(r, _lookup(data, r), data, nav, make_env(), st["generated"], st["assets"],
                                 HighlightCache(tmp / status.CACHE_DIR / "code"))
     for path, content in files.items():
@@ -117,11 +130,14 @@ def _navigation(digests: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return nav
 
 
-def _scan(data: Path, prev: status.BuildStatus, jobs: int | None) -> tuple[dict[str, status.RunStatus], list[CollectError]]:
+def _scan(data: Path, prev: status.BuildStatus, jobs: int | None,
+          reviews: str | None) -> tuple[dict[str, status.RunStatus], list[CollectError]]:
     """Every run's status: kept from the previous build when its inputs are unchanged, else from a worker."""
+    from ..collect.traces import find_traces, run_ids
     runs: dict[str, status.RunStatus] = {}
     todo: list[tuple[str, str, str]] = []
-    paths = find_traces(data)
+    errors: list[CollectError] = []
+    paths = find_traces(data, errors)
     ids = run_ids(data, paths)
     slugs = unique_slugs(ids.values())  # over every trace found, so a slug does not move when a trace breaks
     for path in paths:
@@ -132,8 +148,7 @@ def _scan(data: Path, prev: status.BuildStatus, jobs: int | None) -> tuple[dict[
             runs[run_id] = old_run
         else:
             todo.append((rel, run_id, slugs[run_id]))
-    errors = []
-    for res in parallel.run_all(_digest_job, todo, {"data": str(data)}, jobs):
+    for res in parallel.run_all(_digest_job, todo, {"data": str(data), "reviews": reviews}, jobs):
         if "error" in res:
             errors.append(CollectError(*res["error"]))
         else:
@@ -198,8 +213,10 @@ def build_incremental(data: Path, site: Path, jobs: int | None = None, settings:
     site = site.resolve()
     site.parent.mkdir(parents=True, exist_ok=True)
     prev = status.BuildStatus.load(site) if (site / MARKER).is_file() else status.BuildStatus()
-    g = status.global_hash([asset_dir("templates"), asset_dir("static")], settings or {})
-    runs, errors = _scan(data, prev, jobs)
+    from ..collect.reviews import REVIEWS_FILE
+    reviews = (status.signature(data / REVIEWS_FILE, None) or [None] * 3)[2]  # clearances can change any run's page
+    g = status.global_hash([asset_dir("templates"), asset_dir("static")], {**(settings or {}), "reviews": reviews})
+    runs, errors = _scan(data, prev, jobs, reviews)
     digests = sorted((r.digest for r in runs.values()), key=lambda d: d["order"])
     nav = _navigation(digests)
     todo: list[tuple[str, str, dict[str, Any]]] = []
@@ -212,8 +229,11 @@ def build_incremental(data: Path, site: Path, jobs: int | None = None, settings:
         else:
             rs.page = key
             todo.append((d["path"], d["run_id"], nav[d["run_id"]]))
-    aggregates = status.context_hash([g, digests, [str(e) for e in errors]])
-    report = IncrementalReport(len(digests), len(todo), 0, errors, digests)
+    from ..collect.traces import unknown_clearances
+    rv = _reviews(data, reviews)
+    config_errors = list(rv.errors) + unknown_clearances(rv, set(runs))
+    aggregates = status.context_hash([g, digests, [str(e) for e in errors + config_errors]])
+    report = IncrementalReport(len(digests), len(todo), 0, errors, config_errors, digests)
     if not todo and aggregates == prev.aggregates and set(runs) == set(prev.runs):
         report.up_to_date = True
         return report
@@ -224,7 +244,7 @@ def build_incremental(data: Path, site: Path, jobs: int | None = None, settings:
         generated = _generated_at()
         b = _listing_builder(digests, errors, data, generated)
         b._write_assets(tmp)
-        shared = {"data": str(data), "tmp": str(tmp), "generated": generated, "assets": b.assets}
+        shared = {"data": str(data), "tmp": str(tmp), "generated": generated, "assets": b.assets, "reviews": reviews}
         for item, files in zip(todo, parallel.run_all(_render_job, todo, shared, jobs)):
             runs[item[1]].files = files
         report.pages = _write_listings(b, digests, tmp) + len(digests)

@@ -16,6 +16,7 @@ import re
 from html import escape
 
 from ..records import ToolCall, Trace, Turn
+from . import text
 
 CHUNK_CALLBACK = "reporterChunk"
 _KERNEL_NAME = re.compile(r"__global__\s+(?:[\w:<>]+(?:\([^)]*\))?\s+)*?(?!__launch_bounds__)(\w+)\s*\(")
@@ -40,10 +41,6 @@ def distinct_kernels(trace: Trace) -> list[str]:
             if isinstance(code, str):
                 seen.setdefault(code, None)
     return list(seen)
-
-
-def _plain(text: str) -> str:
-    return f'<div class="plain">{escape(text, quote=False)}</div>'
 
 
 def _call_html(call: ToolCall, version_of: dict[str, int]) -> str:
@@ -71,8 +68,9 @@ def _call_html(call: ToolCall, version_of: dict[str, int]) -> str:
 
 
 def turn_html(turn: Turn, version_of: dict[str, int]) -> str:
-    """The expanded body of one turn: reasoning as escaped text with its line breaks, then each call."""
-    out = [f'<div class="reasoning"><h4>reasoning</h4>{_plain(turn.reasoning)}</div>'] if turn.reasoning else []
+    """The expanded body of one turn: reasoning as its trace declares it (plain text unless markdown), then each call."""
+    out = [f'<div class="reasoning"><h4>reasoning</h4>{text.prose(turn.reasoning, turn.reasoning_format)}</div>'] \
+        if turn.reasoning else []
     out.extend(_call_html(c, version_of) for c in turn.calls)
     return "".join(out)
 
@@ -82,6 +80,9 @@ def chunk_js(trace: Trace) -> str:
     versions = distinct_kernels(trace)
     version_of = {src: i + 1 for i, src in enumerate(versions)}
     doc = {"turns": [turn_html(t, version_of) for t in trace.turns], "versions": versions}
+    # A run's reasoning is its own: text's caches would only hold memory from one run to the next.
+    text.plain.cache_clear()
+    text.markdown.cache_clear()
     return f"{CHUNK_CALLBACK}({json.dumps(doc, ensure_ascii=False, separators=(',', ':'))});\n"
 
 

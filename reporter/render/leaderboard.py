@@ -1,7 +1,9 @@
 """Aggregates across runs: leaderboard rows, fast_p, geometric means, grid states.
 
 Pure arithmetic over per-run outcomes, so the denominators can be pinned by tests. A re-validated
-figure is used where one exists; otherwise the recorded one, and the outcome says so.
+figure is used where one exists; otherwise the recorded one, and the outcome says so. A suspect run
+(an error-level static cheat finding no reviewer cleared) and a speedup that is not a real number
+(NaN, infinite, negative) never count towards fast_p or the geomean; they stay in the denominator.
 """
 
 from __future__ import annotations
@@ -11,10 +13,13 @@ import statistics
 from dataclasses import dataclass
 from typing import Iterable
 
+from ..checks import usable
+
 FAST_P = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)
 
 # Grid states, in the order of the legend.
 STATES = {
+    "suspect": "suspect (static cheat finding)",
     "faster": "correct and faster",
     "slower": "correct but slower",
     "incorrect": "incorrect",
@@ -46,6 +51,12 @@ class Outcome:
     tokens: int | None
     flagged: bool
     verdict: str
+    suspect: bool = False  # an error-level static finding that no reviewer cleared
+
+    @property
+    def counts(self) -> bool:
+        """Counts towards fast_p and the geomean: correct, not suspect, with a real speedup."""
+        return self.correct and not self.suspect and usable(self.speedup) and bool(self.speedup)
 
     @property
     def correct(self) -> bool:
@@ -56,6 +67,8 @@ class Outcome:
     def state(self) -> str:
         if not self.submitted:
             return "no_submission"
+        if self.suspect:
+            return "suspect"
         if self.correct:
             return "faster" if self.speedup is not None and self.speedup > 1.0 else "slower"
         if self.verdict in ("compile_error", "runtime_error", "incorrect"):
@@ -70,20 +83,23 @@ def best_per_problem(outcomes: Iterable[Outcome]) -> dict[tuple[int, int, str], 
     best: dict[tuple[int, int, str], Outcome] = {}
     for o in outcomes:
         cur = best.get(o.problem)
-        key = (o.correct, o.speedup or 0.0)
-        if cur is None or key > (cur.correct, cur.speedup or 0.0):
+        if cur is None or _rank(o) > _rank(cur):
             best[o.problem] = o
     return best
 
 
+def _rank(o: Outcome) -> tuple[bool, bool, float]:
+    return (o.counts, o.correct, o.speedup if o.counts and o.speedup is not None else 0.0)
+
+
 def fast_p(outcomes: list[Outcome], p: float) -> tuple[int, int]:
-    """(numerator, denominator): correct with speedup strictly above p, over ALL attempted problems."""
-    return sum(1 for o in outcomes if o.correct and o.speedup is not None and o.speedup > p), len(outcomes)
+    """(numerator, denominator): counting runs with speedup strictly above p, over ALL attempted problems."""
+    return sum(1 for o in outcomes if o.counts and o.speedup is not None and o.speedup > p), len(outcomes)
 
 
 def geomean_speedup(outcomes: list[Outcome]) -> tuple[float | None, int]:
-    """Geometric mean over correct runs with a speedup (and how many that is)."""
-    xs = [o.speedup for o in outcomes if o.correct and o.speedup is not None and o.speedup > 0]
+    """Geometric mean over counting runs (correct, not suspect, real speedup) and how many that is."""
+    xs = [o.speedup for o in outcomes if o.counts and o.speedup is not None]
     if not xs:
         return None, 0
     return math.exp(math.fsum(math.log(x) for x in xs) / len(xs)), len(xs)
@@ -107,6 +123,7 @@ class Row:
     median_turns: float | None
     median_tokens: float | None
     recorded_only: int  # problems whose speedup came from the harness, not from us
+    suspect: int = 0  # problems whose best run is suspect: left out of fast_p and the geomean
 
 
 def leaderboard(outcomes: list[Outcome]) -> list[Row]:
@@ -127,5 +144,6 @@ def leaderboard(outcomes: list[Outcome]) -> list[Row]:
             median_turns=_median([o.turns for o in runs if o.turns is not None]),
             median_tokens=_median([o.tokens for o in runs if o.tokens]),
             recorded_only=sum(1 for o in best if o.speedup_source == "recorded"),
+            suspect=sum(1 for o in best if o.suspect),
         ))
     return sorted(rows, key=lambda r: (-r.fast[1.0][0] / max(1, r.fast[1.0][1]), -(r.geomean or 0), r.model))

@@ -17,7 +17,7 @@ from jinja2 import Environment
 
 from ..checks import Flag
 from ..collect.traces import RunRecord, Trace
-from ..records import RunInfo, ValidationResult
+from ..records import FinalKernel, RunInfo, ValidationResult
 from . import lazy
 from . import leaderboard as lb
 from . import site as old
@@ -50,7 +50,6 @@ def digest(r: RunRecord, found: Found, data: Path) -> dict[str, Any]:
             "order": list(old.SiteBuilder._sort_key(r)), "key": list(b.variant_key(r)), "model": run.model or "unknown",
             "title": old._title(r), "run": run.model_dump(mode="json", exclude_none=True),
             "flags": [dataclasses.asdict(f) for f in r.flags], "unknown": r.unknown,
-            "attachment_errors": [str(e) for e in r.attachment_errors],
             "summary": dataclasses.asdict(s), "outcome": dataclasses.asdict(o) if o else None,
             "kernels": " ".join(lazy.kernel_names(fk.source if fk else None)), "has_kernel": fk is not None,
             "has_reference": r.trace.reference_source is not None}
@@ -58,7 +57,9 @@ def digest(r: RunRecord, found: Found, data: Path) -> dict[str, Any]:
 
 def stub(d: dict[str, Any], data: Path) -> RunRecord:
     """A RunRecord that holds only what listing pages read (the run section, flags), rebuilt from a digest."""
-    trace = Trace.model_construct(run=RunInfo.model_validate(d["run"]), turns=[], final_kernel=None,
+    # Listing pages ask whether a kernel was submitted, never for its source: an empty stand-in says so.
+    kernel = FinalKernel.model_construct(source="") if d["has_kernel"] else None
+    trace = Trace.model_construct(run=RunInfo.model_validate(d["run"]), turns=[], final_kernel=kernel,
                                   reference_source=None, attachments=[])
     return RunRecord(d["run_id"], data / d["path"], trace, [Flag(**f) for f in d["flags"]], d["unknown"], slug=d["slug"])
 

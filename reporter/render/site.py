@@ -29,6 +29,7 @@ from ..checks import Comparison, Flag, check_measured, compare_runtime
 from ..collect.traces import Collection, ProfileSet, RunRecord
 from .assets import asset_dir as _asset_dir
 from .evolution import kernel_versions
+from ..publish.pages import MARKER, marker_text
 from ..records import ValidationResult, slugify
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -517,7 +518,7 @@ class SiteBuilder:
                 if r.trace.reference_source:
                     (tmp / "runs" / f"{r.slug}.reference.py").write_text(r.trace.reference_source, encoding="utf-8")
             (tmp / ".nojekyll").write_text("", encoding="utf-8")
-            (tmp / ".reporter-site").write_text(f"reporter {__version__}\n", encoding="utf-8")
+            (tmp / MARKER).write_text(marker_text(self.data), encoding="utf-8")
             old = site.with_name(f".{site.name}.old")
             if old.exists():
                 shutil.rmtree(old)

@@ -1,18 +1,24 @@
 """Turn untrusted trace text into safe HTML, and numbers into fixed-format strings.
 
-Defence in depth for model-written text: markdown with raw HTML off, then nh3 sanitising, and only
+Model-written text is shown as what the model wrote: escaped plain text with its line breaks, only
+fenced code blocks highlighted (`plain`). Markdown is rendered only for fields a trace declares as
+markdown (`markdown`), with raw HTML off, emphasis only at word boundaries, then nh3 sanitising; only
 the sanitised result is marked safe for the (autoescaping) templates.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from functools import lru_cache
 from typing import Any
 
 import nh3
 from markdown_it import MarkdownIt
-from markupsafe import Markup
+from markdown_it.rules_inline import StateInline
+from markdown_it.rules_inline.state_inline import Delimiter
+from markupsafe import Markup, escape
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
@@ -33,16 +39,83 @@ def _fence(code: str, lang: str, _attrs: str) -> str:
     return highlight(code, lexer, HtmlFormatter(nowrap=True))
 
 
+# Emphasis needs word boundaries: `4*24*96` and `ModelNew.__init__` stay literal. A marker run opens
+# only after whitespace or an opening bracket/quote, and closes only before whitespace or punctuation.
+_OPEN_AFTER = set("([{\"'")
+_CLOSE_BEFORE = set(".,;:!?)]}\"'")
+
+
+def _bounded_emphasis(state: StateInline, silent: bool) -> bool:
+    start, marker = state.pos, state.src[state.pos]
+    if silent or marker not in ("_", "*"):
+        return False
+    end = start
+    while end < state.posMax and state.src[end] == marker:
+        end += 1
+    before = state.src[start - 1] if start > 0 else " "
+    after = state.src[end] if end < state.posMax else " "
+    can_open = not after.isspace() and (before.isspace() or before in _OPEN_AFTER)
+    can_close = not before.isspace() and (after.isspace() or after in _CLOSE_BEFORE)
+    for _ in range(end - start):
+        token = state.push("text", "", 0)
+        token.content = marker
+        state.delimiters.append(Delimiter(marker=ord(marker), length=end - start, token=len(state.tokens) - 1,
+                                          end=-1, open=can_open, close=can_close))
+    state.pos = end
+    return True
+
+
 @lru_cache(maxsize=1)
 def _md() -> MarkdownIt:
-    return MarkdownIt("js-default", {"html": False, "highlight": _fence}).enable("table")
+    md = MarkdownIt("js-default", {"html": False, "highlight": _fence}).enable("table")
+    md.inline.ruler.at("emphasis", _bounded_emphasis)
+    return md
 
 
 @lru_cache(maxsize=1024)
 def markdown(text: str) -> Markup:
-    """Model reasoning as HTML: no raw HTML, no javascript: links, sanitised."""
+    """Text a trace declares as markdown, as HTML: no raw HTML, no javascript: links, sanitised."""
     html = _md().render(text)
     return Markup(nh3.clean(html, tags=_TAGS, attributes=_ATTRS, url_schemes={"http", "https", "mailto"}))
+
+
+# A fence opens at the start of a line (up to 3 spaces of indent) with 3+ backticks and an optional
+# language, and closes at a line of at least as many backticks; an unclosed fence runs to the end.
+_FENCE = re.compile(r"^ {0,3}(?P<ticks>`{3,})[ \t]*(?P<lang>[\w+#.-]*)[^\n`]*\n(?P<code>.*?)(?:^ {0,3}(?P=ticks)`*[ \t]*$\n?|\Z)",
+                    re.M | re.S)
+
+
+def _fenced_code(code_text: str, lang: str) -> str:
+    try:
+        lexer = get_lexer_by_name(lang or "text")
+    except ClassNotFound:
+        lexer = get_lexer_by_name("text")
+    return highlight(code_text, lexer, HtmlFormatter(cssclass="hl"))
+
+
+@lru_cache(maxsize=1024)
+def plain(text: str) -> Markup:
+    """Model-written text as written: escaped, line breaks kept (CSS pre-wrap), fenced code highlighted.
+
+    Nothing else is interpreted: `*`, `_`, `#` and links stay the characters the model wrote.
+    """
+    parts: list[str] = []
+    pos = 0
+    for m in _FENCE.finditer(text):
+        prose = text[pos:m.start()]
+        if prose.strip("\n"):
+            parts.append(f'<div class="plain">{escape(prose.strip(chr(10)))}</div>')
+        parts.append(_fenced_code(m.group("code"), m.group("lang").lower()))
+        pos = m.end()
+    rest = text[pos:]
+    if rest.strip("\n"):
+        parts.append(f'<div class="plain">{escape(rest.strip(chr(10)))}</div>')
+    return Markup("".join(parts))
+
+
+def prose(text: str, fmt: str | None) -> Markup:
+    """A field rendered the way its trace declares: markdown only when it says so, else plain text."""
+    return markdown(text) if fmt == "markdown" else plain(text)
 
 
 # Agents resend the same kernel to several tools, and pages repeat it (evolution, final kernel):
@@ -73,8 +146,10 @@ def num(value: Any, digits: int = 2) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):
-        if value != value:
+        if math.isnan(value):
             return "NaN"
+        if math.isinf(value):
+            return "∞" if value > 0 else "−∞"
         if value == 0:
             return "0"
         if abs(value) < 10 ** -digits or abs(value) >= 1e7:
@@ -84,11 +159,15 @@ def num(value: Any, digits: int = 2) -> str:
 
 
 def ms(value: float | None) -> str:
-    return DASH if value is None else f"{value:.4f} ms"
+    if value is None:
+        return DASH
+    return f"{value:.4f} ms" if math.isfinite(value) else f"{num(value)} ms"
 
 
 def speedup(value: float | None) -> str:
-    return DASH if value is None else f"{value:.2f}x"
+    if value is None:
+        return DASH
+    return f"{value:.2f}x" if math.isfinite(value) else num(value)
 
 
 def json_args(args: dict[str, Any]) -> str:

@@ -10,16 +10,67 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import os
 from pathlib import Path
 
-from ..records import VALIDATION_FORMAT, Environment, ValidationResult, ValidationSettings, sha256_text
+from pydantic import ValidationError
 
-CACHE_DIR = "validation"
+from ..collect.safeio import checked_path, read_bounded
+from ..errors import CollectError, Problem, printable
+from ..records import CACHE_DIR, VALIDATION_FORMAT, Environment, ValidationResult, ValidationSettings, sha256_text
+
+__all__ = ["CACHE_DIR", "Unreadable", "content_key", "entry_dir", "env_key", "lookup", "read_result", "store"]
+log = logging.getLogger(__name__)
+
+
+class Unreadable(Exception):
+    """A cache file that cannot be used; `problem` names it and says why."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(str(problem))
+        self.problem = problem
+
+
+def first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def read_result(path: Path, root: Path | None = None) -> ValidationResult:
+    """One cached result; raises Unreadable naming the file instead of returning nothing.
+
+    The cache is part of DATA and as untrusted as a trace: the file must be a regular file that resolves
+    inside `root` (default: the DATA folder of `DATA/validation/<key>/<file>`) within MAX_CACHE_FILE_BYTES.
+    """
+    try:
+        raw = read_bounded(path, root or path.parents[min(2, len(path.parents) - 1)], "(file)", "MAX_CACHE_FILE_BYTES")
+        return ValidationResult.model_validate_json(raw)
+    except CollectError as exc:
+        raise Unreadable(exc.problem("cache")) from exc
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        if err["type"] == "json_invalid":
+            raise Unreadable(Problem(printable(str(path)), "(json)", f"not valid JSON: {err['ctx'].get('error', '')}", "cache")) from exc
+        where = ".".join(str(x) for x in err["loc"]) or "(document)"
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise Unreadable(Problem(printable(str(path)), where, f"not a validation result: {err['msg']}{more}", "cache")) from exc
+    except (OSError, ValueError) as exc:
+        raise Unreadable(Problem(printable(str(path)), "(file)", f"cannot read: {first_line(exc)}", "cache")) from exc
+
+
+def write_result(path: Path, result: ValidationResult) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(result.model_dump_json(indent=1) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def key_from_hashes(fmt: int, kernel_sha256: str, reference_sha256: str) -> str:
+    blob = json.dumps([fmt, kernel_sha256, reference_sha256])
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
 def content_key(kernel_src: str, reference_src: str) -> str:
-    blob = json.dumps([VALIDATION_FORMAT, sha256_text(kernel_src), sha256_text(reference_src)])
-    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+    return key_from_hashes(VALIDATION_FORMAT, sha256_text(kernel_src), sha256_text(reference_src))
 
 
 def env_key(env: Environment, settings: ValidationSettings) -> str:
@@ -44,21 +95,27 @@ def store(data: Path, key: str, result: ValidationResult, extra_files: dict[str,
     if not names and path.is_file():
         # A re-measure without --ncu keeps the counters already profiled for this same content and machine.
         try:
-            old = ValidationResult.model_validate_json(path.read_text(encoding="utf-8"))
+            old = read_result(path)
             names = {role: n for role, n in old.ncu_files.items() if (folder / n).is_file()}
-        except ValueError:
+        except Unreadable as exc:
+            log.warning("replacing unreadable cache entry %s", exc.problem)
             names = {}
     if names:
         result = result.model_copy(update={"ncu_files": names})
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(result.model_dump_json(indent=1) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_result(path, result)
+    from . import manifest  # manifest builds on this module
+    manifest.update(data, path, result)
     return path
 
 
-def lookup(data: Path, key: str, env: Environment | None = None,
-           settings: ValidationSettings | None = None) -> tuple[ValidationResult, Path] | None:
-    """The result for this environment and settings, or (either None) the newest result for the content."""
+def lookup(data: Path, key: str, env: Environment | None = None, settings: ValidationSettings | None = None,
+           problems: list[Problem] | None = None) -> tuple[ValidationResult, Path] | None:
+    """The result for this environment and settings, or (either None) the newest result for the content.
+
+    An unreadable result is never silently a miss: it goes to `problems`, or is logged as a warning. So
+    does every file its `ncu_files` names that is not a plain name of a regular file beside it; such a
+    name is left out of the returned result.
+    """
     folder = entry_dir(data, key)
     if not folder.is_dir():
         return None
@@ -67,12 +124,34 @@ def lookup(data: Path, key: str, env: Environment | None = None,
     else:
         candidates = sorted(folder.glob("*.json"))
     found = []
+    found_problems: list[Problem] = []
     for path in candidates:
-        if path.is_file():
+        if path.exists() or path.is_symlink():  # a link is refused with a message, not skipped
             try:
-                found.append((ValidationResult.model_validate_json(path.read_text(encoding="utf-8")), path))
-            except ValueError:
-                continue  # a result written by another format version is simply not a hit
+                found.append((_checked_ncu_files(read_result(path, data), path, found_problems), path))
+            except Unreadable as exc:
+                found_problems.append(exc.problem)
+    for problem in found_problems:
+        if problems is None:
+            log.warning("could not read %s", problem)
+        else:
+            problems.append(problem)
     if not found:
         return None
     return max(found, key=lambda rp: (rp[0].measured_at or "", rp[1].name))
+
+
+def _checked_ncu_files(result: ValidationResult, path: Path, problems: list[Problem]) -> ValidationResult:
+    """`result` keeping only the ncu files that are plain names of regular files beside `path`."""
+    kept: dict[str, str] = {}
+    for role, name in sorted(result.ncu_files.items()):
+        field = f"ncu_files.{role}"
+        try:
+            if name in ("", ".", "..") or "/" in name or "\\" in name or "\0" in name:
+                raise CollectError(path, field, f"{name[:80]!r} is not a file name beside the result (no folders, no `..`)")
+            checked_path(path.parent / name, path.parent, field, "MAX_ATTACHMENT_BYTES")
+        except CollectError as exc:
+            problems.append(Problem(printable(str(path)), field, exc.message, "cache"))
+            continue
+        kept[role] = name
+    return result if kept == result.ncu_files else result.model_copy(update={"ncu_files": kept})

@@ -36,6 +36,9 @@ RULES: list[tuple[str, str, re.Pattern[str], str]] = [
 ]
 
 
+_IMPORTS_TRITON = re.compile(r"^\s*(import|from)\s+triton\b", re.M)
+
+
 @dataclass(frozen=True)
 class Finding:
     check: str
@@ -45,8 +48,13 @@ class Finding:
     message: str
 
 
-def scan(source: str, backend: str = "cuda") -> list[Finding]:
-    """Every tripwire in `source`, in line order; the first hit of a rule on each line only."""
+def scan(source: str, backend: str | None = "cuda") -> list[Finding]:
+    """Every tripwire in `source`, in line order; the first hit of a rule on each line only.
+
+    A trace that records no backend is scanned as CUDA unless the kernel imports triton.
+    """
+    if backend is None:
+        backend = "triton" if _IMPORTS_TRITON.search(source) else "cuda"
     found: list[Finding] = []
     for n, line in enumerate(source.splitlines(), start=1):
         stripped = line.strip()

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from . import cache
 from .cheats import scan
-from ..records import Environment, StaticFinding, ValidationResult, ValidationSettings, sha256_text
+from ..errors import Problem
+from ..records import DEFAULT_PRECISION, Environment, StaticFinding, ValidationResult, ValidationSettings, sha256_text
 
 if TYPE_CHECKING:
     from ..collect.traces import RunRecord
@@ -38,16 +39,33 @@ NCU_SECTIONS = ["SpeedOfLight", "SpeedOfLight_RooflineChart", "ComputeWorkloadAn
                 "Occupancy", "LaunchStats", "WarpStateStats"]
 
 
-def gpu_available() -> bool:
-    try:
+# Device nodes a usable GPU leaves behind: NVIDIA on Linux, WSL2's GPU bridge, ROCm.
+GPU_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/dxg", "/dev/kfd")
+
+
+def import_torch() -> Any:
+    """torch, without its "Failed to initialize NumPy" warning: the parent never hands torch a NumPy array,
+    and torch's CPU wheel does not depend on NumPy, so a fresh install warned on every build."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
         import torch
+    return torch
+
+
+def gpu_available() -> bool:
+    # Importing torch takes seconds; on a machine with no GPU device at all there is nothing to ask it.
+    if not any(Path(n).exists() for n in GPU_NODES) and shutil.which("nvidia-smi") is None:
+        return False
+    try:
+        torch = import_torch()
     except ImportError:
         return False
     return bool(torch.cuda.is_available())
 
 
 def environment() -> Environment:
-    import torch
+    torch = import_torch()
     driver = None
     smi = shutil.which("nvidia-smi")
     if smi:
@@ -68,10 +86,10 @@ def _key(run: "RunRecord") -> str | None:
     return cache.content_key(fk.source, ref)
 
 
-def cached_lookup(data: Path, run: "RunRecord") -> tuple[ValidationResult, Path] | None:
+def cached_lookup(data: Path, run: "RunRecord", problems: list[Problem] | None = None) -> tuple[ValidationResult, Path] | None:
     """The newest result for this kernel and reference, whatever machine and settings measured it."""
     key = _key(run)
-    return cache.lookup(data, key) if key else None
+    return cache.lookup(data, key, problems=problems) if key else None
 
 
 def _child_env(ext_dir: Path) -> dict[str, str]:
@@ -116,7 +134,7 @@ def _job(run: "RunRecord", settings: ValidationSettings, device: str) -> dict[st
     fk = run.trace.final_kernel
     assert fk is not None and run.trace.reference_source is not None
     return {"reference": run.trace.reference_source, "kernel": fk.source, "settings": settings.model_dump(mode="json"),
-            "device": device, "precision": run.trace.run.precision,
+            "device": device, "precision": run.trace.run.precision or DEFAULT_PRECISION,
             "extensions_dir": str(EXT_CACHE / sha256_text(fk.source)[:16])}
 
 
@@ -175,6 +193,8 @@ def validate_runs(data: Path, runs: list["RunRecord"], settings: ValidationSetti
             compiled = list(pool.map(compile_one, todo))
         for n, ((run, key), comp) in enumerate(zip(todo, compiled), start=1):
             say(f"[{n}/{len(todo)}] {run.run_id}: compile {comp['verdict']}")
+            if run.trace.run.precision is None:
+                say(f"[{n}/{len(todo)}] {run.run_id}: the trace records no precision; checking at {DEFAULT_PRECISION}")
             job = job_of[key]
             out = comp if comp["verdict"] != "correct" else run_worker("check", job, work / key, settings.timeout_s)
             out.setdefault("phase_s", {}).update({k: v for k, v in comp.get("phase_s", {}).items()})
@@ -188,6 +208,7 @@ def validate_runs(data: Path, runs: list["RunRecord"], settings: ValidationSetti
                                               "reference_timing", "compile_timing", "kernel_launches", "reference_launches",
                                               "kernel_peak_bytes", "reference_peak_bytes", "deterministic") if out.get(k) is not None}
             result = ValidationResult(
+                precision=job["precision"], precision_assumed=run.trace.run.precision is None,
                 kernel_sha256=sha256_text(fk.source), reference_sha256=sha256_text(run.trace.reference_source),
                 settings=settings, environment=env, measured_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 problem_names=comp.get("problem_names") or out.get("problem_names") or [],

@@ -1,0 +1,147 @@
+"""Reading untrusted files without blocking, without leaving DATA, and within named bounds.
+
+Every file `collect` reads goes through `read_bounded`: the path must resolve inside a given root
+(DATA, the trace's folder, a cache entry), be a regular file (not a FIFO, device, socket or folder)
+and fit its size limit. The type is checked before opening and again on the open descriptor, which is
+opened non-blocking and without following a final link, so a file swapped for a FIFO in between can
+neither hang the build nor escape. `parse_json` bounds nesting and integer size and replaces lone
+surrogates, so what it returns can always be rendered and encoded as UTF-8.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+from . import limits
+from ..errors import CollectError, replace_surrogates
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _not_regular(mode: int) -> str | None:
+    return next((what for test, what in _KINDS if test(mode)), None if stat.S_ISREG(mode) else "not a regular file")
+
+
+def checked_path(path: Path, root: Path, field: str, limit_name: str) -> Path:
+    """The resolved path of a regular file inside `root` within its size limit, or a CollectError."""
+    if "\0" in str(path):
+        raise CollectError(path, field, "the path contains a NUL byte")
+    try:
+        os.lstat(path)
+        real = Path(os.path.realpath(path))
+        info = os.stat(real)
+    except OSError as exc:
+        raise CollectError(path, field, f"cannot read: {exc.strerror or exc}") from exc
+    root_real = Path(os.path.realpath(root))
+    if not real.is_relative_to(root_real):
+        raise CollectError(path, field, f"leads outside {root} (through a link or `..`): refused")
+    if (what := _not_regular(info.st_mode)) is not None:
+        raise CollectError(path, field, f"is {what}, not a regular file: refused")
+    limit = getattr(limits, limit_name)
+    if info.st_size > limit:
+        raise CollectError(path, field, f"is {info.st_size:,} bytes, over the limit {limits.describe(limit_name)}")
+    return real
+
+
+def read_bounded(path: Path, root: Path, field: str, limit_name: str) -> bytes:
+    """The bytes of a regular file inside `root`, at most `limits.<limit_name>` of them (else a CollectError)."""
+    real = checked_path(path, root, field, limit_name)
+    limit = getattr(limits, limit_name)
+    try:
+        fd = os.open(real, _OPEN_FLAGS)
+    except OSError as exc:
+        raise CollectError(path, field, f"cannot open: {exc.strerror or exc}") from exc
+    try:
+        # The file may have been swapped since the check: trust only what the open descriptor says.
+        if (what := _not_regular(os.fstat(fd).st_mode)) is not None:
+            raise CollectError(path, field, f"is {what}, not a regular file: refused")
+        chunks, size = [], 0
+        while size <= limit and (chunk := os.read(fd, min(1 << 20, limit + 1 - size))):
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise CollectError(path, field, f"cannot read: {exc.strerror or exc}") from exc
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise CollectError(path, field, f"grew past the limit {limits.describe(limit_name)} while being read")
+    return b"".join(chunks)
+
+
+class _IntTooLong(ValueError):
+    pass
+
+
+def _bounded_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > limits.MAX_INT_DIGITS:
+        raise _IntTooLong(f"an integer of {digits:,} digits is over the limit {limits.describe('MAX_INT_DIGITS')}")
+    return int(text)
+
+
+def _depth_problem(doc: Any) -> str | None:
+    """Where `doc` first nests deeper than MAX_JSON_DEPTH, as a dotted path; iterative, so any depth is safe."""
+    stack: list[tuple[Any, int, str]] = [(doc, 0, "")]
+    while stack:
+        node, depth, where = stack.pop()
+        if isinstance(node, (dict, list)):
+            if depth >= limits.MAX_JSON_DEPTH:
+                return where or "(document)"
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            for key, value in items:
+                if isinstance(value, (dict, list)):
+                    stack.append((value, depth + 1, f"{where}.{key}" if isinstance(node, dict) else f"{where}[{key}]"))
+    return None
+
+
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _too_deep_at(text: str) -> str:
+    """` at line L column C` where `text` first nests deeper than MAX_JSON_DEPTH (strings skipped)."""
+    depth = 0
+    for m in _TOKENS.finditer(text):
+        token = m.group()
+        depth += 1 if token in "[{" else -1 if token in "]}" else 0
+        if depth > limits.MAX_JSON_DEPTH:
+            line = text.count("\n", 0, m.start()) + 1
+            return f" at line {line} column {m.start() - text.rfind(chr(10), 0, m.start())}"
+    return ""
+
+
+def clean_strings(node: Any) -> Any:
+    """A copy of a parsed JSON document with lone surrogates replaced in every key and string."""
+    if isinstance(node, str):
+        return replace_surrogates(node)
+    if isinstance(node, dict):
+        return {replace_surrogates(k): clean_strings(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [clean_strings(v) for v in node]
+    return node
+
+
+def parse_json(raw: bytes | str, path: Path, field: str = "(json)") -> Any:
+    """A JSON document within MAX_JSON_DEPTH and MAX_INT_DIGITS, its text safe to encode; else a CollectError."""
+    try:
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    except UnicodeDecodeError as exc:
+        raise CollectError(path, "(file)", f"not UTF-8 text (byte {exc.start:,} cannot be decoded)") from exc
+    try:
+        doc = json.loads(text, parse_int=_bounded_int)
+    except json.JSONDecodeError as exc:
+        raise CollectError(path, field, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+    except _IntTooLong as exc:
+        raise CollectError(path, field, str(exc)) from exc
+    except RecursionError as exc:
+        raise CollectError(path, field, f"nested deeper than the limit {limits.describe('MAX_JSON_DEPTH')}"
+                           f"{_too_deep_at(text)}") from exc
+    if (where := _depth_problem(doc)) is not None:
+        raise CollectError(path, where.lstrip("."), f"nested deeper than the limit {limits.describe('MAX_JSON_DEPTH')}")
+    return clean_strings(doc)

@@ -1,0 +1,59 @@
+"""`reporter build` from start to end: collect, re-validate when a GPU is here, render.
+
+The CLI parses options and prints; this module runs the stages and gathers every file that could not
+be used (a trace, an attachment, a cache entry) into one list of `Problem`s for the build summary.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import Problem, report
+from .records import ValidationSettings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class BuildSummary:
+    runs: int
+    unreadable: int
+    pages: int
+    flagged: int
+    problems: tuple[Problem, ...]
+    seconds: float
+    site: Path
+
+    def line(self) -> str:
+        skipped = f", {len(self.problems)} file{'s' if len(self.problems) != 1 else ''} not used" if self.problems else ""
+        return (f"read {self.runs} runs ({self.unreadable} unreadable), wrote {self.pages} pages to {self.site}, "
+                f"flagged {self.flagged} recorded values{skipped}, in {self.seconds:.1f} s")
+
+
+def build(data: Path, site: Path, settings: ValidationSettings, *, validate: bool = True, ncu: bool = False,
+          progress: bool = False, jobs: int | None = None) -> BuildSummary:
+    """Build SITE from DATA; the problems are logged (as warnings) and returned in the summary.
+
+    The build streams: worker processes read the runs, and a rebuild re-renders only what changed
+    (`render.incremental`). Validating on a GPU still needs every run at once, so it reads them all."""
+    from .render.incremental import build_incremental
+
+    started = time.monotonic()
+    if validate:
+        from .validate import gpu_available
+        if gpu_available():
+            from .collect import collect
+            from .validate import validate_runs
+            validate_runs(data, collect(data).runs, settings, ncu=ncu, progress=progress)
+        else:
+            log.info("no CUDA device here: showing cached re-validation results (see `reporter validate`)")
+    built = build_incremental(data, site, jobs, settings=settings.model_dump(mode="json"))
+    problems = [e.problem("trace") for e in built.errors] + [e.problem("config") for e in built.config_errors]
+    problems += [Problem(*p) for d in built.digests for p in d["problems"]]
+    report(problems)
+    return BuildSummary(runs=len(built.digests), unreadable=len(built.errors), pages=built.pages,
+                        flagged=sum(len(d["flags"]) for d in built.digests), problems=tuple(sorted(set(problems))),
+                        seconds=time.monotonic() - started, site=site)
