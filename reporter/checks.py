@@ -191,6 +191,12 @@ def _nsight_flags(n: NsightMetrics) -> list[Flag]:
     return flags
 
 
+# A recorded figure agrees with ours when within this fraction of it (runtimes, speedups, peak memory).
+AGREEMENT_TOLERANCE = 0.25
+# A "~1000x" unit mix-up is called when the recorded value, rescaled by one unit step, is within this factor.
+UNIT_MIXUP_BAND = 2.0
+
+
 @dataclass(frozen=True)
 class Comparison:
     """One recorded figure next to the one we reproduced."""
@@ -207,13 +213,13 @@ def compare_runtime(recorded: float | None, unit: str, measured_ms: float | None
         return None, ""
     rec_ms = recorded * UNIT_TO_US[unit] / 1e3
     ratio = rec_ms / measured_ms
-    if 0.75 <= ratio <= 1.25:
+    if within_tolerance(rec_ms, measured_ms):
         return True, ""
     ladder = list(UNIT_LADDER)
     for factor, step in ((1e-3, 1), (1e3, -1)):
         fixed = ratio / factor
         at = ladder.index(unit) + step
-        if 0.5 <= fixed <= 2.0 and 0 <= at < len(ladder):
+        if 1 / UNIT_MIXUP_BAND <= fixed <= UNIT_MIXUP_BAND and 0 <= at < len(ladder):
             return False, (f"unit mix-up: ~1,000× off. Read as {UNIT_LABEL[ladder[at]]} instead of {UNIT_LABEL[unit]}, "
                            f"{recorded:g} {UNIT_LABEL[ladder[at]]} is {(fixed - 1) * 100:+.0f}% off what we measured")
     if ratio < 0.01 or ratio > 100:
@@ -222,7 +228,37 @@ def compare_runtime(recorded: float | None, unit: str, measured_ms: float | None
             fixed = ratio / (1e-3 if ratio < 1 else 1e3)
             return False, (f"{1 / ratio if ratio < 1 else ratio:,.0f}× off: looks like a unit mix-up, but even read as "
                            f"{UNIT_LABEL[ladder[at]]} it is {(fixed - 1) * 100:+.0f}% off what we measured")
-    return False, f"off by {(ratio - 1) * 100:+.0f}% (more than ±25%)"
+    return False, f"off by {(ratio - 1) * 100:+.0f}% (more than ±{AGREEMENT_TOLERANCE:.0%})"
+
+
+def within_tolerance(recorded: float, measured: float) -> bool:
+    """The one agreement rule: |recorded / measured - 1| <= AGREEMENT_TOLERANCE."""
+    return measured != 0 and abs(recorded / measured - 1) <= AGREEMENT_TOLERANCE
+
+
+def compare_ratio(recorded: float | None, measured: float | None) -> tuple[bool | None, str]:
+    """Speedups and peak memory: agree within the tolerance, else say by how much."""
+    if recorded is None or measured is None or measured == 0:
+        return None, ""
+    if within_tolerance(recorded, measured):
+        return True, ""
+    return False, f"off by {(recorded / measured - 1) * 100:+.0f}% (more than ±{AGREEMENT_TOLERANCE:.0%})"
+
+
+def compare_count(recorded: int | None, counted: int | None, how: str) -> tuple[bool | None, str]:
+    """Launch counts must match exactly: a count has no measurement noise."""
+    if recorded is None or counted is None:
+        return None, ""
+    if recorded == counted:
+        return True, ""
+    return False, f"recorded {recorded}, counted {counted} ({how})"
+
+
+def verdict_flip(recorded: str | None, reproduced: str) -> str | None:
+    """The message when the harness's verdict and ours differ; None when they agree or none was recorded."""
+    if recorded is None or recorded == reproduced:
+        return None
+    return f"verdict flip: recorded {recorded}, reproduced {reproduced}"
 
 
 def check_measured(figures: dict[str, object]) -> dict[str, Flag]:

@@ -7,7 +7,9 @@ through the `reporter` logger, whose counter `--strict` reads.
 from __future__ import annotations
 
 import json
+import io
 import logging
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -110,9 +112,18 @@ def build(state: State, data: Path | None, site: Path | None, strict: bool, no_v
     from .pipeline import build as run_build
 
     cfg = state.config
-    summary = run_build(_given(data, cfg.data_dir, "DATA"), _given(site, cfg.site_dir, "SITE"), config.settings(cfg),
-                        validate=not no_validate, ncu=bool(ncu if ncu is not None else cfg.validation.ncu),
-                        progress=state.progress, jobs=jobs)
+    target = _given(site, cfg.site_dir, "SITE")
+    with click.progressbar(length=0, label="rendering pages", file=sys.stderr if state.progress else io.StringIO(),
+                           show_pos=True) as bar:
+        def tick(done: int, total: int) -> None:
+            bar.length = total
+            bar.update(1)
+
+        summary = run_build(_given(data, cfg.data_dir, "DATA"), target, config.settings(cfg),
+                            validate=not no_validate, ncu=bool(ncu if ncu is not None else cfg.validation.ncu),
+                            strict=strict, progress=tick, jobs=jobs)
+    if not summary.committed:
+        raise StrictError(f"--strict: {target} was left as it was, because of the problems reported above")
     click.echo(summary.line())
     if strict and state.counter.total:
         raise StrictError(f"--strict: {state.counter.warnings} warning(s) and {state.counter.errors} error(s) "

@@ -7,7 +7,7 @@ what `--strict` reads.
 
 Exit codes (documented in the README): 0 fine, 1 any other error, 2 usage or configuration,
 3 problems found under `--strict`, 4 publishing failed, 5 the validation cache needs attention,
-6 no GPU where one is needed.
+6 no GPU where one is needed, 7 the output folder may not be built into.
 """
 
 from __future__ import annotations
@@ -74,6 +74,12 @@ class NoDeviceError(ReporterError):
     """A command that measures on a GPU found none."""
 
     exit_code = 6
+
+
+class SiteError(ReporterError):
+    """The output folder cannot be (re)built: it is not ours, or it overlaps the data."""
+
+    exit_code = 7
 
 
 ProblemKind = Literal["trace", "attachment", "cache", "config"]

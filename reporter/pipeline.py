@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,7 @@ class BuildSummary:
     problems: tuple[Problem, ...]
     seconds: float
     site: Path
+    committed: bool = True  # False: --strict saw problems and left the previous site as it was
 
     def line(self) -> str:
         skipped = f", {len(self.problems)} file{'s' if len(self.problems) != 1 else ''} not used" if self.problems else ""
@@ -34,26 +36,29 @@ class BuildSummary:
 
 
 def build(data: Path, site: Path, settings: ValidationSettings, *, validate: bool = True, ncu: bool = False,
-          progress: bool = False, jobs: int | None = None) -> BuildSummary:
-    """Build SITE from DATA; the problems are logged (as warnings) and returned in the summary.
+          strict: bool = False, progress: Callable[[int, int], None] | None = None, jobs: int | None = None) -> BuildSummary:
+    """Build SITE from DATA; the problems are logged (as warnings) and returned in the summary. With
+    `strict`, any problem leaves the previous SITE as it was (`committed` is then False).
 
     The build streams: worker processes read the runs, and a rebuild re-renders only what changed
-    (`render.incremental`). Validating on a GPU still needs every run at once, so it reads them all."""
+    (`render.incremental`). Validating on a GPU needs every run at once, so that step reads them all."""
     from .render.incremental import build_incremental
+    from .render.writer import check_target
+    from .validate import gpu_available
 
     started = time.monotonic()
-    if validate:
-        from .validate import gpu_available
-        if gpu_available():
-            from .collect import collect
-            from .validate import validate_runs
-            validate_runs(data, collect(data).runs, settings, ncu=ncu, progress=progress)
-        else:
-            log.info("no CUDA device here: showing cached re-validation results (see `reporter validate`)")
-    built = build_incremental(data, site, jobs, settings=settings.model_dump(mode="json"))
+    check_target(site, data)  # before any slow work: a folder we may not replace is refused at once
+    if validate and gpu_available():
+        from .collect import collect
+        from .validate import validate_runs
+        validate_runs(data, collect(data).runs, settings, ncu=ncu, progress=progress is not None)
+    elif validate:
+        log.info("no CUDA device here: showing cached re-validation results (see `reporter validate`)")
+    built = build_incremental(data, site, jobs, settings.model_dump(mode="json"), strict=strict)
     problems = [e.problem("trace") for e in built.errors] + [e.problem("config") for e in built.config_errors]
     problems += [Problem(*p) for d in built.digests for p in d["problems"]]
+    problems += [Problem(path, "(page)", message, "trace") for path, message in built.page_problems]
     report(problems)
     return BuildSummary(runs=len(built.digests), unreadable=len(built.errors), pages=built.pages,
                         flagged=sum(len(d["flags"]) for d in built.digests), problems=tuple(sorted(set(problems))),
-                        seconds=time.monotonic() - started, site=site)
+                        seconds=time.monotonic() - started, site=site, committed=built.committed)

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from conftest import DATA, write_trace
 from reporter.cli import main
+from reporter.collect import collect
 from reporter.errors import CacheError, ConfigError, NoDeviceError, PublishError, StrictError
 
 
@@ -17,8 +18,11 @@ def test_build_summary_line(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["build", str(DATA), str(tmp_path / "site"), "--no-validate"])
     assert res.exit_code == 0, res.output
     last = res.output.strip().splitlines()[-1]
-    assert last.startswith("read 4 runs (0 unreadable), wrote 15 pages") and "flagged" in last and " s" in last
-    assert (tmp_path / "site" / "index.html").is_file()
+    runs = len(collect(DATA).runs)
+    pages = len(list((tmp_path / "site").rglob("*.html")))
+    assert last.startswith(f"read {runs} runs (0 unreadable), wrote {pages} pages to ") and " s" in last
+    flagged = sum(len(r.flags) for r in collect(DATA).runs)
+    assert f"flagged {flagged} recorded values" in last and flagged > 0
 
 
 def test_strict_turns_bad_traces_into_a_failure(tmp_path: Path, sample_data: Path) -> None:
@@ -27,10 +31,14 @@ def test_strict_turns_bad_traces_into_a_failure(tmp_path: Path, sample_data: Pat
     lax = runner.invoke(main, ["build", str(sample_data), str(tmp_path / "a"), "--no-validate"])
     assert lax.exit_code == 0
     assert "broken/trace.json: run: Field required" in lax.output
-    strict = runner.invoke(main, ["build", str(sample_data), str(tmp_path / "b"), "--no-validate", "--strict"])
+    assert (tmp_path / "a" / "runs" / "seed-000-l2-p10.html").is_file()  # nothing valid is dropped
+    before = {p: p.read_bytes() for p in (tmp_path / "a").rglob("*") if p.is_file()}
+    strict = runner.invoke(main, ["build", str(sample_data), str(tmp_path / "a"), "--no-validate", "--strict"])
     assert strict.exit_code == StrictError.exit_code == 3, strict.output
-    assert "--strict: 1 warning(s)" in strict.output
-    assert (tmp_path / "b" / "runs" / "seed-000-l2-p10.html").is_file()  # nothing valid is dropped
+    assert "left as it was" in strict.output
+    # --strict leaves the previous site exactly as it was, and no temporary folder behind
+    assert {p: p.read_bytes() for p in (tmp_path / "a").rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "data"]
 
 
 def test_strict_counts_an_unreadable_cache_entry(tmp_path: Path, sample_data: Path) -> None:

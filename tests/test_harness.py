@@ -7,14 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from conftest import KERNELS, kernel_run
-from reporter.validate import cache
-from reporter.collect import collect
-from reporter.validate.worker import PopcornJitter
-from reporter.records import ValidationSettings
-from reporter.validate import validate_runs
-
+# Before anything that imports torch (the worker does, at the top): without torch this module is skipped,
+# not an import error.
 pytest.importorskip("torch")
+
+from conftest import KERNELS, kernel_run  # noqa: E402
+from reporter.collect import collect  # noqa: E402
+from reporter.records import ValidationSettings  # noqa: E402
+from reporter.validate import cache, validate_runs  # noqa: E402
+from reporter.validate.worker import PopcornJitter  # noqa: E402
 
 SETTINGS = ValidationSettings(nominal_trials=2, jitter_trials=4, perf_trials=3, warmup=1, timeout_s=30)
 EXPECTED = {

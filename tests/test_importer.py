@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
-from conftest import ROOT
+import pytest
+
 from reporter.collect import collect
 from reporter.collect.kernelbench import import_kernelbench
+from reporter.collect.traces import RunRecord
+from reporter.records import Environment, StaticFinding, ValidationResult, ValidationSettings, sha256_text
+from reporter.collect.validation import load_validations
 from reporter.render import build_site
-from reporter.validate import cached_lookup
+from reporter.validate import cache, cached_lookup
+from reporter.validate.cheats import scan
 
 KB = Path(__file__).resolve().parent / "fixtures" / "kernelbench"
 
@@ -55,22 +61,50 @@ def test_kernels_only_unreadable_json_and_missing_problem(tmp_path: Path) -> Non
     assert t["run"]["recorded_verdict"] == "not_evaluated" and t["reference_source"] is None
 
 
-def test_site_from_imported_folder_shows_gpu_results() -> None:
-    # examples/kernelbench was imported from run_new and validated on an H200 (results committed).
-    data = ROOT / "examples" / "kernelbench"
+def measured(run: RunRecord, verdict: str) -> ValidationResult:
+    """A re-validation result as `validate_runs` would store it (static checks from the real scanner)."""
+    fk, ref = run.trace.final_kernel, run.trace.reference_source
+    assert fk is not None and ref is not None
+    findings = [StaticFinding(check=f.check, severity=f.severity, line=f.line, text=f.text, message=f.message)  # type: ignore[arg-type]
+                for f in scan(fk.source, run.trace.run.backend)]
+    return ValidationResult(kernel_sha256=sha256_text(fk.source), reference_sha256=sha256_text(ref),
+                            settings=ValidationSettings(), environment=Environment(gpu="Test GPU"), verdict=verdict,  # type: ignore[arg-type]
+                            measured_at="2030-01-01T00:00:00Z", static_findings=findings)
+
+
+def test_imported_runs_find_their_results_and_show_them(tmp_path: Path) -> None:
+    # Import, re-validate (a stored result stands in for the GPU), build: the imported kernel and reference
+    # are exactly what the cache key was made from, and the page shows the flip from the recorded verdict.
+    data = tmp_path / "data"
+    import_kernelbench(KB / "run_new", KB / "problems", data)
     col = collect(data)
     assert not col.errors and len(col.runs) == 2
-    for run in col.runs:
-        hit = cached_lookup(data, run)
-        assert hit is not None and hit[0].environment.gpu == "NVIDIA H200"
     relu = next(r for r in col.runs if r.run_id.endswith("l1-p2-s0"))
     assert relu.trace.run.recorded_verdict == "compile_error"
-    assert cached_lookup(data, relu)[0].verdict == "correct"  # type: ignore[index]
+    for run in col.runs:
+        fk, ref = run.trace.final_kernel, run.trace.reference_source
+        assert fk is not None and ref is not None
+        cache.store(data, cache.content_key(fk.source, ref), measured(run, "correct"))
+    for run in collect(data).runs:
+        hit = cached_lookup(data, run)
+        assert hit is not None and hit[0].environment.gpu == "Test GPU"
+    build_site(col, load_validations(data, col.runs)[0], data, tmp_path / "site")
+    html = (tmp_path / "site" / "runs" / "kernelbench-run-new-l1-p2-s0.html").read_text()
+    assert "verdict flip: recorded compile_error, reproduced correct" in html
+    matmul = (tmp_path / "site" / "runs" / "kernelbench-run-new-l1-p1-s0.html").read_text()
+    assert "torch_computation" in matmul  # the scanner's finding for a kernel that calls torch.matmul
 
 
-def test_build_imported(tmp_path: Path) -> None:
-    data = ROOT / "examples" / "kernelbench"
-    col = collect(data)
-    build_site(col, data, tmp_path / "site", lambda r: cached_lookup(data, r))
-    html = (tmp_path / "site" / "runs" / "kernelbench-run-new-l1-p1-s0.html").read_text()
-    assert "no_cuda_kernel" in html and "torch_computation" in html  # the static checks caught cuBLAS
+@pytest.mark.parametrize(("yaml_text", "model"), [
+    ('model_name: "gpt-4o"  # the served name\n', "gpt-4o"),
+    ("server:\n  model_name: proxy\nmodel_name: >-\n  claude\n  sonnet\n", "claude sonnet"),
+    ("server:\n  model_name: proxy\n", "run_new"),  # only a nested key: not the run's model
+    ("model_name: [unclosed\n", "run_new"),
+])
+def test_generation_config_is_read_as_yaml(tmp_path: Path, yaml_text: str, model: str) -> None:
+    run = tmp_path / "run_new"
+    shutil.copytree(KB / "run_new", run)
+    (run / "generation_config.yaml").write_text(yaml_text, encoding="utf-8")
+    rep = import_kernelbench(run, KB / "problems", tmp_path / "out")
+    assert load(tmp_path / "out", "kernelbench-run_new/l1-p1-s0")["run"]["model"] == model
+    assert any("unreadable YAML" in m for m in rep.messages) == ("unclosed" in yaml_text)

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from ..records import Trace
 
 KERNEL_RE = re.compile(r"level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.py$")
@@ -119,6 +121,17 @@ def _verdict(e: EvalEntry | None) -> str:
     return "incorrect" if e.correct is False else "not_evaluated"
 
 
+def _model_name(cfg: Path, report: ImportReport) -> str | None:
+    """generation_config.yaml's `model_name`, or None (with a message when the file cannot be read)."""
+    try:
+        doc = yaml.safe_load(cfg.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        report.messages.append(f"{cfg}: unreadable YAML ({exc}); the model is named after the run folder")
+        return None
+    name = doc.get("model_name") if isinstance(doc, dict) else None
+    return str(name).strip() or None if isinstance(name, (str, int, float)) and not isinstance(name, bool) else None
+
+
 def import_kernelbench(run_dir: Path, problems: Path, out: Path, model: str | None = None) -> ImportReport:
     report = ImportReport()
     kernels = [(m, p) for p in sorted(run_dir.rglob("*_kernel.py")) if (m := KERNEL_RE.search(p.name))]
@@ -130,8 +143,7 @@ def import_kernelbench(run_dir: Path, problems: Path, out: Path, model: str | No
     results = read_eval_results(run_dir, level_of, report)
     cfg = run_dir / "generation_config.yaml"
     if model is None and cfg.is_file():
-        hit = re.search(r"^\s*model_name\s*:\s*['\"]?([^'\"\n]+)", cfg.read_text(encoding="utf-8"), re.M)
-        model = hit.group(1).strip() if hit else None
+        model = _model_name(cfg, report)
     seen: set[tuple[int, int, int]] = set()
     for m, path in kernels:
         level, pid, sample = int(m.group(1)), int(m.group(2)), int(m.group(3))

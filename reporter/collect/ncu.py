@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import statistics
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -350,7 +351,6 @@ def summarize(kernels: list[KernelFigures]) -> KernelFigures | None:
     if len(kernels) == 1:
         return kernels[0]
     weights = [k.duration_ns or 0.0 for k in kernels]
-    wsum = sum(weights) or float(len(kernels))
     if not sum(weights):
         weights = [1.0] * len(kernels)
     figs: dict[str, Figure] = {}
@@ -362,7 +362,9 @@ def summarize(kernels: list[KernelFigures]) -> KernelFigures | None:
         elif key == "arithmetic_intensity":
             figs[key] = _summed_intensity(kernels, first)
         elif key not in PER_LAUNCH and all(isinstance(v, float) for v, _ in vals) and vals:
-            figs[key] = Figure(sum(v * w for v, w in vals) / wsum, first.unit, f"duration-weighted mean of: {first.formula}")  # type: ignore[operator]
+            ws = [w for _, w in vals]
+            mean = statistics.fmean([float(v) for v, _ in vals if isinstance(v, float)], ws if sum(ws) else None)
+            figs[key] = Figure(mean, first.unit, f"duration-weighted mean of: {first.formula}")
         else:
             longest = max(zip(kernels, weights), key=lambda kw: kw[1])[0]
             figs[key] = Figure(longest.figures.get(key, first).value, first.unit, f"from the longest kernel: {first.formula}")

@@ -1,20 +1,13 @@
-"""Stage 3, render: turn collected runs and validation results into a static site.
+"""Stage 3, render: turn collected runs and cached validation results into a static site.
 
-`site` assembles page data and writes the site; `text` makes untrusted text safe HTML; `charts` builds
-plotly figures; `leaderboard` and `evolution` compute cross-run and per-run views.
+Page data are pure functions returning typed records (`runpage`, `pages`, with `recorded`,
+`revalidation`, `counters`, `summary`); `urls` says where each page lives; `writer` renders templates
+and swaps the finished site in; `build` ties them together. `text` makes untrusted text safe HTML and
+`charts` builds plotly figures.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from .build import BuildReport, build_site, site_pages
 
-# Imported on first use, so `incremental` can find an up-to-date site without loading plotly or pydantic.
-_API = {"SiteBuilder": "site", "build_site": "site"}
-__all__ = sorted(_API)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _API:
-        from importlib import import_module
-        return getattr(import_module(f".{_API[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = ["BuildReport", "build_site", "site_pages"]

@@ -17,6 +17,10 @@ class Version:
     added: int  # lines in this version and not in the previous one, counted as a multiset (the page's diff is drawn
     removed: int  # in the browser; a line diff here cost more than the rest of the page)
 
+    @property
+    def previous(self) -> int:
+        return self.number - 1
+
 
 def kernel_versions(trace: Trace) -> list[Version]:
     """Distinct `kernel_code` arguments in call order; a resend of the same code adds its result to that version."""

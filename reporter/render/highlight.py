@@ -59,7 +59,7 @@ class HighlightCache:
 
     def code(self, source: str) -> Markup:
         key = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-        path = self.folder / key[:2] / f"{key}.html" if self.folder is not None else None
+        path = self.folder / key[:2] / f"{key}.frag" if self.folder is not None else None  # not .html: no page
         if path is not None and path.is_file():
             return Markup(path.read_text(encoding="utf-8"))
         html = f'<div class="hl"><pre>{highlight_python(source)}</pre></div>'

@@ -14,15 +14,11 @@ site, and swapped in whole. Every file written is a new inode, so the live site 
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
+import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
-
-from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..errors import CollectError
@@ -30,40 +26,30 @@ from ..names import unique_slugs
 from . import parallel, status
 from .assets import asset_dir
 
-if TYPE_CHECKING:  # the modules below load plotly, pydantic and jinja2: imported where a page is made
-    from jinja2 import Environment
-
-    from . import site as old
-
-MARKER = ".reporter-site"
-
+MARKER = ".reporter-site"  # = publish.pages.MARKER, which loads more than an up-to-date check needs
 
 @dataclass
 class IncrementalReport:
     runs: int
     rendered: int  # run pages written in this build
-    pages: int  # every page of the site
+    pages: int  # pages written by this build (0 when the site was up to date)
     errors: list[CollectError] = field(default_factory=list)
     config_errors: list[CollectError] = field(default_factory=list)  # DATA/reviews.toml
     digests: list[dict[str, Any]] = field(default_factory=list)
+    page_problems: list[tuple[str, str]] = field(default_factory=list)  # (trace, why) for run pages not made
     up_to_date: bool = False
+    committed: bool = True
 
 
 @lru_cache(maxsize=1)
-def make_env() -> "Environment":
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined
-
-    from . import text
-    env = Environment(loader=FileSystemLoader(str(asset_dir("templates"))), autoescape=True,
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-    env.filters.update(num=text.num, ms=text.ms, speedup=text.speedup, markdown=text.markdown, code=text.code,
-                       json_args=text.json_args)
-    return env
+def _env() -> Any:
+    from .writer import template_env
+    return template_env()
 
 
-def _lookup(data: Path, r: Any, problems: list[Any] | None = None) -> Any:
-    from ..validate import cached_lookup
-    return cached_lookup(data, r, problems)
+def _lookup(data: Path, r: Any, problems: list[Any]) -> Any:
+    from ..collect.validation import load_validation
+    return load_validation(data, r, problems)
 
 
 @lru_cache(maxsize=1)
@@ -99,35 +85,53 @@ def _digest_job(item: tuple[str, str, str]) -> dict[str, Any]:
     if trace_sig is not None:
         inputs[rel] = trace_sig
     problems = [e.problem("attachment") for e in r.attachment_errors]
-    d = pagemaker.digest(r, _lookup(data, r, problems), data)
+    d = pagemaker.digest(r, _lookup(data, r, problems))
+    d["path"] = rel
     d["problems"] = [[p.path, p.field, p.message, p.kind] for p in problems]
     return {"digest": d, "inputs": inputs, "folders": folders}
 
 
-def _render_job(item: tuple[str, str, dict[str, Any]]) -> list[str]:
-    """Worker: load one run again and write its page files into the new site; returns their paths."""
+def _render_job(item: tuple[str, str, dict[str, Any]]) -> list[str] | str:
+    """Worker: load one run again and write its page files into the new site; their paths, or why not."""
     from ..collect.traces import load_run
     from . import pagemaker
     from .highlight import HighlightCache
+    from .writer import write_new
     rel, run_id, nav = item
     st = parallel.state()
     data, tmp = Path(st["data"]), Path(st["tmp"])
-    r = load_run(data, data / rel, run_id, nav["slug"], _reviews(data, parallel.state()["reviews"]))
-    files = pagemaker.run_files(r, _lookup(data, r), data, nav, make_env(), st["generated"], st["assets"],
-                                HighlightCache(tmp / status.CACHE_DIR / "code"))
+    try:
+        r = load_run(data, data / rel, run_id, nav["slug"], _reviews(data, st["reviews"]))
+        files = pagemaker.run_files(r, _lookup(data, r, []), st["urls"], nav, _env(), st["generated"], st["assets"],
+                                    HighlightCache(tmp / status.CACHE_DIR / "code"))
+    except Exception as exc:  # noqa: BLE001 - one run's bad data must not cost the rest of the site
+        return f"run page not built: {type(exc).__name__}: {exc}"
     for path, content in files.items():
-        pagemaker.write_new(tmp, path, content)
+        write_new(tmp, path, content)
     return sorted(files)
 
 
-def _navigation(digests: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Each run's links to the previous and next run of the same model in the same group."""
+def _navigation(digests: list[dict[str, Any]], urls: Any) -> dict[str, dict[str, Any]]:
+    """Each run page's links to other pages: the previous and next run of the same model in the same
+    group, and every URL the page names (they change when another run's name collides with its own)."""
     nav: dict[str, dict[str, Any]] = {}
     for i, d in enumerate(digests):
         same = lambda j: 0 <= j < len(digests) and (digests[j]["key"], digests[j]["model"]) == (d["key"], d["model"])  # noqa: E731
-        nav[d["run_id"]] = {"slug": d["slug"], "prev": digests[i - 1]["slug"] if same(i - 1) else None,
-                            "next": digests[i + 1]["slug"] if same(i + 1) else None}
+        key = tuple(d["key"])
+        nav[d["run_id"]] = {"slug": d["slug"], "self": urls.run(d["run_id"]),
+                            "prev": urls.run(digests[i - 1]["run_id"]) if same(i - 1) else None,
+                            "next": urls.run(digests[i + 1]["run_id"]) if same(i + 1) else None,
+                            "group": urls.group(key), "model": urls.model(key, d["model"]),
+                            "problem": urls.problem(tuple(d["problem"])) if d["problem"] else None,
+                            "downloads": [urls.download(d["run_id"], w) for w in ("kernel", "reference")]}
     return nav
+
+
+def _urls(digests: list[dict[str, Any]]) -> Any:
+    from .urls import Urls
+    return Urls.build((d["run_id"] for d in digests), (tuple(d["key"]) for d in digests),
+                      ((tuple(d["key"]), d["model"]) for d in digests),
+                      (tuple(d["problem"]) for d in digests if d["problem"]))
 
 
 def _scan(data: Path, prev: status.BuildStatus, jobs: int | None,
@@ -157,73 +161,36 @@ def _scan(data: Path, prev: status.BuildStatus, jobs: int | None,
     return runs, errors
 
 
-def _seed(site: Path, tmp: Path, keep: list[str]) -> None:
-    """Hard-link the previous site's kept files (and caches) into the new folder."""
-    for rel in keep:
-        src, dst = site / rel, tmp / rel
-        if src.is_file():
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            os.link(src, dst)
-    cache = site / status.CACHE_DIR
-    if cache.is_dir():
-        for src in cache.rglob("*"):
-            if src.is_file():
-                dst = tmp / src.relative_to(site)
-                dst.parent.mkdir(parents=True, exist_ok=True)
-                os.link(src, dst)
-
-
-def _swap(site: Path, tmp: Path) -> None:
-    old_site = site.with_name(f".{site.name}.old")
-    if old_site.exists():
-        shutil.rmtree(old_site)
-    if site.exists():
-        site.rename(old_site)
-    tmp.rename(site)
-    shutil.rmtree(old_site, ignore_errors=True)
-
-
-def _listing_builder(digests: list[dict[str, Any]], errors: list[CollectError], data: Path, generated: str) -> "old.SiteBuilder":
-    """The listing pages' builder over stand-ins rebuilt from digests; run pages are the workers' job."""
-    from . import pagemaker, site as old
-    b = old.SiteBuilder.__new__(old.SiteBuilder)
+def _listing_pages(digests: list[dict[str, Any]], urls: Any, errors: list[CollectError], data: Path) -> list[Any]:
+    """Every page above the run pages, from digests (stand-in records), plus the search page."""
+    from . import pagemaker
+    from .pages import listed, listing_pages
+    from .runpage import HOME, Page
     stubs = [pagemaker.stub(d, data) for d in digests]
-    b.collection, b.data, b.generated, b.env, b.assets = old.Collection(stubs, errors), data, generated, make_env(), {}
-    b.runs = stubs
-    b.validations = {}
-    b.summaries = {d["run_id"]: pagemaker.summary_of(d) for d in digests}
-    b.outcomes = {d["run_id"]: o for d in digests if (o := pagemaker.outcome_of(d)) is not None}
-    b._run_page = lambda *a, **k: None  # type: ignore[method-assign, assignment]
-    return b
+    rows = {r.run_id: listed(r, pagemaker.summary_of(d), urls) for r, d in zip(stubs, digests)}
+    outcomes = [o for d in digests if (o := pagemaker.outcome_of(d, urls.run(d["run_id"]))) is not None]
+    search = Page("search.html", "search.html", {"title": "All runs · search", "crumbs": [HOME], "runs": len(digests)})
+    return listing_pages(stubs, rows, outcomes, urls, errors) + [search]
 
 
-def _write_listings(b: "old.SiteBuilder", digests: list[dict[str, Any]], tmp: Path) -> int:
-    from . import pagemaker, site as old
-    from .search import index_js
-    pages = [p for p in b.pages() if p is not None]
-    pages.append(old.Page("search.html", "search.html", {"title": "All runs · search", "crumbs": [("all variants", "index.html")],
-                                                          "runs": len(digests)}))
-    b._render_all(tmp, pages)
-    pagemaker.write_new(tmp, "search-index.js", index_js([pagemaker.index_row(d) for d in digests]))
-    return len(pages)
-
-
-def build_incremental(data: Path, site: Path, jobs: int | None = None, settings: dict[str, Any] | None = None) -> IncrementalReport:
-    """Bring SITE up to date with DATA, re-rendering only what changed; see the module's docstring."""
-    site = site.resolve()
-    site.parent.mkdir(parents=True, exist_ok=True)
-    prev = status.BuildStatus.load(site) if (site / MARKER).is_file() else status.BuildStatus()
+def build_incremental(data: Path, site: Path, jobs: int | None = None, settings: dict[str, Any] | None = None,
+                      strict: bool = False, upstream_problems: int = 0) -> IncrementalReport:
+    """Bring SITE up to date with DATA, re-rendering only what changed; see the module's docstring.
+    With `strict`, any problem leaves the previous SITE exactly as it was."""
     from ..collect.reviews import REVIEWS_FILE
+    site = site.absolute()
+    prev = status.BuildStatus.load(site) if (site / MARKER).is_file() else status.BuildStatus()
     reviews = (status.signature(data / REVIEWS_FILE, None) or [None] * 3)[2]  # clearances can change any run's page
     g = status.global_hash([asset_dir("templates"), asset_dir("static")], {**(settings or {}), "reviews": reviews})
     runs, errors = _scan(data, prev, jobs, reviews)
-    digests = sorted((r.digest for r in runs.values()), key=lambda d: d["order"])
-    nav = _navigation(digests)
+    digests = sorted((r.digest for r in runs.values()), key=_order)
+    urls = _urls(digests)
+    nav = _navigation(digests, urls)
     todo: list[tuple[str, str, dict[str, Any]]] = []
     keep: list[str] = []
     for d in digests:
         rs = runs[d["run_id"]]
-        key = status.context_hash([rs.inputs, g, nav[d["run_id"]], d["slug"]])
+        key = status.context_hash([rs.inputs, g, nav[d["run_id"]]])
         if key == rs.page and rs.files and all((site / f).is_file() for f in rs.files):
             keep.extend(rs.files)
         else:
@@ -234,25 +201,53 @@ def build_incremental(data: Path, site: Path, jobs: int | None = None, settings:
     config_errors = list(rv.errors) + unknown_clearances(rv, set(runs))
     aggregates = status.context_hash([g, digests, [str(e) for e in errors + config_errors]])
     report = IncrementalReport(len(digests), len(todo), 0, errors, config_errors, digests)
-    if not todo and aggregates == prev.aggregates and set(runs) == set(prev.runs):
+    if (not todo and aggregates == prev.aggregates and set(runs) == set(prev.runs)
+            and prev.tree == status.tree_hash(site)):
         report.up_to_date = True
+        # Nothing to write, so the site stays as it was: under --strict that is what a failure leaves too.
+        report.committed = not (strict and _failed(report, upstream_problems))
         return report
-    tmp = Path(tempfile.mkdtemp(prefix=f".{site.name}.building-", dir=site.parent))
-    try:
-        from .site import _generated_at
-        _seed(site, tmp, keep)
-        generated = _generated_at()
-        b = _listing_builder(digests, errors, data, generated)
-        b._write_assets(tmp)
-        shared = {"data": str(data), "tmp": str(tmp), "generated": generated, "assets": b.assets, "reviews": reviews}
-        for item, files in zip(todo, parallel.run_all(_render_job, todo, shared, jobs)):
-            runs[item[1]].files = files
-        report.pages = _write_listings(b, digests, tmp) + len(digests)
-        (tmp / ".nojekyll").write_text("", encoding="utf-8")
-        (tmp / MARKER).write_text(f"reporter {__version__}\n", encoding="utf-8")
-        status.BuildStatus(__version__, g, runs, aggregates).save(tmp)
-        _swap(site, tmp)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    _write(site, data, report, runs, (keep, todo, urls, aggregates, g), jobs, strict, upstream_problems, reviews)
     return report
+
+
+def _failed(report: IncrementalReport, upstream_problems: int) -> bool:
+    return bool(upstream_problems or report.errors or report.config_errors or report.page_problems
+                or any(d["problems"] for d in report.digests))
+
+
+def _order(d: dict[str, Any]) -> list[Any]:
+    from .pagemaker import order
+    return order(d)
+
+
+def _write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, status.RunStatus], plan: tuple[Any, ...],
+           jobs: int | None, strict: bool, upstream_problems: int, reviews: str | None) -> None:
+    """Render what changed into a folder seeded from the live site, then swap it in."""
+    from .build import generated_at
+    from .search import index_js
+    from .writer import SiteWriter
+    from . import pagemaker
+    keep, todo, urls, aggregates, g = plan
+    generated = generated_at()
+    with SiteWriter(site, data, generated) as writer:
+        assert writer.tmp is not None
+        writer.seed(keep, [status.CACHE_DIR])
+        shared = {"data": str(data), "tmp": str(writer.tmp), "generated": generated, "assets": writer.assets,
+                  "reviews": reviews, "urls": urls}
+        for item, files in zip(todo, parallel.run_all(_render_job, todo, shared, jobs)):
+            if isinstance(files, str):
+                report.page_problems.append((str(data / item[0]), files))
+                del runs[item[1]]  # left out of the site and of the status, so the next build tries again
+            else:
+                runs[item[1]].files = files
+        digests = [d for d in report.digests if d["run_id"] in runs]
+        n = writer.render(_listing_pages(digests, urls, report.errors, data))
+        writer.write_text("search-index.js", index_js([pagemaker.index_row(d, urls) for d in digests]))
+        writer.write_text("build-info.json", json.dumps({"generated": generated, "pages": n + report.rendered,
+                                                          "version": __version__}) + "\n")
+        status.BuildStatus(__version__, g, runs, aggregates).save(writer.tmp)
+        report.pages = n + report.rendered - len(report.page_problems)
+        report.committed = not (strict and _failed(report, upstream_problems))
+        if report.committed:
+            writer.commit()

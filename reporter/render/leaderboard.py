@@ -8,12 +8,12 @@ figure is used where one exists; otherwise the recorded one, and the outcome say
 
 from __future__ import annotations
 
-import math
 import statistics
 from dataclasses import dataclass
 from typing import Iterable
 
 from ..checks import usable
+from . import text
 
 FAST_P = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)
 
@@ -22,6 +22,7 @@ STATES = {
     "suspect": "suspect (static cheat finding)",
     "faster": "correct and faster",
     "slower": "correct but slower",
+    "correct_unknown": "correct, speedup unknown",
     "incorrect": "incorrect",
     "compile_error": "failed to compile",
     "runtime_error": "runtime error / crash",
@@ -70,7 +71,9 @@ class Outcome:
         if self.suspect:
             return "suspect"
         if self.correct:
-            return "faster" if self.speedup is not None and self.speedup > 1.0 else "slower"
+            if self.speedup is None:
+                return "correct_unknown"
+            return "faster" if self.speedup > 1.0 else "slower"
         if self.verdict in ("compile_error", "runtime_error", "incorrect"):
             return self.verdict
         if self.verdict in ("timeout", "crashed"):
@@ -102,7 +105,7 @@ def geomean_speedup(outcomes: list[Outcome]) -> tuple[float | None, int]:
     xs = [o.speedup for o in outcomes if o.counts and o.speedup is not None]
     if not xs:
         return None, 0
-    return math.exp(math.fsum(math.log(x) for x in xs) / len(xs)), len(xs)
+    return statistics.geometric_mean(xs), len(xs)
 
 
 def _median(xs: list[int]) -> float | None:
@@ -147,3 +150,61 @@ def leaderboard(outcomes: list[Outcome]) -> list[Row]:
             suspect=sum(1 for o in best if o.suspect),
         ))
     return sorted(rows, key=lambda r: (-r.fast[1.0][0] / max(1, r.fast[1.0][1]), -(r.geomean or 0), r.model))
+
+
+@dataclass(frozen=True)
+class FastCell:
+    value: str  # the share, for sorting
+    shown: str
+    count: str  # "numerator/denominator"
+
+
+@dataclass(frozen=True)
+class LeaderRow:
+    """A leaderboard row as the page prints it."""
+
+    model: str
+    attempted: int
+    compiled: int
+    correct_recorded: int
+    revalidated_sort: int
+    revalidated_shown: str
+    fast: tuple[FastCell, ...]
+    geomean_sort: str
+    geomean_shown: str
+    geomean_n: str
+    median_turns: str
+    median_tokens: str
+    recorded_only: int
+
+
+def leaderboard_rows(outcomes: list[Outcome]) -> list[LeaderRow]:
+    rows = []
+    for r in leaderboard(outcomes):
+        fast = tuple(FastCell(f"{n / d:.6f}" if d else "0", text.num(n / d if d else 0.0), f"{n}/{d}")
+                     for n, d in (r.fast[p] for p in FAST_P))
+        rows.append(LeaderRow(
+            r.model, r.attempted, r.compiled, r.correct_recorded,
+            r.correct_revalidated if r.revalidated else -1,
+            f"{r.correct_revalidated} of {r.revalidated} re-validated" if r.revalidated else "— (none re-validated)",
+            fast, f"{r.geomean:.6f}" if r.geomean is not None else "", text.speedup(r.geomean), f"n={r.geomean_n}",
+            text.num(r.median_turns, 1), text.num(r.median_tokens, 0), r.recorded_only))
+    return rows
+
+
+@dataclass(frozen=True)
+class GridCell:
+    href: str
+    css: str
+    title: str
+    shown: str
+    flagged: bool
+
+
+def grid_cell(o: Outcome) -> GridCell:
+    state = o.state
+    recorded_only = o.revalidated_correct is None
+    label = STATES[state]
+    tip = label + (" · flagged" if o.flagged else "") + (" · not re-validated" if recorded_only else "")
+    shown = text.speedup(o.speedup) if state in ("faster", "slower") else label
+    return GridCell(o.href, f"s-{state.replace('_', '-')}" + (" recorded" if recorded_only else ""), tip, shown, o.flagged)

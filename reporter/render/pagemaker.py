@@ -8,55 +8,49 @@ the worker loads itself, so the parent never holds a trace.
 from __future__ import annotations
 
 import dataclasses
-import os
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from jinja2 import Environment
 
 from ..checks import Flag
 from ..collect.traces import RunRecord, Trace
-from ..records import FinalKernel, RunInfo, ValidationResult
+from ..collect.validation import CachedValidation
+from ..records import FinalKernel, RunInfo
 from . import lazy
 from . import leaderboard as lb
-from . import site as old
 from .highlight import HighlightCache
+from .revalidation import validation_view
+from .runpage import group_label, run_page
 from .search import IndexRow
-
-Found = tuple[ValidationResult, Path] | None
-
-
-def _builder(records: list[RunRecord], data: Path, found: dict[str, Found], env: Environment,
-             generated: str, assets: dict[str, str]) -> old.SiteBuilder:
-    """A SiteBuilder over some runs, without re-reading anything or re-making its template environment."""
-    b = old.SiteBuilder.__new__(old.SiteBuilder)
-    b.collection, b.data, b.generated, b.env, b.assets = old.Collection(records, []), data, generated, env, assets
-    b.runs = records
-    b.validations = {r.run_id: old.validation_view(r, found.get(r.run_id), data) for r in records}
-    b.summaries = {r.run_id: old.run_summary(r, b.validations[r.run_id]) for r in records}
-    b.outcomes = {r.run_id: o for r in records
-                  if (o := old.outcome(r, b.validations[r.run_id], b.run_path(r))) is not None}
-    return b
+from .summary import RunSummary, group_key, outcome, problem_key, run_summary, title
+from .urls import Urls
+from .writer import render_page
 
 
-def digest(r: RunRecord, found: Found, data: Path) -> dict[str, Any]:
+def order(d: dict[str, Any]) -> list[Any]:
+    """The page order of a run (as `build._order`): group, model, level, problem, run id."""
+    run = d["run"]
+    return [d["key"], run.get("model") or "~", run.get("level") or 99, run.get("problem_id") or 10**6, d["run_id"]]
+
+
+def digest(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
     """What listing pages and the run index need of one run, as JSON."""
-    b = _builder([r], data, {r.run_id: found}, Environment(), "", {})
-    run = r.trace.run
-    s, o = b.summaries[r.run_id], b.outcomes.get(r.run_id)
-    fk = r.trace.final_kernel
-    return {"run_id": r.run_id, "path": r.trace_path.relative_to(data).as_posix(), "slug": r.slug,
-            "order": list(old.SiteBuilder._sort_key(r)), "key": list(b.variant_key(r)), "model": run.model or "unknown",
-            "title": old._title(r), "run": run.model_dump(mode="json", exclude_none=True),
-            "flags": [dataclasses.asdict(f) for f in r.flags], "unknown": r.unknown,
-            "summary": dataclasses.asdict(s), "outcome": dataclasses.asdict(o) if o else None,
-            "kernels": " ".join(lazy.kernel_names(fk.source if fk else None)), "has_kernel": fk is not None,
-            "has_reference": r.trace.reference_source is not None}
+    t, run = r.trace, r.trace.run
+    v = validation_view(t.final_kernel is not None, cached, t.metrics, run.recorded_verdict, run.precision)
+    o = outcome(r, v, "")  # the parent sets the href once every run's URL is known
+    pkey = problem_key(r)
+    return {"run_id": r.run_id, "path": r.trace_path.as_posix(), "slug": r.slug, "key": list(group_key(r)),
+            "model": run.model or "unknown", "problem": list(pkey) if pkey else None, "title": title(r),
+            "run": run.model_dump(mode="json", exclude_none=True), "flags": [dataclasses.asdict(f) for f in r.flags],
+            "unknown": r.unknown, "summary": dataclasses.asdict(run_summary(r, v)),
+            "outcome": dataclasses.asdict(o) if o else None,
+            "kernels": " ".join(lazy.kernel_names(t.final_kernel.source if t.final_kernel else None)),
+            "has_kernel": t.final_kernel is not None}
 
 
 def stub(d: dict[str, Any], data: Path) -> RunRecord:
-    """A RunRecord that holds only what listing pages read (the run section, flags), rebuilt from a digest."""
+    """A RunRecord holding only what listing pages read (the run section, flags), rebuilt from a digest."""
     # Listing pages ask whether a kernel was submitted, never for its source: an empty stand-in says so.
     kernel = FinalKernel.model_construct(source="") if d["has_kernel"] else None
     trace = Trace.model_construct(run=RunInfo.model_validate(d["run"]), turns=[], final_kernel=kernel,
@@ -64,54 +58,38 @@ def stub(d: dict[str, Any], data: Path) -> RunRecord:
     return RunRecord(d["run_id"], data / d["path"], trace, [Flag(**f) for f in d["flags"]], d["unknown"], slug=d["slug"])
 
 
-def summary_of(d: dict[str, Any]) -> old.RunSummary:
+def summary_of(d: dict[str, Any]) -> RunSummary:
     s = dict(d["summary"])
     s["runtime_flag"] = Flag(**s["runtime_flag"]) if s["runtime_flag"] else None
-    return old.RunSummary(**s)
+    return RunSummary(**s)
 
 
-def outcome_of(d: dict[str, Any]) -> lb.Outcome | None:
+def outcome_of(d: dict[str, Any], href: str) -> lb.Outcome | None:
     o = d["outcome"]
     if o is None:
         return None
-    return lb.Outcome(**{**o, "group": tuple(o["group"]), "problem": tuple(o["problem"])})
+    return lb.Outcome(**{**o, "group": tuple(o["group"]), "problem": tuple(o["problem"]), "href": href})
 
 
-def index_row(d: dict[str, Any]) -> IndexRow:
+def index_row(d: dict[str, Any], urls: Urls) -> IndexRow:
     s, run = d["summary"], d["run"]
-    return IndexRow(f"runs/{d['slug']}.html", d["title"], run.get("problem_file") or run.get("title") or d["run_id"],
-                    d["model"], old._shown(tuple(d["key"])), s["verdict"], s["verdict_source"], s["speedup_value"],
+    return IndexRow(urls.run(d["run_id"]), d["title"], run.get("problem_file") or run.get("title") or d["run_id"],
+                    d["model"], group_label(tuple(d["key"])), s["verdict"], s["verdict_source"], s["speedup_value"],
                     s["flags"], d["kernels"])
 
 
-def run_files(r: RunRecord, found: Found, data: Path, nav: dict[str, Any], env: Environment, generated: str,
-              assets: dict[str, str], cache: HighlightCache) -> dict[str, str]:
+def run_files(r: RunRecord, cached: CachedValidation | None, urls: Urls, nav: dict[str, Any], env: Environment,
+              generated: str, assets: dict[str, str], cache: HighlightCache) -> dict[str, str]:
     """The site files of one run page: page, lazy chunk, text view and downloads, by path in the site."""
-    b = _builder([r], data, {r.run_id: found}, env, generated, assets)
-    key, model = b.variant_key(r), r.trace.run.model or "unknown"
-    near = {k: SimpleNamespace(slug=v) if v else None for k, v in (("prev", nav.get("prev")), ("next", nav.get("next")))}
-    page = b._run_page(r, key, model, near["prev"], near["next"])  # type: ignore[arg-type]
-    fk = r.trace.final_kernel
-    page.context.update(chunk=lazy.chunk_name(r.slug, "turns.js"), text_view=lazy.chunk_name(r.slug, "turns.txt"),
-                        final_html=cache.code(fk.source) if fk else None,
-                        reference_html=cache.code(r.trace.reference_source) if r.trace.reference_source else None)
-    ctx = {"rel": "../", "generated": generated, "version": old.__version__, "assets": assets, **page.context}
-    files = {page.path: env.get_template(page.template).render(ctx),
-             f"runs/{lazy.chunk_name(r.slug, 'turns.js')}": lazy.chunk_js(r.trace),
-             f"runs/{lazy.chunk_name(r.slug, 'turns.txt')}": lazy.text_view(r.trace, old._title(r))}
+    page = run_page(r, cached, urls, nav.get("prev"), nav.get("next"))
+    fk, ref = r.trace.final_kernel, r.trace.reference_source
+    base = urls.run(r.run_id).removesuffix(".html")
+    page.context.update(chunk=f"{Path(base).name}.turns.js", text_view=f"{Path(base).name}.turns.txt",
+                        final_html=cache.code(fk.source) if fk else None, reference_html=cache.code(ref) if ref else None)
+    files = {page.path: render_page(env, page, assets, generated), f"{base}.turns.js": lazy.chunk_js(r.trace),
+             f"{base}.turns.txt": lazy.text_view(r.trace, title(r))}
     if fk:
-        files[f"runs/{r.slug}.kernel.py"] = fk.source
-    if r.trace.reference_source:
-        files[f"runs/{r.slug}.reference.py"] = r.trace.reference_source
+        files[urls.download(r.run_id, "kernel")] = fk.source
+    if ref:
+        files[urls.download(r.run_id, "reference")] = ref
     return files
-
-
-def write_new(root: Path, rel: str, content: str) -> None:
-    """Write a file as a new inode: the folder is seeded with hard links to the live site, never written through."""
-    out = root / rel
-    out.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.unlink(out)
-    except FileNotFoundError:
-        pass
-    out.write_text(content, encoding="utf-8")

@@ -77,6 +77,7 @@ class BuildStatus:
     globals: str = ""
     runs: dict[str, RunStatus] = field(default_factory=dict)
     aggregates: str = ""  # hash of every digest and the run order when listing pages were last written
+    tree: str = ""  # hash of the site's file list (names, sizes, times): a file added or edited by hand is a change
 
     @classmethod
     def load(cls, site: Path) -> "BuildStatus":
@@ -87,14 +88,32 @@ class BuildStatus:
                 return cls()
             runs = {k: RunStatus(v["inputs"], v["folders"], v["digest"], v.get("page", ""), v.get("files", []))
                     for k, v in doc["runs"].items()}
-            return cls(doc["version"], doc["globals"], runs, doc.get("aggregates", ""))
+            return cls(doc["version"], doc["globals"], runs, doc.get("aggregates", ""), doc.get("tree", ""))
         except (OSError, ValueError, KeyError, TypeError):
             return cls()
 
     def save(self, folder: Path) -> None:
+        self.tree = tree_hash(folder)
         doc = {"format": STATUS_FORMAT, "version": self.version, "globals": self.globals, "aggregates": self.aggregates,
+               "tree": self.tree,
                "runs": {k: self.runs[k].to_json() for k in sorted(self.runs)}}
         (folder / STATUS_FILE).write_text(json.dumps(doc, separators=(",", ":")), encoding="utf-8")
+
+
+def tree_hash(site: Path) -> str:
+    """Every file of a site with its size and modification time, hashed; the dot files at its top (this
+    status, the writer's markers) are the build's own and left out."""
+    h = hashlib.sha256()
+    stack = [site]
+    while stack:
+        folder = stack.pop()
+        for e in sorted(os.scandir(folder), key=lambda e: e.name):
+            if e.is_dir(follow_symlinks=False):
+                stack.append(Path(e.path))
+            elif not (folder == site and e.name.startswith(".")):
+                st = e.stat(follow_symlinks=False)
+                h.update(f"{Path(e.path).relative_to(site).as_posix()}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
 
 
 def folder_listing(data: Path, rel: str) -> list[str]:

@@ -1,0 +1,82 @@
+"""Read cached re-validation results for collected runs, with the Nsight Compute files beside them.
+
+Rendering reads no files itself: everything a page shows of a re-validation comes through here, and a
+result file or counter export that cannot be read becomes a `CollectError` on that run, never an
+aborted build.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import CollectError, Problem
+from ..records import ValidationResult
+from ..validate import cache
+from . import ncu
+from .traces import ProfileSet, RunRecord
+
+
+@dataclass(frozen=True)
+class CachedValidation:
+    """The newest cached result for a run's kernel and reference, and what its files say."""
+
+    result: ValidationResult
+    shown_path: str  # the result file, relative to DATA, as pages name it
+    ncu: dict[str, ProfileSet]  # role -> counters profiled by `reporter validate --ncu`
+    errors: tuple[CollectError, ...] = ()
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
+def load_validation(data: Path, run: RunRecord, problems: list[Problem] | None = None) -> CachedValidation | None:
+    """The cached result for `run`, or None when it has no kernel, no reference or no result yet.
+    Unreadable result files go to `problems` (see `cache.lookup`)."""
+    fk, ref = run.trace.final_kernel, run.trace.reference_source
+    if fk is None or ref is None:
+        return None
+    found = cache.lookup(data, cache.content_key(fk.source, ref), problems=problems)
+    if found is None:
+        return None
+    result, path = found
+    errors: list[CollectError] = []
+    profiles: dict[str, ProfileSet] = {}
+    for role, name in sorted(result.ncu_files.items()):
+        csv_path = path.parent / name
+        # The result file is data too: a name that climbs out of its folder is refused, not followed.
+        if Path(name).name != name or not _inside(csv_path, path.parent) or not csv_path.is_file():
+            errors.append(CollectError(path, f"ncu_files.{role}", f"{name!r} is not a file beside the result"))
+            continue
+        try:
+            kernels = tuple(ncu.derive(k) for k in ncu.load_ncu(csv_path))
+        except CollectError as exc:
+            errors.append(exc)
+            continue
+        profiles[role] = ProfileSet(None, kernels, name)
+    try:
+        shown = path.relative_to(data).as_posix()
+    except ValueError:
+        shown = path.name
+    return CachedValidation(result, shown, profiles, tuple(errors))
+
+
+def load_validations(data: Path, runs: list[RunRecord]) -> tuple[dict[str, CachedValidation | None], list[Problem]]:
+    """Cached results for every run; a result that cannot be read is a problem naming its file, and the
+    run is shown as not re-validated rather than costing the build."""
+    found: dict[str, CachedValidation | None] = {}
+    problems: list[Problem] = []
+    for r in runs:
+        try:
+            found[r.run_id] = cached = load_validation(data, r, problems)
+        except (OSError, ValueError) as exc:
+            found[r.run_id] = None
+            problems.append(Problem(str(data / cache.CACHE_DIR), r.run_id, f"cached result unreadable: {exc}", "cache"))
+            continue
+        if cached is not None:
+            problems.extend(e.problem("cache") for e in cached.errors)
+    return found, problems

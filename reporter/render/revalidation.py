@@ -1,0 +1,163 @@
+"""Page data for a run's re-validation: what we measured, beside what the harness recorded.
+
+Every agree/disagree decision comes from `checks`; this module only turns results into the strings and
+CSS classes the template prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import checks
+from ..collect.validation import CachedValidation
+from ..records import LaunchStats, RecordedMetrics, TimingStats, ValidationResult
+from ..units import UNIT_LABEL
+from . import text
+
+STATES = ("measured", "not_validated", "no_kernel")
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    label: str
+    recorded: str
+    reproduced: str
+    agrees: bool | None
+    reason: str
+
+    @property
+    def css(self) -> str:
+        return "bad" if self.agrees is False else "good" if self.agrees else ""
+
+
+@dataclass(frozen=True)
+class TrialRow:
+    css: str
+    index: int
+    seed: int
+    kind: str
+    shapes: str
+    max_abs: str
+    max_rel: str
+    result: str
+
+
+@dataclass(frozen=True)
+class ValidationView:
+    """What the run page shows of a re-validation, or why there is none."""
+
+    state: str  # one of STATES
+    result: ValidationResult | None = None
+    where: str = ""
+    comparisons: tuple[ComparisonRow, ...] = ()
+    timing_rows: tuple[tuple[str, ...], ...] = ()
+    launch_rows: tuple[tuple[str, ...], ...] = ()
+    trial_rows: tuple[TrialRow, ...] = ()
+    tolerance_note: str = ""
+    verdict_flip: str | None = None
+    errors: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def disagreements(self) -> int:
+        return sum(1 for c in self.comparisons if c.agrees is False)
+
+    @property
+    def disagreement_text(self) -> str:
+        n = self.disagreements
+        return f"{n} disagreement{'s' if n != 1 else ''}" if n else ""
+
+
+def _ms(stats: TimingStats | None) -> float | None:
+    return stats.median_ms if stats else None
+
+
+def _with_unit(value: float | int | None, unit: str) -> str:
+    return f"{text.num(value)} {unit}" if value is not None else text.DASH
+
+
+def comparisons(m: RecordedMetrics, recorded_verdict: str | None, res: ValidationResult) -> tuple[ComparisonRow, ...]:
+    """The recorded-vs-reproduced table, one row per figure both sides can have."""
+    rows = [ComparisonRow("verdict", recorded_verdict or text.DASH, res.verdict,
+                          None if recorded_verdict is None else recorded_verdict == res.verdict,
+                          checks.verdict_flip(recorded_verdict, res.verdict) or "")]
+    t = m.timing
+    unit = t.unit if t else "ms"
+    for label, rec, stats in (("runtime", t.runtime if t else None, res.kernel_timing),
+                              ("ref runtime", t.ref_runtime if t else None, res.reference_timing)):
+        agree, why = checks.compare_runtime(rec, unit, _ms(stats))
+        rows.append(ComparisonRow(label, _with_unit(rec, UNIT_LABEL[unit]), text.ms(_ms(stats)), agree, why))
+    rec_sp = t.speedup if t else None
+    rows.append(ComparisonRow("speedup", text.speedup(rec_sp), text.speedup(res.speedup), *checks.compare_ratio(rec_sp, res.speedup)))
+    worst_abs = max((x.max_abs_error for x in res.trials if x.max_abs_error is not None), default=None)
+    worst_rel = max((x.max_rel_error for x in res.trials if x.max_rel_error is not None), default=None)
+    p = m.precision
+    rows.append(ComparisonRow("max abs error", text.num(p.max_abs_error) if p else text.DASH, text.num(worst_abs), None, ""))
+    rows.append(ComparisonRow("max rel error", text.num(p.max_rel_error) if p else text.DASH, text.num(worst_rel), None, ""))
+    la = m.launches
+    for label, rec_n, st in (("kernel launches", la.kernel_launches if la else None, res.kernel_launches),
+                             ("ref launches", la.ref_launches if la else None, res.reference_launches)):
+        got = st.launches if st else None
+        rows.append(ComparisonRow(label, text.num(rec_n), text.num(got),
+                                  *checks.compare_count(rec_n, got, "torch.profiler, kernels only")))
+    mem = m.memory
+    for label, rec_mb, got_b in (("kernel peak memory", mem.kernel_peak_mb if mem else None, res.kernel_peak_bytes),
+                                 ("ref peak memory", mem.ref_peak_mb if mem else None, res.reference_peak_bytes)):
+        got_mb = got_b / 1e6 if got_b is not None else None
+        rows.append(ComparisonRow(label, _with_unit(rec_mb, "MB"), _with_unit(got_mb, "MB"), *checks.compare_ratio(rec_mb, got_mb)))
+    return tuple(rows)
+
+
+def _timing_rows(res: ValidationResult) -> tuple[tuple[str, ...], ...]:
+    rows = []
+    for label, st in (("kernel", res.kernel_timing), ("reference (eager)", res.reference_timing),
+                      ("reference (torch.compile)", res.compile_timing)):
+        if st is not None:
+            rows.append((label, text.ms(st.median_ms), text.ms(st.mean_ms), text.ms(st.std_ms), text.ms(st.min_ms),
+                         text.ms(st.max_ms), str(st.trials)))
+    return tuple(rows)
+
+
+def _launch_rows(res: ValidationResult) -> tuple[tuple[str, ...], ...]:
+    if not (res.kernel_launches or res.reference_launches):
+        return ()
+    rows = []
+    pairs: tuple[tuple[str, LaunchStats | None, int | None], ...] = (
+        ("kernel", res.kernel_launches, res.kernel_peak_bytes), ("reference", res.reference_launches, res.reference_peak_bytes))
+    for label, la, peak in pairs:
+        rows.append((label, text.num(la.launches) if la else text.DASH,
+                     f"{text.num(la.cuda_time_us, 1)} µs" if la else text.DASH,
+                     f"{la.memcpy} / {la.memset}" if la else text.DASH,
+                     _with_unit(peak / 1e6 if peak is not None else None, "MB")))
+    return tuple(rows)
+
+
+def _trial_rows(res: ValidationResult) -> tuple[TrialRow, ...]:
+    return tuple(TrialRow(
+        css="good" if t.passed else "bad" if t.passed is False else "", index=t.index, seed=t.seed,
+        kind="jittered" if t.jittered else "nominal", shapes=" ".join(t.input_shapes),
+        max_abs=text.num(t.max_abs_error), max_rel=text.num(t.max_rel_error),
+        result=("pass" if t.passed else "FAIL" if t.passed is False else "skipped") + (f" — {t.problem}" if t.problem else ""),
+    ) for t in res.trials)
+
+
+def _tolerance_note(res: ValidationResult, precision: str) -> str:
+    s = res.settings
+    atol, rtol = s.atol.get(precision), s.rtol.get(precision)
+    return (f"Tolerance for {precision}: atol {text.num(atol, 6)}, rtol {text.num(rtol, 6)}. Jittered trials resize the "
+            f"problem by up to ±{s.jitter_fraction:.0%} through popcorn_pri.jitter_int.")
+
+
+def validation_view(has_kernel: bool, cached: CachedValidation | None, m: RecordedMetrics,
+                    recorded_verdict: str | None, precision: str) -> ValidationView:
+    if not has_kernel:
+        return ValidationView("no_kernel")
+    if cached is None:
+        return ValidationView("not_validated")
+    res = cached.result
+    env = res.environment
+    where = (f"{env.gpu or 'unknown GPU'} · torch {env.torch or '?'} · CUDA {env.cuda or '?'} · driver {env.driver or '?'}"
+             f" · measured {res.measured_at or 'at an unknown time'} · {cached.shown_path}")
+    return ValidationView(
+        "measured", res, where, comparisons(m, recorded_verdict, res), _timing_rows(res), _launch_rows(res),
+        _trial_rows(res), _tolerance_note(res, precision), checks.verdict_flip(recorded_verdict, res.verdict),
+        tuple(str(e) for e in cached.errors))

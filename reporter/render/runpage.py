@@ -1,0 +1,105 @@
+"""Page data for one run page: a pure function of the run, its cached validation and the site's URLs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..collect.traces import ProfileSet, RunRecord
+from ..collect.validation import CachedValidation
+from . import charts, text
+from .counters import CountersView, counters_view
+from .evolution import kernel_versions
+from .recorded import Row, recorded_sections
+from .revalidation import ValidationView, validation_view
+from .summary import RunSummary, group_key, problem_key, run_summary, title
+from .urls import Urls
+
+HOME = ("all variants", "index.html")
+
+
+@dataclass(frozen=True)
+class Page:
+    """One file of the site: where it goes, which template draws it, and the data it draws."""
+
+    path: str  # relative to the site root
+    template: str
+    context: dict[str, Any]
+
+
+def group_label(key: tuple[str, str]) -> str:
+    """How a (benchmark, configuration) group is named on pages; partial traces have neither."""
+    bench, conf = key
+    if key == ("unknown", "unknown"):
+        return "not recorded (partial traces)"
+    return bench if conf == "unknown" else f"{bench} · {conf}"
+
+
+def measured_profiles(r: RunRecord, cached: CachedValidation | None) -> tuple[dict[str, ProfileSet], dict[str, str]]:
+    """The run's attached exports, with counters from `reporter validate --ncu` taking precedence per role."""
+    profiles = dict(r.profiles)
+    sources = {role: f"attached export ({p.ncu_source})" for role, p in profiles.items() if p.ncu_source}
+    if cached is not None:
+        for role, p in cached.ncu.items():
+            old = profiles.get(role, ProfileSet())
+            profiles[role] = ProfileSet(old.profiler, p.ncu_kernels, p.ncu_source)
+            sources[role] = f"reporter validate --ncu ({cached.result.environment.gpu})"
+    return profiles, sources
+
+
+def _summary_rows(r: RunRecord, s: RunSummary) -> tuple[Row, ...]:
+    run = r.trace.run
+    flags = {f.field: f for f in r.flags}
+    return (
+        Row("model", run.model or text.DASH),
+        Row("turns / max", s.turns, flags.get("run.turns_used")),
+        Row("tool calls", text.num(run.tool_calls), flags.get("run.tool_calls")),
+        Row("tokens (total)", text.num(run.tokens_total), flags.get("run.tokens_total")),
+        Row("wall clock", f"{text.num(run.wall_clock_s, 1)} s" if run.wall_clock_s is not None else text.DASH),
+        Row("truncated", text.num(run.truncated)),
+        Row("backend", f"{run.backend} {run.precision}"),
+        Row("benchmark", run.benchmark or text.DASH),
+        Row(f"runtime ({s.verdict_source})", s.runtime, s.runtime_flag),
+        Row("ref runtime", s.ref_runtime, flags.get("timing.ref_runtime") if s.verdict_source == "recorded" else None),
+        Row("speedup", s.speedup),
+        Row("started", run.started_at or text.DASH),
+    )
+
+
+def _figures(r: RunRecord, counters: CountersView | None) -> dict[str, Any]:
+    figures: dict[str, Any] = {}
+    timeline = charts.timeline_figure(r.trace.turns)
+    if timeline is not None:
+        figures["timeline"] = charts.to_json(timeline)
+    if counters is not None:
+        figures.update(counters.figures)
+    return figures
+
+
+def run_page(r: RunRecord, cached: CachedValidation | None, urls: Urls, prev: str | None, nxt: str | None) -> Page:
+    trace, run = r.trace, r.trace.run
+    v: ValidationView = validation_view(trace.final_kernel is not None, cached, trace.metrics, run.recorded_verdict,
+                                        run.precision)
+    summary = run_summary(r, v)
+    profiles, sources = measured_profiles(r, cached)
+    flags = {f.field: f for f in r.flags}
+    counters = counters_view(profiles, sources, trace.metrics.nsight, flags)
+    key, model = group_key(r), run.model or "unknown"
+    pkey = problem_key(r)
+    fk = trace.final_kernel
+    return Page(urls.run(r.run_id), "run.html", {
+        "title": title(r), "r": r, "run": run, "summary": summary, "summary_rows": _summary_rows(r, summary),
+        "crumbs": [HOME, (group_label(key), urls.group(key)), (model, urls.model(key, model))],
+        "who": " · ".join((run.model or "— model not recorded", run.benchmark or text.DASH, run.configuration or text.DASH)),
+        "problem": run.problem_file or run.title or r.run_id, "problem_href": urls.problem(pkey) if pkey else None,
+        "sections": recorded_sections((trace.metrics.timing, trace.metrics.precision, trace.metrics.memory,
+                                       trace.metrics.launches, trace.metrics.nsight), flags),
+        "recorded_badge": "compare with re-validation above" if v.state == "measured" else "not re-measured",
+        "v": v, "counters": counters, "figures": _figures(r, counters), "prev": prev, "next": nxt,
+        "kernel_lines": text.num(fk.source.count("\n") + (0 if fk.source.endswith("\n") else 1)) if fk else "0",
+        "kernel_chars": text.num(len(fk.source)) if fk else "0",
+        "kernel_file": urls.download(r.run_id, "kernel").removeprefix("runs/"),
+        "reference_file": urls.download(r.run_id, "reference").removeprefix("runs/"),
+        "validate_cmd": f"reporter validate DATA --run {r.run_id}", "versions": kernel_versions(trace),
+        "metadata": sorted(trace.harness_metadata.items()),
+    })

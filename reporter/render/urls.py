@@ -1,0 +1,66 @@
+"""Where every page lives. All paths are relative to the site root; pages link with a `rel` prefix.
+
+Names come from traces (model names, run folders, problem files), so two different names can slugify
+alike ("GPT 4", "gpt-4"): `names.unique_slugs` keeps such pages apart instead of letting one overwrite
+the other. Slugs are computed once per site from every name in it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from ..names import KEY_SEPARATOR, unique_slugs
+
+GroupKey = tuple[str, str]  # (benchmark, configuration)
+ProblemKey = tuple[int, int, str]  # (level, problem id, problem file or title)
+
+
+def _composite(keys: Iterable[tuple[str, ...]]) -> dict[tuple[str, ...], str]:
+    """Slugs for composite keys: the whole key is unique, parts joined with `--` in the slug."""
+    joined = {k: KEY_SEPARATOR.join(k) for k in set(keys)}
+    slugs = unique_slugs(joined.values())
+    return {k: slugs[j] for k, j in joined.items()}
+
+
+@dataclass(frozen=True)
+class Urls:
+    """Page paths for one site, computed once from every name that appears in it."""
+
+    runs: dict[str, str]  # run id -> slug
+    groups: dict[GroupKey, str]
+    models: dict[tuple[GroupKey, str], str]
+    problems: dict[ProblemKey, str]
+
+    @classmethod
+    def build(cls, run_ids: Iterable[str], groups: Iterable[GroupKey], models: Iterable[tuple[GroupKey, str]],
+              problems: Iterable[ProblemKey]) -> "Urls":
+        models = set(models)
+        problem_names = {p: (f"l{p[0]}-p{p[1]}", p[2].removesuffix(".py") or "unnamed") for p in set(problems)}
+        by_name = _composite(problem_names.values())
+        model_slugs = _composite((*g, m) for g, m in models)
+        return cls(runs=unique_slugs(run_ids), groups=dict(_composite(set(groups))),  # type: ignore[arg-type]
+                   models={(g, m): model_slugs[(*g, m)] for g, m in models},
+                   problems={p: by_name[n] for p, n in problem_names.items()})
+
+    def run(self, run_id: str) -> str:
+        return f"runs/{self.runs[run_id]}.html"
+
+    def download(self, run_id: str, what: str) -> str:
+        """A run's downloadable source (`kernel` or `reference`), beside its page."""
+        return f"runs/{self.runs[run_id]}.{what}.py"
+
+    def group(self, key: GroupKey) -> str:
+        return f"variants/{self.groups[key]}.html"
+
+    def leaderboard(self, key: GroupKey) -> str:
+        return f"leaderboards/{self.groups[key]}.html"
+
+    def grid(self, key: GroupKey) -> str:
+        return f"grids/{self.groups[key]}.html"
+
+    def model(self, key: GroupKey, model: str) -> str:
+        return f"models/{self.models[(key, model)]}.html"
+
+    def problem(self, key: ProblemKey) -> str:
+        return f"problems/{self.problems[key]}.html"
