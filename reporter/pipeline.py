@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .collect.redact import RedactionReport
 from .errors import Problem, report
 from .records import ValidationSettings
 
@@ -28,6 +29,13 @@ class BuildSummary:
     seconds: float
     site: Path
     committed: bool = True  # False: --strict saw problems and left the previous site as it was
+    redaction: RedactionReport | None = None  # None: built with --no-redact
+
+    def redaction_line(self) -> str:
+        """What was redacted, by kind (never the secrets), or that nothing was because redaction was off."""
+        if self.redaction is None:
+            return "secrets NOT redacted (--no-redact): keep this site private"
+        return self.redaction.line()
 
     def line(self) -> str:
         skipped = f", {len(self.problems)} file{'s' if len(self.problems) != 1 else ''} not used" if self.problems else ""
@@ -36,12 +44,16 @@ class BuildSummary:
 
 
 def build(data: Path, site: Path, settings: ValidationSettings, *, validate: bool = True, ncu: bool = False,
-          strict: bool = False, progress: Callable[[int, int], None] | None = None, jobs: int | None = None) -> BuildSummary:
+          strict: bool = False, progress: Callable[[int, int], None] | None = None, redact: bool = True,
+          jobs: int | None = None) -> BuildSummary:
     """Build SITE from DATA; the problems are logged (as warnings) and returned in the summary. With
-    `strict`, any problem leaves the previous SITE as it was (`committed` is then False).
+    `strict`, any problem leaves the previous SITE as it was (`committed` is then False). With `redact`
+    every published text (trace fields, downloads, cached validation logs and findings) has its secrets
+    replaced; the validator still gets the original sources.
 
     The build streams: worker processes read the runs, and a rebuild re-renders only what changed
     (`render.incremental`). Validating on a GPU needs every run at once, so that step reads them all."""
+    from .collect.redact import RedactionReport
     from .render.incremental import build_incremental
     from .render.writer import check_target
     from .validate import gpu_available
@@ -51,14 +63,16 @@ def build(data: Path, site: Path, settings: ValidationSettings, *, validate: boo
     if validate and gpu_available():
         from .collect import collect
         from .validate import validate_runs
-        validate_runs(data, collect(data).runs, settings, ncu=ncu, progress=progress is not None)
+        validate_runs(data, collect(data, redact=redact).runs, settings, ncu=ncu, progress=progress is not None)
     elif validate:
         log.info("no CUDA device here: showing cached re-validation results (see `reporter validate`)")
-    built = build_incremental(data, site, jobs, settings.model_dump(mode="json"), strict=strict)
+    built = build_incremental(data, site, jobs, {**settings.model_dump(mode="json"), "redact": redact},
+                              strict=strict, redact=redact)
     problems = [e.problem("trace") for e in built.errors] + [e.problem("config") for e in built.config_errors]
     problems += [Problem(*p) for d in built.digests for p in d["problems"]]
     problems += [Problem(path, "(page)", message, "trace") for path, message in built.page_problems]
     report(problems)
+    redaction = RedactionReport({d["run_id"]: dict(d["redactions"]) for d in built.digests}) if redact else None
     return BuildSummary(runs=len(built.digests), unreadable=len(built.errors), pages=built.pages,
                         flagged=sum(len(d["flags"]) for d in built.digests), problems=tuple(sorted(set(problems))),
-                        seconds=time.monotonic() - started, site=site, committed=built.committed)
+                        seconds=time.monotonic() - started, site=site, committed=built.committed, redaction=redaction)

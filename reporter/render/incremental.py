@@ -49,7 +49,23 @@ def _env() -> Any:
 
 def _lookup(data: Path, r: Any, problems: list[Any]) -> Any:
     from ..collect.validation import load_validation
-    return load_validation(data, r, problems)
+    return load_validation(data, r, problems, _redactor(data, parallel.state()["redact"], parallel.state()["allow"])[0])
+
+
+@lru_cache(maxsize=1)
+def _redactor(data: Path, redact: bool, allow: str | None) -> tuple[Any, list[CollectError]]:
+    """The secret redactor (DATA/redact-allow.txt is part of the global hash), once per process."""
+    if not redact:
+        return None, []
+    from ..collect.redact import Redactor, load_allow_list
+    allow, errors = load_allow_list(data)
+    return Redactor(allow), errors
+
+
+def _load(data: Path, rel: str, run_id: str, slug: str) -> Any:
+    from ..collect.traces import load_run
+    st = parallel.state()
+    return load_run(data, data / rel, run_id, slug, _reviews(data, st["reviews"]), _redactor(data, st["redact"], st["allow"])[0])
 
 
 @lru_cache(maxsize=1)
@@ -67,14 +83,13 @@ def _validation_folder(data: Path, r: Any) -> list[Path]:
 
 def _digest_job(item: tuple[str, str, str]) -> dict[str, Any]:
     """Worker: a run's digest and the signatures of its inputs (signed before reading, so a later edit shows)."""
-    from ..collect.traces import load_run
     from . import pagemaker
     rel, run_id, slug = item
     data = Path(parallel.state()["data"])
     path = data / rel
     trace_sig = status.signature(path, None)
     try:
-        r = load_run(data, path, run_id, slug, _reviews(data, parallel.state()["reviews"]))
+        r = _load(data, rel, run_id, slug)
     except CollectError as exc:
         return {"run_id": run_id, "error": [exc.path, exc.field, exc.message]}
     except Exception as exc:  # noqa: BLE001 - the guard: one file must never stop the others
@@ -86,14 +101,13 @@ def _digest_job(item: tuple[str, str, str]) -> dict[str, Any]:
         inputs[rel] = trace_sig
     problems = [e.problem("attachment") for e in r.attachment_errors]
     d = pagemaker.digest(r, _lookup(data, r, problems))
-    d["path"] = rel
+    d["path"], d["redactions"] = rel, dict(r.redactions)
     d["problems"] = [[p.path, p.field, p.message, p.kind] for p in problems]
     return {"digest": d, "inputs": inputs, "folders": folders}
 
 
 def _render_job(item: tuple[str, str, dict[str, Any]]) -> list[str] | str:
     """Worker: load one run again and write its page files into the new site; their paths, or why not."""
-    from ..collect.traces import load_run
     from . import pagemaker
     from .highlight import HighlightCache
     from .writer import write_new
@@ -101,7 +115,7 @@ def _render_job(item: tuple[str, str, dict[str, Any]]) -> list[str] | str:
     st = parallel.state()
     data, tmp = Path(st["data"]), Path(st["tmp"])
     try:
-        r = load_run(data, data / rel, run_id, nav["slug"], _reviews(data, st["reviews"]))
+        r = _load(data, rel, run_id, nav["slug"])
         files = pagemaker.run_files(r, _lookup(data, r, []), st["urls"], nav, _env(), st["generated"], st["assets"],
                                     HighlightCache(tmp / status.CACHE_DIR / "code"))
     except Exception as exc:  # noqa: BLE001 - one run's bad data must not cost the rest of the site
@@ -135,7 +149,7 @@ def _urls(digests: list[dict[str, Any]]) -> Any:
 
 
 def _scan(data: Path, prev: status.BuildStatus, jobs: int | None,
-          reviews: str | None) -> tuple[dict[str, status.RunStatus], list[CollectError]]:
+          shared: dict[str, Any]) -> tuple[dict[str, status.RunStatus], list[CollectError]]:
     """Every run's status: kept from the previous build when its inputs are unchanged, else from a worker."""
     from ..collect.traces import find_traces, run_ids
     runs: dict[str, status.RunStatus] = {}
@@ -152,7 +166,7 @@ def _scan(data: Path, prev: status.BuildStatus, jobs: int | None,
             runs[run_id] = old_run
         else:
             todo.append((rel, run_id, slugs[run_id]))
-    for res in parallel.run_all(_digest_job, todo, {"data": str(data), "reviews": reviews}, jobs):
+    for res in parallel.run_all(_digest_job, todo, shared, jobs):
         if "error" in res:
             errors.append(CollectError(*res["error"]))
         else:
@@ -174,15 +188,19 @@ def _listing_pages(digests: list[dict[str, Any]], urls: Any, errors: list[Collec
 
 
 def build_incremental(data: Path, site: Path, jobs: int | None = None, settings: dict[str, Any] | None = None,
-                      strict: bool = False, upstream_problems: int = 0) -> IncrementalReport:
+                      strict: bool = False, upstream_problems: int = 0, redact: bool = True) -> IncrementalReport:
     """Bring SITE up to date with DATA, re-rendering only what changed; see the module's docstring.
     With `strict`, any problem leaves the previous SITE exactly as it was."""
+    from ..collect.redact import ALLOW_FILE
     from ..collect.reviews import REVIEWS_FILE
     site = site.absolute()
     prev = status.BuildStatus.load(site) if (site / MARKER).is_file() else status.BuildStatus()
-    reviews = (status.signature(data / REVIEWS_FILE, None) or [None] * 3)[2]  # clearances can change any run's page
-    g = status.global_hash([asset_dir("templates"), asset_dir("static")], {**(settings or {}), "reviews": reviews})
-    runs, errors = _scan(data, prev, jobs, reviews)
+    # Clearances and the redaction allow-list can change any run's page: their contents are global inputs.
+    reviews, allow = ((status.signature(data / name, None) or [None] * 3)[2] for name in (REVIEWS_FILE, ALLOW_FILE))
+    g = status.global_hash([asset_dir("templates"), asset_dir("static")],
+                           {**(settings or {}), "reviews": reviews, "allow": allow, "redact": redact})
+    shared = {"data": str(data), "reviews": reviews, "redact": redact, "allow": allow}
+    runs, errors = _scan(data, prev, jobs, shared)
     digests = sorted((r.digest for r in runs.values()), key=_order)
     urls = _urls(digests)
     nav = _navigation(digests, urls)
@@ -198,7 +216,7 @@ def build_incremental(data: Path, site: Path, jobs: int | None = None, settings:
             todo.append((d["path"], d["run_id"], nav[d["run_id"]]))
     from ..collect.traces import unknown_clearances
     rv = _reviews(data, reviews)
-    config_errors = list(rv.errors) + unknown_clearances(rv, set(runs))
+    config_errors = list(rv.errors) + unknown_clearances(rv, set(runs)) + _redactor(data, redact, allow)[1]
     aggregates = status.context_hash([g, digests, [str(e) for e in errors + config_errors]])
     report = IncrementalReport(len(digests), len(todo), 0, errors, config_errors, digests)
     if (not todo and aggregates == prev.aggregates and set(runs) == set(prev.runs)
@@ -207,7 +225,7 @@ def build_incremental(data: Path, site: Path, jobs: int | None = None, settings:
         # Nothing to write, so the site stays as it was: under --strict that is what a failure leaves too.
         report.committed = not (strict and _failed(report, upstream_problems))
         return report
-    _write(site, data, report, runs, (keep, todo, urls, aggregates, g), jobs, strict, upstream_problems, reviews)
+    _write(site, data, report, runs, (keep, todo, urls, aggregates, g), jobs, strict, upstream_problems, shared)
     return report
 
 
@@ -222,7 +240,7 @@ def _order(d: dict[str, Any]) -> list[Any]:
 
 
 def _write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, status.RunStatus], plan: tuple[Any, ...],
-           jobs: int | None, strict: bool, upstream_problems: int, reviews: str | None) -> None:
+           jobs: int | None, strict: bool, upstream_problems: int, shared: dict[str, Any]) -> None:
     """Render what changed into a folder seeded from the live site, then swap it in."""
     from .build import generated_at
     from .search import index_js
@@ -233,8 +251,7 @@ def _write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, st
     with SiteWriter(site, data, generated) as writer:
         assert writer.tmp is not None
         writer.seed(keep, [status.CACHE_DIR])
-        shared = {"data": str(data), "tmp": str(writer.tmp), "generated": generated, "assets": writer.assets,
-                  "reviews": reviews, "urls": urls}
+        shared = {**shared, "tmp": str(writer.tmp), "generated": generated, "assets": writer.assets, "urls": urls}
         for item, files in zip(todo, parallel.run_all(_render_job, todo, shared, jobs)):
             if isinstance(files, str):
                 report.page_problems.append((str(data / item[0]), files))

@@ -60,7 +60,7 @@ def _call_html(call: ToolCall, version_of: dict[str, int]) -> str:
     if call.result is not None:
         state = "ok" if call.result.ok else "fail"
         parts.append(f'<div class="result {state}"><h4>result ← {tool} ({state})</h4>'
-                     f'<pre>{escape(call.result.text, quote=False)}</pre></div>')
+                     f'<div class="result-text">{text.plain(call.result.text)}</div></div>')
     else:
         parts.append('<p class="note">no result recorded</p>')
     parts.append("</div>")

@@ -86,8 +86,8 @@ def template_env() -> Environment:
     """The templates, autoescaping; one per process (workers render run pages with their own)."""
     env = Environment(loader=FileSystemLoader(str(asset_dir("templates"))), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-    env.filters.update(num=text.num, ms=text.ms, speedup=text.speedup, markdown=text.markdown,
-                       code=text.code, json_args=text.json_args)
+    env.filters.update(num=text.num, ms=text.ms, speedup=text.speedup, markdown=text.markdown, plain=text.plain,
+                       prose=text.prose, code=text.code, json_args=text.json_args)
     return env
 
 
