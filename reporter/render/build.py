@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import __version__
 from ..collect.traces import Collection, RunRecord
 from ..collect.validation import CachedValidation
-from ..frames import export_bytes, runs_frame
-from .boards import leaderboards
 from .pages import Listed, listed, listing_pages
 from .revalidation import validation_view
 from .runpage import Page, run_page
 from .summary import group_key, outcome, problem_key, run_summary
 from .urls import Urls
-from .writer import SiteWriter
 
 
 @dataclass(frozen=True)
@@ -33,7 +29,7 @@ class BuildReport:
 def generated_at() -> str:
     # SOURCE_DATE_EPOCH makes builds reproducible (golden tests); otherwise the real build time.
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    when = datetime.fromtimestamp(int(epoch), UTC) if epoch else datetime.now(UTC)
+    when = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch else datetime.now(timezone.utc)
     return when.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
@@ -48,10 +44,9 @@ def site_urls(runs: list[RunRecord]) -> Urls:
                       (p for r in runs if (p := problem_key(r)) is not None))
 
 
-def site_pages(collection: Collection, validations: dict[str, CachedValidation | None]
-               ) -> tuple[list[Page], list[tuple[str, str]], dict[str, bytes]]:
-    """Every page of the site in a stable order, the runs left out, and the runs tables offered as CSV
-    downloads (all runs as runs.csv, each leaderboard's beside it). Pure: reads nothing, writes nothing."""
+def site_pages(collection: Collection,
+               validations: dict[str, CachedValidation | None]) -> tuple[list[Page], list[tuple[str, str]]]:
+    """Every page of the site in a stable order, and the runs left out. Pure: reads nothing, writes nothing."""
     runs = sorted(collection.runs, key=_order)
     urls = site_urls(runs)
     rows: dict[str, Listed] = {}
@@ -69,7 +64,7 @@ def site_pages(collection: Collection, validations: dict[str, CachedValidation |
             page = run_page(r, cached, urls, urls.run(runs[i - 1].run_id) if same(i - 1) else None,
                             urls.run(runs[i + 1].run_id) if same(i + 1) else None)
             row, o = listed(r, run_summary(r, v), urls), outcome(r, v, urls.run(r.run_id))
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - one run's bad data must not cost the rest of the site
             problems.append((str(r.trace_path), f"run page not built: {type(exc).__name__}: {exc}"))
             continue
         pages.append(page)
@@ -77,10 +72,7 @@ def site_pages(collection: Collection, validations: dict[str, CachedValidation |
         if o is not None:
             outcomes.append(o)
     kept = [r for r in runs if r.run_id in rows]
-    frame = runs_frame(kept, validations)
-    boards, files, links = leaderboards(frame, urls)
-    files["runs.csv"] = export_bytes(frame, "csv")
-    return pages + boards + listing_pages(kept, rows, outcomes, urls, collection.errors, links), problems, files
+    return pages + listing_pages(kept, rows, outcomes, urls, collection.errors), problems
 
 
 def downloads(collection: Collection) -> dict[str, str]:
@@ -99,18 +91,11 @@ def build_site(collection: Collection, validations: dict[str, CachedValidation |
                strict: bool = False, upstream_problems: int = 0,
                progress: Callable[[int, int], None] | None = None) -> BuildReport:
     """Render the site into SITE and swap it in. With `strict`, any unreadable input (counted here, or
-    by the caller in `upstream_problems`) or left-out page leaves the previous SITE exactly as it was."""
-    generated = generated_at()
-    pages, problems, files = site_pages(collection, validations)
-    failed = bool(upstream_problems or collection.errors or problems or any(r.attachment_errors for r in collection.runs))
-    with SiteWriter(site, data, generated) as writer:
-        n = writer.render(pages, progress)
-        for path, content in sorted(downloads(collection).items()):
-            writer.write_text(path, content)
-        for path, blob in sorted(files.items()):
-            writer.write_text(path, blob.decode("utf-8"))
-        writer.write_text("build-info.json", json.dumps({"generated": generated, "pages": n, "version": __version__}) + "\n")
-        commit = not (strict and failed)
-        if commit:
-            writer.commit()
-    return BuildReport(n, generated, tuple(problems), commit)
+    by the caller in `upstream_problems`) or left-out page leaves the previous SITE exactly as it was.
+
+    The build itself streams from DATA (`incremental`): worker processes read each run again, so
+    `collection` and `validations` only count problems here; pass what `collect(data)` returned."""
+    from .incremental import build_incremental
+    failed = upstream_problems + len(collection.errors) + sum(len(r.attachment_errors) for r in collection.runs)
+    built = build_incremental(data, site, strict=strict, upstream_problems=failed)
+    return BuildReport(built.pages, generated_at(), tuple(built.page_problems), built.committed)

@@ -24,10 +24,11 @@ class Listed:
     href: str
     title: str
     sub: str
+    kernel_href: str  # the final kernel's download (problem pages link it instead of repeating the source)
 
 
 def listed(r: RunRecord, s: RunSummary, urls: Urls) -> Listed:
-    return Listed(r, s, urls.run(r.run_id), title(r), r.trace.run.problem_file or r.run_id)
+    return Listed(r, s, urls.run(r.run_id), title(r), r.trace.run.problem_file or r.run_id, urls.download(r.run_id, "kernel"))
 
 
 def _stats(rows: list[Listed]) -> dict[str, int]:
@@ -67,7 +68,7 @@ def problem_page(pkey: ProblemKey, group: list[lb.Outcome], rows: dict[str, List
 
 
 def listing_pages(runs: list[RunRecord], rows: dict[str, Listed], outcomes: list[lb.Outcome], urls: Urls,
-                  errors: list[CollectError], boards: dict[GroupKey, list[tuple[str, str]]]) -> list[Page]:
+                  errors: list[CollectError], boards: dict[GroupKey, list[tuple[str, str]]] | None = None) -> list[Page]:
     """Every page above the run pages; `runs` is in page order."""
     groups: dict[GroupKey, dict[str, list[Listed]]] = defaultdict(lambda: defaultdict(list))
     for r in runs:
@@ -85,7 +86,7 @@ def listing_pages(runs: list[RunRecord], rows: dict[str, Listed], outcomes: list
         index_rows.append({"benchmark": key[0] if key[0] != "unknown" else "— not recorded (partial traces)",
                            "configuration": key[1] if key[1] != "unknown" else "—", "href": urls.group(key),
                            "models": len(models), "runs": len(members), "stats": _stats(members),
-                           "boards": boards.get(key, []), "grid": urls.grid(key) if ranked else None})
+                           "boards": (boards or {}).get(key, []), "grid": urls.grid(key) if ranked else None})
         model_rows = []
         for model, xs in models.items():
             model_rows.append({"model": model, "href": urls.model(key, model), "runs": len(xs), "stats": _stats(xs)})
