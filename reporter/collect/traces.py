@@ -14,15 +14,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from . import ncu as gm
-from .redact import RedactionReport, Redactor, load_allow_list
-from .safeio import checked_path, parse_json, read_bounded
 from ..checks import Flag, check_trace
 from ..errors import CollectError, printable
 from ..names import unique_slugs
 from ..records import CACHE_DIR, READABLE_VERSIONS, Trace, migrate_trace, sha256_text, unknown_fields
 from ..validate.cheats import Finding, scan
+from . import ncu as gm
+from .redact import RedactionReport, Redactor, load_allow_list
 from .reviews import Clearance, Reviews, load_reviews
+from .safeio import checked_path, parse_json, read_bounded
 
 
 @dataclass(frozen=True)
