@@ -6,6 +6,7 @@ Each flag is keyed by the field it concerns (``group.field``) so the page can pu
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -261,7 +262,7 @@ def verdict_flip(recorded: str | None, reproduced: str) -> str | None:
     return f"verdict flip: recorded {recorded}, reproduced {reproduced}"
 
 
-def check_measured(figures: dict[str, object]) -> dict[str, Flag]:
+def check_measured(figures: Mapping[str, object]) -> dict[str, Flag]:
     """Flags for counters we measured ourselves: ncu can report a percentage above 100 too."""
     out: dict[str, Flag] = {}
     for key, fig in figures.items():

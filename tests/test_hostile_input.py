@@ -6,8 +6,8 @@ import json
 import os
 import signal
 import socket
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from click.testing import CliRunner

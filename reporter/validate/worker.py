@@ -16,8 +16,9 @@ import sys
 import time
 import traceback
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 # torch's CPU wheel does not need NumPy; without it torch warns on import, into every validator log.
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
@@ -405,7 +406,7 @@ def main(argv: list[str]) -> int:
     try:
         if mode == "compile":
             t0 = time.perf_counter()
-            ns, names = load(job["reference"], job["kernel"], PopcornJitter())
+            _ns, names = load(job["reference"], job["kernel"], PopcornJitter())
             out.update(verdict="correct", reason="compiled", problem_names=names)
             out["phase_s"]["compile"] = time.perf_counter() - t0
         elif mode == "check":

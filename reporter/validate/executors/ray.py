@@ -15,8 +15,9 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .. import buildcache, steps
 from ..forkserver import ForkServer
