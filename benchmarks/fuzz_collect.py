@@ -32,8 +32,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from reporter.pipeline import build  # noqa: E402
-from reporter.records import ValidationSettings  # noqa: E402
+from reporter.pipeline import build
+from reporter.records import ValidationSettings
 
 HOSTILE_VALUES: list[Any] = [None, True, -1, 0, 10**30, 1e308, "", "\ud800", "x" * 5000, [], {}, "../../etc/passwd",
                              "<script>alert(1)</script>", "a\u0000b", "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7cDe0",

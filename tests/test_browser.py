@@ -247,3 +247,19 @@ def test_no_horizontal_overflow_on_a_390px_phone(served: tuple[str, Path], brows
     }""")
     assert broken == [], broken
     page.close()
+
+
+def test_basis_switch_shows_one_basis_and_keeps_it_in_the_url(served: tuple[str, Path], browser: object) -> None:
+    base, site = served
+    board = sorted((site / "leaderboards").glob("*.html"))[0].relative_to(site).as_posix()
+    page, problems = open_page(browser, base + board)
+    visible = lambda: [el.get_attribute("data-basis") for el in page.locator("div[data-basis]").all() if el.is_visible()]  # noqa: E731
+    assert visible() == ["device"]  # the default: device time, the basis that repeats
+    page.locator('[data-basis-switch="wall"]').click()
+    assert visible() == ["wall"] and "basis=wall" in page.url
+    page.goto(base + board + "#basis=graph")
+    page.reload()
+    assert visible() == ["graph"]
+    assert page.locator('[data-basis-switch="graph"]').get_attribute("aria-current") == "true"
+    assert not problems, problems
+    page.close()

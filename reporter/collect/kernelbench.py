@@ -158,7 +158,8 @@ def import_kernelbench(run_dir: Path, problems: Path, out: Path, model: str | No
         stats = e.stats if e else {}
         trace = {
             "schema_version": 2,
-            "run": {"benchmark": "kernelbench", "configuration": run_dir.name, "model": model or run_dir.name, "level": level,
+            "run": {"benchmark": "kernelbench", "configuration": run_dir.name,
+                    "recorded_gpu": e.metadata.get("hardware") if e else None, "model": model or run_dir.name, "level": level,
                     "problem_id": pid, "problem_file": prob.name if prob else None, "backend": "cuda", "precision": "fp32",
                     "recorded_verdict": _verdict(e), "complete": True, "turns_used": 0,
                     "source_note": f"Imported from KernelBench run folder {run_dir.name} (sample {sample}; "

@@ -63,7 +63,8 @@ def site_pages(collection: Collection,
         cached = validations.get(r.run_id)
         t, run = r.trace, r.trace.run
         try:
-            v = validation_view(t.final_kernel is not None, cached, t.metrics, run.recorded_verdict, run.precision)
+            v = validation_view(t.final_kernel is not None, cached, t.metrics, run.recorded_verdict, run.precision,
+                                run.recorded_gpu)
             page = run_page(r, cached, urls, urls.run(runs[i - 1].run_id) if same(i, i - 1) else None,
                             urls.run(runs[i + 1].run_id) if same(i, i + 1) else None)
             row, o = listed(r, run_summary(r, v), urls), outcome(r, v, urls.run(r.run_id))

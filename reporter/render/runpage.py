@@ -81,7 +81,7 @@ def _figures(r: RunRecord, counters: CountersView | None) -> dict[str, Any]:
 def run_page(r: RunRecord, cached: CachedValidation | None, urls: Urls, prev: str | None, nxt: str | None) -> Page:
     trace, run = r.trace, r.trace.run
     v: ValidationView = validation_view(trace.final_kernel is not None, cached, trace.metrics, run.recorded_verdict,
-                                        run.precision)
+                                        run.precision, run.recorded_gpu)
     summary = run_summary(r, v)
     profiles, sources = measured_profiles(r, cached)
     flags = {f.field: f for f in r.flags}

@@ -26,6 +26,7 @@ from ..gate import CompileGuard
 from ..pipeline import Item, Outcome, RunStats
 from ..process import package_env
 from ..profiling import profile_ncu
+from ..schema import Verdict
 
 
 class LocalExecutor:
@@ -79,7 +80,7 @@ class _Run:
         ex = self.ex
         comp = steps.build(self.compiler, item.job, ex.root, item.build_key, self.work / item.build_key / "build",
                            ex.timeout_s, ex.toolchain_env, **self._hooks())
-        if comp["verdict"] == "correct":
+        if comp["verdict"] == Verdict.CORRECT:
             self.ready.put((item, comp, time.monotonic()))
         else:
             self.emit(Outcome(item, comp, comp["wall_s"], comp["cpu_s"], compiled_at=time.monotonic() - self.t0,
