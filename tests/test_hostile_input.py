@@ -134,7 +134,8 @@ def test_a_lone_surrogate_is_shown_replaced_and_the_site_builds(data: Path, tmp_
     assert run.trace.turns[0].reasoning == "before \ufffd after" and run.trace.run.model == "m\ufffdx"
     build(data, tmp_path / "site")
     page = (tmp_path / "site" / "runs" / f"{run.slug}.html").read_text(encoding="utf-8")
-    assert "before \ufffd after" in page
+    chunk = (tmp_path / "site" / "runs" / f"{run.slug}.turns.js").read_text(encoding="utf-8")  # turns load lazily
+    assert "m\ufffdx" in page and "before \ufffd after" in chunk
 
 
 def test_a_non_utf8_folder_name_builds(data: Path, tmp_path: Path) -> None:

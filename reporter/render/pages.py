@@ -26,10 +26,11 @@ class Listed:
     href: str
     title: str
     sub: str
+    kernel_href: str  # the final kernel's download (problem pages link it instead of repeating the source)
 
 
 def listed(r: RunRecord, s: RunSummary, urls: Urls) -> Listed:
-    return Listed(r, s, urls.run(r.run_id), title(r), r.trace.run.problem_file or r.run_id)
+    return Listed(r, s, urls.run(r.run_id), title(r), r.trace.run.problem_file or r.run_id, urls.download(r.run_id, "kernel"))
 
 
 def _stats(rows: list[Listed]) -> dict[str, int]:

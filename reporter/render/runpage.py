@@ -70,7 +70,7 @@ def _summary_rows(r: RunRecord, s: RunSummary) -> tuple[Row, ...]:
 
 def _figures(r: RunRecord, counters: CountersView | None) -> dict[str, Any]:
     figures: dict[str, Any] = {}
-    timeline = charts.turn_timeline(r.trace.turns)
+    timeline = charts.timeline_figure(r.trace.turns)
     if timeline is not None:
         figures["timeline"] = charts.to_json(timeline)
     if counters is not None:
