@@ -1,0 +1,142 @@
+"""Mutation score of the modules whose mistakes nobody would see on a page (issue 11, item 6).
+
+Runs mutmut (3.x, configured in pyproject.toml's [tool.mutmut]) over the flag rules and tolerances
+(checks), the static cheat scan (cheats), the leaderboard maths and the worker's verdict logic, with
+only the fast tests that exercise them, then prints killed / total per module and every surviving
+mutant as a diff line, with the reason it is allowed to survive where one is known.
+
+    nice -n 19 python benchmarks/mutation_score.py > benchmarks/mutation_score.txt
+
+Takes about ten minutes on two busy cores. ``--max-children`` sets mutmut's parallelism (default 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET = 0.85
+
+# Module -> the functions whose mutants count (mutmut's mangled names: x_fn, or xǁClassǁmethod).
+# worker.py: only the verdict path; its timing code belongs to the timing work and is not scored here.
+SELECTION: dict[str, list[str]] = {
+    "reporter/checks.py": ["*"],
+    "reporter/validate/cheats.py": ["*"],
+    "reporter/render/leaderboard.py": ["*"],
+    "reporter/validate/worker.py": ["x_compare", "x__trial", "x__jittered_trials", "x_run_check", "x__conclude",
+                                    "x_main"],
+}
+
+# Survivors that no test should kill, by mutant name, with the reason (checked by reading each diff).
+JUSTIFIED: dict[str, str] = {}
+
+KILLED = {1, 3, 36, 37, -24, 24, 152, 255}  # failed test, pytest error, timeout, type check: all detected
+NAMES = {0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", None: "not checked", -11: "segfault",
+         -9: "killed by signal"}
+
+
+@dataclass
+class Score:
+    module: str
+    killed: int = 0
+    survivors: list[tuple[str, str]] = field(default_factory=list)  # (mutant, status)
+
+    @property
+    def total(self) -> int:
+        return self.killed + len(self.survivors)
+
+
+def _selected(module: str, mutant: str) -> bool:
+    dotted = module.removesuffix(".py").replace("/", ".")
+    function = mutant.removeprefix(dotted + ".").partition("__mutmut_")[0]
+    return any(fnmatch.fnmatchcase(function, pattern) for pattern in SELECTION[module])
+
+
+def run_mutmut(max_children: int) -> None:
+    # A stale mutants/ keeps unmutated copies of files that changed since: start clean every time.
+    shutil.rmtree(ROOT / "mutants", ignore_errors=True)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
+    patterns = [f"{m.removesuffix('.py').replace('/', '.')}.{f}__mutmut_*" for m, fs in SELECTION.items() for f in fs]
+    cmd = [sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children), *patterns]
+    done = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        sys.exit(f"mutmut run failed ({done.returncode}):\n{done.stderr[-4000:]}")
+
+
+def scores() -> list[Score]:
+    out = []
+    for module in SELECTION:
+        meta = json.loads((ROOT / "mutants" / (module + ".meta")).read_text(encoding="utf-8"))
+        score = Score(module)
+        for mutant, code in sorted(meta["exit_code_by_key"].items(), key=lambda kv: _order(kv[0])):
+            if not _selected(module, mutant):
+                continue
+            if code in KILLED:
+                score.killed += 1
+            else:
+                score.survivors.append((mutant, NAMES.get(code, f"exit {code}")))
+        out.append(score)
+    return out
+
+
+def _order(mutant: str) -> tuple[str, int]:
+    name, _, number = mutant.partition("__mutmut_")
+    return name, int(number or 0)
+
+
+def diff_lines(mutant: str) -> list[str]:
+    shown = subprocess.run([sys.executable, "-m", "mutmut", "show", mutant], cwd=ROOT, capture_output=True, text=True)
+    return [line for line in shown.stdout.splitlines()
+            if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+
+
+def report(results: list[Score]) -> None:
+    killed, total = sum(s.killed for s in results), sum(s.total for s in results)
+    print(f"mutmut {_version()} · target {TARGET:.0%} of mutants killed\n")
+    print(f"{'module':34} {'killed':>7} {'total':>6} {'score':>7}")
+    for s in results:
+        print(f"{s.module:34} {s.killed:7d} {s.total:6d} {s.killed / max(1, s.total):7.1%}")
+    overall = killed / max(1, total)
+    print(f"{'all':34} {killed:7d} {total:6d} {overall:7.1%}"
+          f"  ({'meets' if overall >= TARGET else 'BELOW'} the target by {abs(overall - TARGET) * 100:.1f} points)")
+    unexplained = 0
+    for s in results:
+        if not s.survivors:
+            continue
+        print(f"\n## {s.module}: {len(s.survivors)} surviving\n")
+        for mutant, status in s.survivors:
+            why = JUSTIFIED.get(mutant)
+            unexplained += why is None
+            print(f"{mutant} ({status})")
+            for line in diff_lines(mutant):
+                print(f"    {line.strip()[:150]}")
+            print(f"    why: {why or 'NOT JUSTIFIED: a test should kill it'}")
+    print(f"\n{unexplained} surviving mutants without a justification.")
+
+
+def _version() -> str:
+    from importlib.metadata import version
+    return version("mutmut")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--max-children", type=int, default=2)
+    parser.add_argument("--report-only", action="store_true", help="print the score of the last run in mutants/")
+    args = parser.parse_args()
+    if not args.report_only:
+        run_mutmut(args.max_children)
+    report(scores())
+
+
+if __name__ == "__main__":
+    main()
