@@ -61,20 +61,20 @@ def _selected(module: str, mutant: str) -> bool:
     return any(fnmatch.fnmatchcase(function, pattern) for pattern in SELECTION[module])
 
 
-def run_mutmut(max_children: int) -> None:
+def run_mutmut(modules: list[str], max_children: int) -> None:
     # A stale mutants/ keeps unmutated copies of files that changed since: start clean every time.
     shutil.rmtree(ROOT / "mutants", ignore_errors=True)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
-    patterns = [f"{m.removesuffix('.py').replace('/', '.')}.{f}__mutmut_*" for m, fs in SELECTION.items() for f in fs]
+    patterns = [f"{m.removesuffix('.py').replace('/', '.')}.{f}__mutmut_*" for m in modules for f in SELECTION[m]]
     cmd = [sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children), *patterns]
     done = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if done.returncode != 0:
         sys.exit(f"mutmut run failed ({done.returncode}):\n{done.stderr[-4000:]}")
 
 
-def scores() -> list[Score]:
+def scores(modules: list[str]) -> list[Score]:
     out = []
-    for module in SELECTION:
+    for module in modules:
         meta = json.loads((ROOT / "mutants" / (module + ".meta")).read_text(encoding="utf-8"))
         score = Score(module)
         for mutant, code in sorted(meta["exit_code_by_key"].items(), key=lambda kv: _order(kv[0])):
@@ -132,10 +132,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--max-children", type=int, default=2)
     parser.add_argument("--report-only", action="store_true", help="print the score of the last run in mutants/")
+    parser.add_argument("--module", action="append", choices=sorted(SELECTION),
+                        help="only this module (repeatable); default: all of them")
     args = parser.parse_args()
+    modules = args.module or list(SELECTION)
     if not args.report_only:
-        run_mutmut(args.max_children)
-    report(scores())
+        run_mutmut(modules, args.max_children)
+    report(scores(modules))
 
 
 if __name__ == "__main__":
