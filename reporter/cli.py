@@ -6,12 +6,13 @@ through the `reporter` logger, whose counter `--strict` reads.
 
 from __future__ import annotations
 
-import json
 import io
+import json
 import logging
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import click
 
@@ -35,7 +36,7 @@ class State:
 class _EchoHandler(logging.Handler):
     """Log records to stderr through click (so tests' runners and colours work)."""
 
-    COLOURS = {logging.WARNING: "yellow", logging.ERROR: "red", logging.CRITICAL: "red"}
+    COLOURS: ClassVar[dict[int, str]] = {logging.WARNING: "yellow", logging.ERROR: "red", logging.CRITICAL: "red"}
 
     def emit(self, record: logging.LogRecord) -> None:
         prefix = f"{record.levelname.lower()}: " if record.levelno >= logging.WARNING else ""
@@ -135,14 +136,21 @@ def build(state: State, data: Path | None, site: Path | None, strict: bool, no_v
 @click.option("--trials", type=click.IntRange(min=1), default=None, help="Correctness trials at nominal shapes.")
 @click.option("--jitter-trials", type=click.IntRange(min=0), default=None, help="Correctness trials with jittered shapes.")
 @click.option("--perf-trials", type=click.IntRange(min=1), default=None, help="Timed calls per kernel.")
-@click.option("--jobs", type=click.IntRange(min=1), default=None, help="Kernels compiled in parallel (timing stays sequential). [default: 4]")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="Kernels compiled at once (default: sized to the cores from the measured CPU time of a build).")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="Where compiles and checks run: this machine, or a Ray cluster (pip install 'reporter[ray]').")
+@click.option("--address", default=None, help="Ray cluster to join (auto or HOST:PORT); default: start a local one.")
+@click.option("--compile-during-timing", is_flag=True,
+              help="Let compiles run through timing windows (only when the timing basis is immune to CPU load).")
 @click.option("--compile-baseline", is_flag=True, default=None, help="Also time the reference under torch.compile (a separate cache entry).")
 @click.option("--tol", "tolerances", multiple=True, metavar="PREC=VALUE",
               help="atol and rtol for one precision, e.g. --tol fp32=1e-3 (defaults: fp32 1e-4, fp16/bf16 1e-2).")
 @click.pass_obj
 def validate(state: State, data: Path | None, run_ids: tuple[str, ...], ncu: bool | None, force: bool,
-             trials: int | None, jitter_trials: int | None, perf_trials: int | None, jobs: int | None,
-             compile_baseline: bool | None, tolerances: tuple[str, ...]) -> None:
+             trials: int | None, jitter_trials: int | None, perf_trials: int | None, jobs: int | None, executor: str,
+             address: str | None, compile_during_timing: bool, compile_baseline: bool | None,
+             tolerances: tuple[str, ...]) -> None:
     """Re-check submitted kernels on this machine's GPU; results are cached in DATA/validation."""
     from .collect import collect
     from .validate import gpu_available, validate_runs
@@ -151,15 +159,18 @@ def validate(state: State, data: Path | None, run_ids: tuple[str, ...], ncu: boo
     data = _given(data, cfg.data_dir, "DATA")
     settings = config.settings(cfg, nominal_trials=trials, jitter_trials=jitter_trials, perf_trials=perf_trials,
                                torch_compile_baseline=compile_baseline, tol=_tolerances(tolerances))
-    if not gpu_available():
+    if executor == "local" and not gpu_available():
         raise NoDeviceError("no CUDA device is visible (torch.cuda.is_available() is False); run this on a GPU machine")
+    if address and executor != "ray":
+        raise ConfigError("--address joins a Ray cluster: use it with --executor ray")
     collection = collect(data)
     runs = [r for r in collection.runs if not run_ids or r.run_id in run_ids]
     missing = set(run_ids) - {r.run_id for r in runs}
     if missing:
         raise ConfigError(f"no run with id {', '.join(sorted(missing))} under {data}")
     results = validate_runs(data, runs, settings, ncu=bool(ncu if ncu is not None else cfg.validation.ncu), force=force,
-                            progress=state.progress, jobs=jobs or cfg.validation.jobs or 4)
+                            progress=state.progress, jobs=jobs or cfg.validation.jobs, executor=executor,
+                            address=address, gate=not compile_during_timing)
     for run_id, (res, cached) in sorted(results.items()):
         sp = f"{res.speedup:.2f}x" if res.speedup else "—"
         click.echo(f"{run_id}: {res.verdict}{' (cached)' if cached else ''} speedup {sp} {res.reason}")

@@ -18,6 +18,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-gold", action="store_true", help="Rewrite tests/gold from the current output.")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def private_build_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Builds of the test kernels go to a folder of this session, never the user's shared build cache."""
+    import os
+    os.environ["REPORTER_BUILD_CACHE"] = str(tmp_path_factory.mktemp("build-cache"))
+
+
 @pytest.fixture
 def update_gold(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--update-gold"))

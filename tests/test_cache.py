@@ -101,7 +101,7 @@ def test_migrate_re_keys_entries_and_their_ncu_files(sample_data: Path) -> None:
 
 
 def test_migrate_keeps_the_newer_of_two_results_for_the_same_place(sample_data: Path) -> None:
-    key, path = next(iter(results(sample_data).items()))
+    path = next(iter(results(sample_data).values()))
     old = ValidationResult.model_validate_json(path.read_text())
     stray = path.parent.with_name("stray")
     stray.mkdir()
@@ -121,7 +121,7 @@ def test_unreadable_entries_stay_and_are_reported(sample_data: Path) -> None:
 
 @pytest.mark.parametrize("name", ["../../outside.csv", "/etc/passwd"])
 def test_ncu_names_outside_the_entry_are_not_followed(sample_data: Path, name: str) -> None:
-    key, path = next(iter(results(sample_data).items()))
+    path = next(iter(results(sample_data).values()))
     doc = json.loads(path.read_text())
     doc["ncu_files"]["kernel"] = name
     path.write_text(json.dumps(doc))

@@ -136,6 +136,7 @@ def test_build_prints_no_numpy_warning(tmp_path: Path) -> None:
 def test_torch_imports_quietly_without_numpy(tmp_path: Path) -> None:
     import subprocess
     import sys
+
     import pytest
     pytest.importorskip("torch")
     code = "from reporter.validate.runner import import_torch; import_torch(); import reporter.validate.worker"

@@ -44,14 +44,18 @@ def test_ncu_report_module_reads_what_the_csv_says(tmp_path: Path) -> None:
     # Profile one fixture kernel under ncu, then read the binary report through NVIDIA's ncu_report
     # module and the raw CSV export: both must give the same duration and register count.
     from reporter.collect import ncu as gm
-    from reporter.validate.runner import NCU_METRICS, _job, run_worker
+    from reporter.validate.process import run_fresh
+    from reporter.validate.profiling import NCU_METRICS
 
     kernel_run(tmp_path, "cuda_scale", (KERNELS / "cuda_scale.py").read_text())
     run = collect(tmp_path).runs[0]
     rep = tmp_path / "prof"
     prefix = [shutil.which("ncu"), "--target-processes", "all", "--clock-control", "none", "--nvtx", "--nvtx-include",
               "measured/", "--section", "SpeedOfLight", "--section", "LaunchStats", "--metrics", NCU_METRICS, "-f", "-o", str(rep)]
-    out = run_worker("profile", {**_job(run, SETTINGS, "cuda"), "role": "kernel"}, tmp_path / "job", 600, prefix)
+    job = {"reference": run.trace.reference_source, "kernel": run.trace.final_kernel.source,  # type: ignore[union-attr]
+           "settings": SETTINGS.model_dump(mode="json"), "device": "cuda", "precision": "fp32", "role": "kernel",
+           "extensions_dir": str(tmp_path / "ext")}
+    out = run_fresh("profile", job, tmp_path / "job", 600, {"TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")}, prefix)
     assert out["verdict"] == "correct", out
     report = rep.with_suffix(".ncu-rep")
     csv = tmp_path / "raw.csv"

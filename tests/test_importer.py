@@ -11,8 +11,8 @@ import pytest
 from reporter.collect import collect
 from reporter.collect.kernelbench import import_kernelbench
 from reporter.collect.traces import RunRecord
-from reporter.records import Environment, StaticFinding, ValidationResult, ValidationSettings, sha256_text
 from reporter.collect.validation import load_validations
+from reporter.records import Environment, StaticFinding, ValidationResult, ValidationSettings, sha256_text
 from reporter.render import build_site
 from reporter.validate import cache, cached_lookup
 from reporter.validate.cheats import scan

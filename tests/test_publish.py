@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -156,3 +157,15 @@ def test_default_branch_prefers_the_remote_head(repo: Path, tmp_path: Path) -> N
     git(repo, "checkout", "-q", "-b", "feature")
     git(repo, "branch", "-q", "master")
     assert default_branch(repo) == "feature"  # main and master both exist: the current branch
+
+
+def test_a_machine_without_a_git_identity_still_publishes(site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.gitconfig
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for var in ("GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL"):
+        monkeypatch.delenv(var, raising=False)
+    bare = tmp_path / "fresh"
+    subprocess.run(["git", "init", "-q", str(bare)], check=True)
+    done = publish_site(site, bare)
+    assert git(bare, "log", "-1", "--format=%cn <%ce>", done.commit) == "reporter <reporter@localhost>"
+    assert "GIT_COMMITTER_NAME" not in os.environ  # set for the commit only

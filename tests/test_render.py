@@ -99,7 +99,7 @@ class Echo(HTMLParser):
     @staticmethod
     def echoes(tag: str, classes: str) -> bool:
         # Reasoning, tool arguments and results, sources, logs: the trace's text, shown verbatim.
-        return tag in ("pre", "code") or bool({"reasoning", "arg", "highlight"} & set(classes.split()))
+        return tag in ("pre", "code") or bool({"reasoning", "arg", "highlight", "result-text", "plain"} & set(classes.split()))
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag not in self.VOID:

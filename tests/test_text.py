@@ -42,3 +42,11 @@ def test_markdown_emphasis_needs_word_boundaries() -> None:
 def test_prose_renders_markdown_only_when_declared() -> None:
     assert "<strong>" in str(prose("**x**", "markdown"))
     assert "<strong>" not in str(prose("**x**", "text")) and "**x**" in str(prose("**x**", "text"))
+
+
+def test_fences_flattened_into_one_line_are_still_code() -> None:
+    # Captures that turned newlines into spaces (seed 000) keep the fences inside the line.
+    html = str(plain("Now, the kernel: ```cuda template <typename T> __device__ T silu(T x) { return x; } ``` But `*` stays."))
+    assert html.count('<div class="hl">') == 1 and '<span class="k">template</span>' in html
+    assert "But `*` stays." in html
+    assert '<div class="hl">' not in str(plain("a lone ``` without a partner"))

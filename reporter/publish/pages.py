@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,6 +73,16 @@ def _built_from(site: Path, repo: Path) -> str:
     return f"an unrecorded commit (published from {head})" if head else "an unrecorded commit"
 
 
+@contextlib.contextmanager
+def _environ(extra: dict[str, str]) -> Iterator[None]:
+    os.environ.update(extra)
+    try:
+        yield
+    finally:
+        for key in extra:
+            os.environ.pop(key, None)
+
+
 @dataclass(frozen=True)
 class Published:
     commit: str  # the branch's tip afterwards
@@ -89,8 +101,11 @@ def publish_site(site: Path, repo: Path, branch: str = "gh-pages", cname: str | 
     if cname is None and parent is not None:
         cname = _git_or_none(repo, "show", f"{parent}:CNAME")  # keep the custom domain set earlier
     msg = message or f"Publish site built from {_built_from(site, repo)} with reporter {__version__}"
+    # ghp-import takes the committer from the environment or git's config; without either, name the tool.
+    who = {k: v for k, v in (("GIT_COMMITTER_NAME", "reporter"), ("GIT_COMMITTER_EMAIL", "reporter@localhost"))
+           if k not in os.environ and not _git_or_none(repo, "config", "user." + k.rsplit("_", 1)[1].lower())}
     try:
-        with contextlib.chdir(repo):  # ghp-import runs git in the current directory
+        with contextlib.chdir(repo), _environ(who):  # ghp-import runs git in the current directory
             ghp_import.ghp_import(str(site), mesg=msg, branch=branch, nojekyll=True,
                                   cname=cname.strip() if cname else None, remote=remote or "origin")
     except ghp_import.GhpError as exc:
@@ -101,14 +116,13 @@ def publish_site(site: Path, repo: Path, branch: str = "gh-pages", cname: str | 
     base = _git_or_none(repo, "rev-parse", "--verify", "--quiet", f"{commit}^") if commit else None
     if commit is None or commit == parent:
         raise PublishError(f"ghp-import did not commit {site} to {branch} (see git's message above)")
-    changed = base is None or _git(repo, "rev-parse", f"{commit}^{{tree}}") != _git(repo, "rev-parse", f"{base}^{{tree}}")
-    if not changed:
+    done = Published(commit, changed=True)
+    if base is not None and _git(repo, "rev-parse", f"{commit}^{{tree}}") == _git(repo, "rev-parse", f"{base}^{{tree}}"):
         _git(repo, "update-ref", ref, base, commit)  # the same tree again: drop the empty commit
-        commit = base
+        done = Published(base, changed=False)
     if remote:
         _git(repo, "push", remote, f"{ref}:{ref}")
-    assert commit is not None
-    return Published(commit, changed)
+    return done
 
 
 def default_branch(repo: Path) -> str | None:

@@ -122,7 +122,7 @@ def counters_view(profiles: dict[str, ProfileSet], sources: dict[str, str], reco
                           for role, p in sorted(profiles.items()) if p.profiler is not None)
     if not summaries and not profiler_rows:
         return None
-    headers = tuple((role, sources.get(role, "") + (f"; {len(profiles[role].ncu_kernels)} kernels, duration-weighted"
+    headers = tuple((role, sources.get(role, "") + (f"; {len(profiles[role].ncu_kernels)} kernels, duration-weighted (intensity: Σ FLOPs ÷ Σ bytes)"
                                                     if len(profiles[role].ncu_kernels) > 1 else "")) for role in summaries)
     stall_rows = tuple((role, " · ".join(f"{r} {text.num(v, 1)}%" for r, v in s.stalls_pct)) for role, s in summaries.items())
     tables = tuple((role, _kernel_rows(profiles[role])) for role in summaries if len(profiles[role].ncu_kernels) > 1)

@@ -176,6 +176,7 @@ class LeaderRow:
     median_turns: str
     median_tokens: str
     recorded_only: int
+    suspect: int
 
 
 def leaderboard_rows(outcomes: list[Outcome]) -> list[LeaderRow]:
@@ -188,7 +189,7 @@ def leaderboard_rows(outcomes: list[Outcome]) -> list[LeaderRow]:
             r.correct_revalidated if r.revalidated else -1,
             f"{r.correct_revalidated} of {r.revalidated} re-validated" if r.revalidated else "— (none re-validated)",
             fast, f"{r.geomean:.6f}" if r.geomean is not None else "", text.speedup(r.geomean), f"n={r.geomean_n}",
-            text.num(r.median_turns, 1), text.num(r.median_tokens, 0), r.recorded_only))
+            text.num(r.median_turns, 1), text.num(r.median_tokens, 0), r.recorded_only, r.suspect))
     return rows
 
 

@@ -40,9 +40,9 @@ def leaderboard_page(key: GroupKey, group: list[lb.Outcome], urls: Urls) -> Page
     best = {m: list(lb.best_per_problem(os_).values()) for m, os_ in sorted(_by_model(group).items())}
     figures: dict[str, Any] = {
         "fastp": charts.to_json(charts.fast_p_curves(
-            [(m, [o.speedup for o in b if o.correct and o.speedup is not None], len(b)) for m, b in best.items()])),
+            [(m, [o.speedup for o in b if o.counts and o.speedup is not None], len(b)) for m, b in best.items()])),
         "dist": charts.to_json(charts.speedup_distribution(
-            [(m, [o.speedup for o in b if o.correct and o.speedup]) for m, b in best.items()])),
+            [(m, [o.speedup for o in b if o.counts and o.speedup is not None]) for m, b in best.items()])),
     }
     pts = [{"ref_ms": o.ref_ms, "kernel_ms": o.kernel_ms, "href": "../" + o.href, "correct": o.correct,
             "measured": o.speedup_source == "re-validated", "label": f"{o.model} · L{o.problem[0]} P{o.problem[1]}"}

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from .. import checks
 from ..collect.validation import CachedValidation
-from ..records import LaunchStats, RecordedMetrics, TimingStats, ValidationResult
+from ..records import DEFAULT_PRECISION, LaunchStats, RecordedMetrics, TimingStats, ValidationResult
 from ..units import UNIT_LABEL
 from . import text
 
@@ -140,15 +140,19 @@ def _trial_rows(res: ValidationResult) -> tuple[TrialRow, ...]:
     ) for t in res.trials)
 
 
-def _tolerance_note(res: ValidationResult, precision: str) -> str:
+def _tolerance_note(res: ValidationResult, recorded: str | None) -> str:
     s = res.settings
+    # The result says which precision it checked; results written before it did used the trace's, or the default.
+    precision = res.precision or recorded or DEFAULT_PRECISION
+    assumed = res.precision_assumed or recorded is None
     atol, rtol = s.atol.get(precision), s.rtol.get(precision)
-    return (f"Tolerance for {precision}: atol {text.num(atol, 6)}, rtol {text.num(rtol, 6)}. Jittered trials resize the "
+    why = f" (no precision recorded in the trace: checked at {precision}, the default)" if assumed else ""
+    return (f"Tolerance for {precision}{why}: atol {text.num(atol, 6)}, rtol {text.num(rtol, 6)}. Jittered trials resize the "
             f"problem by up to ±{s.jitter_fraction:.0%} through popcorn_pri.jitter_int.")
 
 
 def validation_view(has_kernel: bool, cached: CachedValidation | None, m: RecordedMetrics,
-                    recorded_verdict: str | None, precision: str) -> ValidationView:
+                    recorded_verdict: str | None, precision: str | None) -> ValidationView:
     if not has_kernel:
         return ValidationView("no_kernel")
     if cached is None:

@@ -10,6 +10,7 @@ from ..collect.validation import CachedValidation
 from . import charts, text
 from .counters import CountersView, counters_view
 from .evolution import kernel_versions
+from .findings import findings_view
 from .recorded import Row, recorded_sections
 from .revalidation import ValidationView, validation_view
 from .summary import RunSummary, group_key, problem_key, run_summary, title
@@ -57,7 +58,8 @@ def _summary_rows(r: RunRecord, s: RunSummary) -> tuple[Row, ...]:
         Row("tokens (total)", text.num(run.tokens_total), flags.get("run.tokens_total")),
         Row("wall clock", f"{text.num(run.wall_clock_s, 1)} s" if run.wall_clock_s is not None else text.DASH),
         Row("truncated", text.num(run.truncated)),
-        Row("backend", f"{run.backend} {run.precision}"),
+        Row("backend", f"{run.backend or text.DASH} {run.precision or text.DASH}" if run.backend or run.precision
+            else f"{text.DASH} (not recorded)"),
         Row("benchmark", run.benchmark or text.DASH),
         Row(f"runtime ({s.verdict_source})", s.runtime, s.runtime_flag),
         Row("ref runtime", s.ref_runtime, flags.get("timing.ref_runtime") if s.verdict_source == "recorded" else None),
@@ -95,7 +97,7 @@ def run_page(r: RunRecord, cached: CachedValidation | None, urls: Urls, prev: st
         "sections": recorded_sections((trace.metrics.timing, trace.metrics.precision, trace.metrics.memory,
                                        trace.metrics.launches, trace.metrics.nsight), flags),
         "recorded_badge": "compare with re-validation above" if v.state == "measured" else "not re-measured",
-        "v": v, "counters": counters, "figures": _figures(r, counters), "prev": prev, "next": nxt,
+        "v": v, "findings": findings_view(r), "counters": counters, "figures": _figures(r, counters), "prev": prev, "next": nxt,
         "kernel_lines": text.num(fk.source.count("\n") + (0 if fk.source.endswith("\n") else 1)) if fk else "0",
         "kernel_chars": text.num(len(fk.source)) if fk else "0",
         "kernel_file": urls.download(r.run_id, "kernel").removeprefix("runs/"),

@@ -12,6 +12,8 @@ from . import text
 from .revalidation import ValidationView
 
 UNKNOWN = "unknown"
+# The verdict of a run whose kernel trips an error-level static cheat check that no reviewer cleared.
+SUSPECT = "suspect"
 # Verdicts a harness writes when it never judged the kernel: such a run says nothing about compiling.
 UNJUDGED = ("unknown", "not_evaluated")
 
@@ -60,10 +62,10 @@ def run_summary(r: RunRecord, v: ValidationView) -> RunSummary:
     if v.state == "measured" and v.result is not None:
         res = v.result
         k, ref = res.kernel_timing, res.reference_timing
-        return RunSummary(res.verdict, "re-validated", turns, text.ms(k.median_ms if k else None),
+        return RunSummary(SUSPECT if r.suspect else res.verdict, "re-validated", turns, text.ms(k.median_ms if k else None),
                           text.ms(ref.median_ms if ref else None), text.speedup(res.speedup), res.speedup, None, len(r.flags))
     unit = UNIT_LABEL[t.unit] if t else ""
-    return RunSummary(run.recorded_verdict or UNKNOWN, "recorded", turns,
+    return RunSummary(SUSPECT if r.suspect else run.recorded_verdict or UNKNOWN, "recorded", turns,
                       f"{text.num(t.runtime)} {unit}" if t and t.runtime is not None else text.DASH,
                       f"{text.num(t.ref_runtime)} {unit}" if t and t.ref_runtime is not None else text.DASH,
                       text.speedup(t.speedup if t else None), t.speedup if t else None,
@@ -80,7 +82,7 @@ def outcome(r: RunRecord, v: ValidationView, href: str) -> lb.Outcome | None:
     measured = res is not None and res.kernel_timing is not None and res.reference_timing is not None
     to_ms = UNIT_TO_US[t.unit] / 1e3 if t else 1.0
     verdict = res.verdict if res is not None else (run.recorded_verdict or UNKNOWN)
-    static_error = any(f.severity == "error" for f in (res.static_findings if res else []))
+    static_error = any(f.severity == "error" for f in r.findings)
     return lb.Outcome(
         run_id=r.run_id, href=href, model=run.model or UNKNOWN, group=group_key(r), problem=problem,
         recorded_correct=None if run.recorded_verdict is None else run.recorded_verdict == "correct",

@@ -79,18 +79,39 @@ def markdown(text: str) -> Markup:
     return Markup(nh3.clean(html, tags=_TAGS, attributes=_ATTRS, url_schemes={"http", "https", "mailto"}))
 
 
-# A fence opens at the start of a line (up to 3 spaces of indent) with 3+ backticks and an optional
-# language, and closes at a line of at least as many backticks; an unclosed fence runs to the end.
-_FENCE = re.compile(r"^ {0,3}(?P<ticks>`{3,})[ \t]*(?P<lang>[\w+#.-]*)[^\n`]*\n(?P<code>.*?)(?:^ {0,3}(?P=ticks)`*[ \t]*$\n?|\Z)",
-                    re.M | re.S)
+_TICKS = re.compile(r"`{3,}")
+_LANG = re.compile(r"[\w+#.-]+")
 
 
-def _fenced_code(code_text: str, lang: str) -> str:
+def _lexer(lang: str) -> Any:
     try:
-        lexer = get_lexer_by_name(lang or "text")
+        return get_lexer_by_name(lang) if lang else None
     except ClassNotFound:
-        lexer = get_lexer_by_name("text")
-    return highlight(code_text, lexer, HtmlFormatter(cssclass="hl"))
+        return None
+
+
+def _fence_at(text: str, start: int, ticks: str) -> tuple[int, Any, str] | None:
+    """(end, lexer, code) of the fenced block whose opening backticks are at `start`, or None if none is.
+
+    A fence at the start of a line takes its language from the rest of that line and runs to the next
+    run of as many backticks, or to the end. Harness captures often flatten newlines to spaces, so a
+    fence inside a line counts too, but only with a closing run: "```cuda __global__ void k() ```".
+    """
+    after = start + len(ticks)
+    close = text.find(ticks, after)
+    eol = text.find("\n", after)
+    if eol >= 0 and text[text.rfind("\n", 0, start) + 1:start].strip(" ") == "":
+        info = text[after:eol].strip()
+        lang = _LANG.match(info)
+        body_end = close if close >= 0 else len(text)
+        return (body_end + len(ticks) if close >= 0 else len(text), _lexer(lang.group().lower() if lang else ""),
+                text[eol + 1:body_end])
+    if close < 0:
+        return None
+    body = text[after:close]
+    lang = _LANG.match(body)
+    lexer = _lexer(lang.group().lower()) if lang and body[lang.end():lang.end() + 1].isspace() else None
+    return close + len(ticks), lexer, body[lang.end():].strip() if lexer and lang else body.strip()
 
 
 @lru_cache(maxsize=1024)
@@ -100,16 +121,19 @@ def plain(text: str) -> Markup:
     Nothing else is interpreted: `*`, `_`, `#` and links stay the characters the model wrote.
     """
     parts: list[str] = []
-    pos = 0
-    for m in _FENCE.finditer(text):
-        prose = text[pos:m.start()]
-        if prose.strip("\n"):
-            parts.append(f'<div class="plain">{escape(prose.strip(chr(10)))}</div>')
-        parts.append(_fenced_code(m.group("code"), m.group("lang").lower()))
-        pos = m.end()
-    rest = text[pos:]
-    if rest.strip("\n"):
-        parts.append(f'<div class="plain">{escape(rest.strip(chr(10)))}</div>')
+    pos = search = 0
+    while (m := _TICKS.search(text, search)) is not None:
+        fence = _fence_at(text, m.start(), m.group())
+        if fence is None:
+            search = m.end()
+            continue
+        end, lexer, body = fence
+        if text[pos:m.start()].strip():
+            parts.append(f'<div class="plain">{escape(text[pos:m.start()].strip(chr(10)))}</div>')
+        parts.append(highlight(body, lexer or get_lexer_by_name("text"), HtmlFormatter(cssclass="hl")))
+        pos = search = end
+    if text[pos:].strip():
+        parts.append(f'<div class="plain">{escape(text[pos:].strip(chr(10)))}</div>')
     return Markup("".join(parts))
 
 

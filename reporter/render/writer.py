@@ -101,7 +101,7 @@ class SiteWriter:
         self.generated = generated
         self.env = Environment(loader=FileSystemLoader(str(asset_dir("templates"))), autoescape=True,
                                undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-        self.env.filters.update(num=text.num, ms=text.ms, speedup=text.speedup, markdown=text.markdown,
+        self.env.filters.update(num=text.num, ms=text.ms, speedup=text.speedup, markdown=text.markdown, plain=text.plain, prose=text.prose,
                                 code=text.code, json_args=text.json_args)
         self.assets: dict[str, str] = {}
         self.tmp: Path | None = None

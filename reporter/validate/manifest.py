@@ -65,7 +65,7 @@ def _safe_name(name: str) -> bool:
 
 def entry_of(result_path: Path, result: ValidationResult) -> Entry:
     folder = result_path.parent
-    names = [result_path.name] + sorted(n for n in result.ncu_files.values() if _safe_name(n) and (folder / n).is_file())
+    names = [result_path.name, *sorted(n for n in result.ncu_files.values() if _safe_name(n) and (folder / n).is_file())]
     return Entry(key=folder.name, measurement=result_path.stem, format=result.format,
                  kernel_sha256=result.kernel_sha256, reference_sha256=result.reference_sha256,
                  files={n: _sha(folder / n) for n in names})
@@ -146,7 +146,7 @@ def check(data: Path) -> list[Problem]:
     try:
         manifest = read_manifest(data)
     except cache.Unreadable as exc:
-        return sorted(problems + [exc.problem])
+        return sorted([*problems, exc.problem])
     listed: set[str] = set()
     for e in manifest.entries:
         for name, sha in e.files.items():
@@ -194,7 +194,7 @@ def migrate(data: Path) -> Migration:
     found = scan(data)
     report = Migration(problems=list(found.problems))
     claimed: dict[str, ValidationResult] = {}
-    for rel, (path, result) in sorted(found.results.items()):
+    for rel, (_, result) in sorted(found.results.items()):
         want = expected_location(result)
         if want == rel:
             claimed.setdefault(want, result)

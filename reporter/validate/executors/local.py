@@ -1,0 +1,150 @@
+"""Run the pipeline on this machine: a compile pool sized to the cores, one check worker per GPU.
+
+Compiles feed a queue; each GPU's check worker takes the next built kernel the moment it is free, so
+a GPU never waits while a built kernel is queued. Compiles are forked from one warm server, checks
+from one warm server per GPU (``CUDA_VISIBLE_DEVICES`` set for it); every kernel still runs in its own
+process. Unless the timing basis is immune to CPU load, a `CompileGuard` stops the compiles for the
+length of every timing window.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import shutil
+import tempfile
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from pathlib import Path
+from typing import Any, Callable
+
+from .. import steps
+from ..forkserver import ForkServer
+from ..gate import CompileGuard
+from ..pipeline import Item, Outcome, RunStats
+from ..process import package_env
+from ..profiling import profile_ncu
+
+
+class LocalExecutor:
+    def __init__(self, gpus: list[str], compile_jobs: int, root: Path, toolchain_env: dict[str, str | None],
+                 timeout_s: float, gate: bool = True, ncu: bool = False, checks_per_gpu: int = 4) -> None:
+        self.gpus = gpus  # CUDA_VISIBLE_DEVICES values; empty: one worker on this machine's default device
+        self.compile_jobs, self.root, self.toolchain_env = compile_jobs, root, toolchain_env
+        self.timeout_s, self.gate, self.ncu = timeout_s, gate, ncu
+        # Several checks share a GPU: most of a check is host work (loading, comparing on the CPU,
+        # profiler start-up), and the gate stops everything else during a timing window. One kernel is
+        # still one process.
+        self.checks_per_gpu = max(1, checks_per_gpu)
+
+    def run(self, items: list[Item], on_outcome: Callable[[Outcome], None]) -> RunStats:
+        return _Run(self, on_outcome).go(items)
+
+
+class _Run:
+    """One run of a LocalExecutor: its servers, queue and threads."""
+
+    def __init__(self, ex: LocalExecutor, on_outcome: Callable[[Outcome], None]) -> None:
+        self.ex, self.on_outcome = ex, on_outcome
+        self.work = Path(tempfile.mkdtemp(prefix="reporter-validate-"))
+        self.gate_dir = str(self.work / "gate") if ex.gate else None
+        self.guard = CompileGuard(self.work / "gate") if ex.gate else None
+        self.compiler = ForkServer(package_env())
+        self.checkers = [(g, ForkServer(package_env({"CUDA_VISIBLE_DEVICES": g}))) for g in ex.gpus] or \
+            [("default", ForkServer(package_env()))]
+        self.ready: queue.Queue[tuple[Item, dict, float] | None] = queue.Queue()
+        self.cpu_threads = max(1, len(os.sched_getaffinity(0)) // (len(self.checkers) * ex.checks_per_gpu))
+        self.errors: list[BaseException] = []
+        self.emit_lock = threading.Lock()
+        self.t0 = time.monotonic()
+
+    def _hooks(self) -> dict[str, Any]:
+        g = self.guard
+        return {"on_start": g.register if g else None, "on_end": g.unregister if g else None}
+
+    def emit(self, outcome: Outcome) -> None:
+        outcome.finished_at = time.monotonic() - self.t0
+        with self.emit_lock:
+            if self.errors:
+                return  # the run is stopping: write nothing more
+            try:
+                self.on_outcome(outcome)
+            except BaseException as exc:
+                self.errors.append(exc)
+                raise
+
+    def compile_one(self, item: Item) -> None:
+        ex = self.ex
+        comp = steps.build(self.compiler, item.job, ex.root, item.build_key, self.work / item.build_key / "build",
+                           ex.timeout_s, ex.toolchain_env, **self._hooks())
+        if comp["verdict"] == "correct":
+            self.ready.put((item, comp, time.monotonic()))
+        else:
+            self.emit(Outcome(item, comp, comp["wall_s"], comp["cpu_s"], compiled_at=time.monotonic() - self.t0,
+                              build=comp["build"]))
+
+    def check_loop(self, name: str, server: ForkServer) -> None:
+        ex = self.ex
+        while (got := self.ready.get()) is not None:
+            item, comp, ready_at = got
+            started = time.monotonic()
+            out = steps.check(server, item.job, ex.root, item.build_key, comp["build_env"],
+                              self.work / item.build_key / f"check-{name}", ex.timeout_s, self.gate_dir,
+                              threads=self.cpu_threads, **self._hooks())
+            out["phase_s"] = {**comp.get("phase_s", {}), **out.get("phase_s", {})}
+            files = {}
+            if ex.ncu and out.get("kernel_timing"):
+                env = {**comp["build_env"], "CUDA_VISIBLE_DEVICES": None if name == "default" else name}
+                files = profile_ncu(item.job, ex.root, item.build_key, env, self.work / item.build_key, ex.timeout_s)
+            self.emit(Outcome(item, out, comp["wall_s"], comp["cpu_s"], started - ready_at, out["wall_s"],
+                              ready_at - self.t0, build=comp["build"], worker=f"gpu {name}", ncu_files=files))
+
+    def guarded(self, name: str, server: ForkServer) -> None:
+        try:
+            self.check_loop(name, server)
+        except BaseException as exc:  # noqa: BLE001 - re-raised by the main thread
+            if exc not in self.errors:
+                self.errors.append(exc)
+
+    def _drain(self, items: list[Item], threads: list[threading.Thread], pool: ThreadPoolExecutor) -> None:
+        pending = {pool.submit(self.compile_one, it) for it in items}
+        while pending:
+            done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
+            for f in done:
+                f.result()
+            if self.errors:
+                raise self.errors[0]
+        for _ in threads:
+            self.ready.put(None)
+        for t in threads:
+            while t.is_alive() and not self.errors:
+                t.join(0.1)
+        if self.errors:
+            raise self.errors[0]
+
+    def go(self, items: list[Item]) -> RunStats:
+        servers = [self.compiler] + [s for _, s in self.checkers]
+        threads = [threading.Thread(target=self.guarded, args=c, daemon=True) for c in self.checkers
+                   for _ in range(self.ex.checks_per_gpu)]
+        for t in threads:
+            t.start()
+        pool = ThreadPoolExecutor(max_workers=self.ex.compile_jobs)
+        try:
+            self._drain(items, threads, pool)
+        except BaseException:
+            # Interrupted: stop everything we started; results already stored stay, so a rerun resumes.
+            for server in servers:
+                server.kill()
+            raise
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+            stats = RunStats(wall_s=time.monotonic() - self.t0, compile_jobs=self.ex.compile_jobs,
+                             check_workers=len(threads))
+            if self.guard is not None:
+                self.guard.close()
+                stats.paused_s, stats.timing_windows = self.guard.paused_s, self.guard.windows
+            for server in servers:
+                server.close()
+            shutil.rmtree(self.work, ignore_errors=True)
+        return stats

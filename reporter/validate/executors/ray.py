@@ -1,0 +1,141 @@
+"""Run the pipeline on a Ray cluster (``reporter validate DATA --executor ray [--address auto|HOST:PORT]``).
+
+Compile tasks take one CPU of any node; check tasks take one GPU (``num_gpus=1``; Ray sets
+``CUDA_VISIBLE_DEVICES``) and no CPU slot, so a check never queues behind compiles. A finished build
+travels to the checking node as a tar archive that goes from task to task without passing through the
+driver; a node whose build cache already holds the key (a shared ``REPORTER_BUILD_CACHE``) skips the
+unpacking. Every node builds and loads under the same ``REPORTER_BUILD_CACHE`` path (torch rebuilds
+when the path in its build file differs). Results come back to the driver, which alone writes
+``DATA/validation/``. Within a task, the kernel still runs in its own forked process, as locally.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from .. import buildcache, steps
+from ..forkserver import ForkServer
+from ..gate import CompileGuard
+from ..pipeline import Item, Outcome, RunStats
+from ..process import package_env
+
+# Per Ray worker process: one warm fork server per CUDA_VISIBLE_DEVICES value, one compile guard.
+_SERVERS: dict[str, ForkServer] = {}
+_GUARD: list[CompileGuard] = []
+_LOCK = threading.Lock()
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError as exc:
+        raise RuntimeError("--executor ray needs Ray: pip install 'reporter[ray]'") from exc
+    return ray
+
+
+def connect(address: str | None, **local: Any) -> Any:
+    """Join the cluster at `address`, or start a local one (`local`: ray.init's num_cpus, num_gpus...)
+    whose workers import this copy of reporter."""
+    ray = _ray()
+    if not ray.is_initialized():
+        pkg_root = str(Path(__file__).resolve().parents[3])
+        runtime = {"env_vars": {"PYTHONPATH": pkg_root + os.pathsep + os.environ.get("PYTHONPATH", "")}}
+        ray.init(address=address, runtime_env=None if address else runtime, log_to_driver=False,
+                 include_dashboard=False, **local)
+    return ray
+
+
+def _server(visible: str | None) -> ForkServer:
+    with _LOCK:
+        name = visible if visible is not None else "-"
+        if name not in _SERVERS:
+            _SERVERS[name] = ForkServer(package_env({"CUDA_VISIBLE_DEVICES": visible}))
+        return _SERVERS[name]
+
+
+def _gate_dir() -> Path:
+    """One gate folder per machine, shared by every Ray worker process on it."""
+    return Path(os.environ.get("REPORTER_GATE_DIR") or Path(tempfile.gettempdir()) / f"reporter-gate-{os.getuid()}")
+
+
+def _guard() -> CompileGuard:
+    with _LOCK:
+        if not _GUARD:
+            _GUARD.append(CompileGuard(_gate_dir()))
+        return _GUARD[0]
+
+
+def compile_task(job: dict[str, Any], key: str, timeout_s: float, toolchain_env: dict[str, str | None],
+                 gate: bool) -> tuple[dict[str, Any], bytes]:
+    """On a CPU worker: (the build step's output, the built folder as an archive or b"")."""
+    root = buildcache.default_root()
+    guard = _guard() if gate else None
+    with tempfile.TemporaryDirectory(prefix="reporter-compile-") as tmp:
+        comp = steps.build(_server(None), job, root, key, Path(tmp), timeout_s, toolchain_env,
+                           on_start=guard.register if guard else None, on_end=guard.unregister if guard else None)
+    return comp, buildcache.pack(root, key) if comp["verdict"] == "correct" else b""
+
+
+def check_task(job: dict[str, Any], key: str, build_env: dict[str, str | None], archive: bytes, timeout_s: float,
+               gate: bool) -> dict[str, Any]:
+    """On a GPU worker: unpack the build unless this node has it, then check in a forked child."""
+    root = buildcache.default_root()
+    if buildcache.built(root, key) is None:
+        buildcache.unpack(root, key, archive)
+    server = _server(os.environ.get("CUDA_VISIBLE_DEVICES"))
+    with tempfile.TemporaryDirectory(prefix="reporter-check-") as tmp:
+        return steps.check(server, job, root, key, build_env, Path(tmp), timeout_s, str(_gate_dir()) if gate else None)
+
+
+def _environment() -> dict[str, Any]:
+    from ..runner import environment
+    return environment().model_dump(mode="json")
+
+
+def probe_environment(address: str | None) -> Any:
+    """The checking machines' environment (one GPU model per cluster), asked of a GPU worker."""
+    from ...records import Environment
+    ray = connect(address)
+    gpus = ray.cluster_resources().get("GPU", 0)
+    probe = ray.remote(num_gpus=1 if gpus else 0, num_cpus=0 if gpus else 1, max_calls=1)(_environment)
+    return Environment.model_validate(ray.get(probe.remote()))
+
+
+class RayExecutor:
+    def __init__(self, address: str | None, toolchain_env: dict[str, str | None], timeout_s: float,
+                 gate: bool = True) -> None:
+        self.address, self.toolchain_env, self.timeout_s, self.gate = address, toolchain_env, timeout_s, gate
+
+    def run(self, items: list[Item], on_outcome: Callable[[Outcome], None]) -> RunStats:
+        ray = connect(self.address)
+        gpus = ray.cluster_resources().get("GPU", 0)
+        compile_remote = ray.remote(num_cpus=1, num_returns=2)(compile_task)
+        check_remote = ray.remote(num_gpus=1 if gpus else 0, num_cpus=0 if gpus else 1)(check_task)
+        t0 = time.monotonic()
+        pending: dict[Any, tuple[str, Item, Any]] = {}
+        for item in items:
+            meta, archive = compile_remote.remote(item.job, item.build_key, self.timeout_s, self.toolchain_env, self.gate)
+            pending[meta] = ("compile", item, archive)
+        while pending:
+            (ref,), _ = ray.wait(list(pending), num_returns=1)
+            kind, item, extra = pending.pop(ref)
+            got = ray.get(ref)
+            now = time.monotonic()
+            if kind == "compile" and got["verdict"] == "correct":
+                check = check_remote.remote(item.job, item.build_key, got["build_env"], extra, self.timeout_s, self.gate)
+                pending[check] = ("check", item, (got, now))
+            elif kind == "compile":
+                on_outcome(Outcome(item, got, got["wall_s"], got["cpu_s"], compiled_at=now - t0,
+                                   finished_at=now - t0, build=got["build"], worker="ray"))
+            else:
+                comp, ready_at = extra
+                got["phase_s"] = {**comp.get("phase_s", {}), **got.get("phase_s", {})}
+                on_outcome(Outcome(item, got, comp["wall_s"], comp["cpu_s"], max(0.0, now - ready_at - got["wall_s"]),
+                                   got["wall_s"], ready_at - t0, now - t0, build=comp["build"], worker="ray"))
+        return RunStats(wall_s=time.monotonic() - t0, compile_jobs=int(ray.cluster_resources().get("CPU", 0)),
+                        check_workers=int(gpus) or 1)

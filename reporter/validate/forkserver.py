@@ -1,0 +1,224 @@
+"""A warm parent that has imported torch (never touching CUDA) and forks one worker child per kernel.
+
+Isolation stays one process per kernel: each child runs ``worker.main`` in its own session, so a crash,
+a hang or a sticky CUDA error still kills only that child. What the fork saves is the fresh interpreter
+and ``import torch`` (seconds of CPU per kernel). Standard library only at import: the server runs on
+GPU machines that have neither pydantic nor plotly.
+
+Protocol, one JSON object per line: the client writes ``{"id", "mode", "job_dir", "env"}``; the server
+answers ``{"id", "pid"}`` when the child starts and ``{"id", "rc", "cpu_s"}`` when it has been reaped
+(``rc`` negative: killed by that signal; ``cpu_s``: user + system time of the child and everything it
+waited for, e.g. ninja, nvcc and g++).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import IO, Any
+
+# Functions of the worker whose run is a timing window: compiles and other checks pause while one runs
+# (the worker's timing code names it one way or the other; at least one must exist).
+TIMED_FUNCTIONS = ("time_calls", "time_all")
+
+
+def _gated(fn: Any) -> Any:
+    from .gate import timing_window
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with timing_window():
+            return fn(*args, **kwargs)
+    return wrapper
+
+
+def _child(req: dict[str, Any]) -> int:
+    """In the forked child: own session, own log, own environment, then the worker's entry point."""
+    os.setsid()
+    job_dir = Path(req["job_dir"])
+    log = os.open(job_dir / f"{req['mode']}.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    for k, v in req.get("env", {}).items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+    # Compiles run niced, so the short checks beside them get the CPU first and the GPU is not kept
+    # waiting; checks use a share of the cores, not all of them each.
+    os.nice(int(os.environ.get("REPORTER_NICE", "0")))
+    if os.environ.get("REPORTER_THREADS"):
+        import torch
+        torch.set_num_threads(int(os.environ["REPORTER_THREADS"]))
+    from . import worker
+    if os.environ.get("REPORTER_GATE_DIR"):
+        timed = [name for name in TIMED_FUNCTIONS if hasattr(worker, name)]
+        if not timed:
+            raise SystemExit(f"forkserver: reporter.validate.worker has none of {TIMED_FUNCTIONS}; update TIMED_FUNCTIONS")
+        for name in timed:
+            setattr(worker, name, _gated(getattr(worker, name)))
+    return worker.main([req["mode"], str(job_dir)])
+
+
+def _reap(pids: dict[int, Any], out: IO[str]) -> None:
+    while pids:
+        try:
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        rid = pids.pop(pid, None)
+        if rid is None:
+            continue
+        rc = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        out.write(json.dumps({"id": rid, "rc": rc, "cpu_s": usage.ru_utime + usage.ru_stime}) + "\n")
+        out.flush()
+
+
+def serve() -> None:
+    import torch  # noqa: F401 - the whole point: children start with torch already imported
+    from . import worker  # noqa: F401
+    out = sys.stdout
+    pids: dict[int, Any] = {}
+    stdin = sys.stdin.fileno()
+    buf = b""
+    while True:
+        ready, _, _ = select.select([stdin], [], [], 0.02)
+        _reap(pids, out)
+        if not ready:
+            continue
+        chunk = os.read(stdin, 65536)
+        if not chunk:
+            break
+        buf += chunk
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            req = json.loads(line)
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    code = _child(req)
+                except BaseException:  # noqa: BLE001 - the child must never return into the server loop
+                    import traceback
+                    traceback.print_exc()
+                    code = 70
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+            pids[pid] = req["id"]
+            out.write(json.dumps({"id": req["id"], "pid": pid}) + "\n")
+            out.flush()
+    while pids:  # the client went away: wait for the children still running, then leave
+        time.sleep(0.05)
+        _reap(pids, out)
+
+
+class _Pending:
+    def __init__(self) -> None:
+        self.started = threading.Event()
+        self.done = threading.Event()
+        self.pid = 0
+        self.rc = 0
+        self.cpu_s = 0.0
+
+
+class ForkServer:
+    """Client side: start the server, run children on it from any number of threads."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "reporter.validate.forkserver"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, env=env, text=True, bufsize=1, start_new_session=True)
+        self.lock = threading.Lock()
+        self.pending: dict[int, _Pending] = {}
+        self.next_id = 0
+        self.active: set[int] = set()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            msg = json.loads(line)
+            with self.lock:
+                p = self.pending.get(msg["id"])
+            if p is None:
+                continue
+            if "pid" in msg:
+                p.pid = msg["pid"]
+                p.started.set()
+            else:
+                p.rc, p.cpu_s = msg["rc"], msg["cpu_s"]
+                p.started.set()
+                p.done.set()
+        with self.lock:  # the server died: nothing pending will ever finish
+            for p in self.pending.values():
+                p.rc = p.rc or -9
+                p.started.set()
+                p.done.set()
+
+    def run(self, mode: str, job_dir: Path, env: dict[str, str | None], timeout_s: float,
+            on_start: Any = None) -> tuple[int | None, float]:
+        """(exit code or None on timeout, CPU seconds); the child is killed, its session and all, on timeout."""
+        p = _Pending()
+        with self.lock:
+            rid = self.next_id
+            self.next_id += 1
+            self.pending[rid] = p
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(json.dumps({"id": rid, "mode": mode, "job_dir": str(job_dir), "env": env}) + "\n")
+            self.proc.stdin.flush()
+        try:
+            p.started.wait()
+            with self.lock:
+                self.active.add(p.pid)
+            if on_start is not None and p.pid:
+                on_start(p.pid)
+            if not p.done.wait(timeout_s):
+                kill_group(p.pid)
+                p.done.wait(30)
+                return None, p.cpu_s
+            return p.rc, p.cpu_s
+        finally:
+            with self.lock:
+                self.pending.pop(rid, None)
+                self.active.discard(p.pid)
+
+    def kill(self) -> None:
+        """Interrupted: kill every running child (each in its own session), then the server."""
+        with self.lock:
+            pids = sorted(self.active)
+        for pid in pids:
+            kill_group(pid)
+        kill_group(self.proc.pid)
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            kill_group(self.proc.pid)
+            self.proc.wait()
+
+
+def kill_group(pid: int) -> None:
+    """Kill a child started in its own session (its process group id is its pid), and all it started."""
+    if pid <= 0:
+        return
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+if __name__ == "__main__":
+    serve()

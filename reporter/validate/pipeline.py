@@ -1,0 +1,153 @@
+"""The driver's side of the validation pipeline, whatever executes it.
+
+The driver turns runs into work items (content key for the results cache, build key for the build
+cache), orders them so results stream out (kernels already built first), and writes each result to
+``DATA/validation/`` as soon as an executor reports it: it is the only writer, so an interrupted run
+resumes where it stopped (finished results are cache hits, finished builds are build-cache hits).
+Executors (executors/local.py, executors/ray.py) only compile and check and report `Outcome`s.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from . import buildcache, cache
+from .cheats import scan
+from ..records import DEFAULT_PRECISION, Environment, StaticFinding, ValidationResult, ValidationSettings, sha256_text
+
+if TYPE_CHECKING:
+    from ..collect.traces import RunRecord
+
+RESULT_FIELDS = ("verdict", "reason", "log", "weights_note", "trials", "kernel_timing", "reference_timing",
+                 "compile_timing", "kernel_launches", "reference_launches", "kernel_peak_bytes",
+                 "reference_peak_bytes", "deterministic")
+
+
+@dataclass
+class Item:
+    """One kernel to validate; `job` is what the worker reads (trace content stays data here)."""
+    run_id: str
+    key: str
+    build_key: str
+    job: dict[str, Any]
+
+
+@dataclass
+class Outcome:
+    """What an executor reports for one item; times in seconds, `*_at` since the run started."""
+    item: Item
+    out: dict[str, Any]
+    compile_s: float = 0.0
+    compile_cpu_s: float = 0.0
+    queue_s: float = 0.0
+    check_s: float = 0.0
+    compiled_at: float = 0.0
+    finished_at: float = 0.0
+    build: str = ""
+    worker: str = ""
+    ncu_files: dict[str, Path] = field(default_factory=dict)
+
+
+@dataclass
+class RunStats:
+    """The whole run, for the benchmark and the progress line."""
+    wall_s: float = 0.0
+    compile_jobs: int = 0
+    check_workers: int = 0
+    paused_s: float = 0.0
+    timing_windows: int = 0
+    outcomes: list[Outcome] = field(default_factory=list)
+    stored_at: dict[str, float] = field(default_factory=dict)
+
+
+def toolchain(env: Environment) -> dict[str, str | None]:
+    """Everything besides the source that changes a build; TORCH_CUDA_ARCH_LIST pinned for the compiles,
+    which run with the GPU hidden, and for the checks, which must not rebuild."""
+    arch = _compute_capability() if env.gpu not in (None, "cpu") else None
+    return {"torch": env.torch, "cuda": env.cuda, "python": env.python, "gpu": env.gpu,
+            "TORCH_CUDA_ARCH_LIST": arch}
+
+
+def _compute_capability() -> str | None:
+    import os
+    if os.environ.get("TORCH_CUDA_ARCH_LIST"):
+        return os.environ["TORCH_CUDA_ARCH_LIST"]
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return None
+    try:
+        caps = subprocess.run([smi, "--query-gpu=compute_cap", "--format=csv,noheader"], capture_output=True,
+                              text=True, timeout=30).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    # torch's own default when it asks the device: every present architecture, PTX for the newest
+    archs = sorted(set(caps), key=lambda c: tuple(int(x) for x in c.split(".")))
+    return ";".join(archs[:-1] + [archs[-1] + "+PTX"]) if archs else None
+
+
+def make_items(todo: list[tuple["RunRecord", str]], settings: ValidationSettings, device: str,
+               tools: dict[str, str | None], root: Path) -> list[Item]:
+    items = []
+    for run, key in todo:
+        fk, ref = run.trace.final_kernel, run.trace.reference_source
+        assert fk is not None and ref is not None
+        job = {"reference": ref, "kernel": fk.source, "settings": settings.model_dump(mode="json"), "device": device,
+               "precision": run.trace.run.precision or DEFAULT_PRECISION}
+        items.append(Item(run.run_id, key, buildcache.build_key(fk.source, tools), job))
+    # Built kernels first: they reach the GPU at once while the first compiles are still running.
+    return sorted(items, key=lambda it: buildcache.built(root, it.build_key) is None)
+
+
+def to_result(outcome: Outcome, run: "RunRecord", settings: ValidationSettings, env: Environment) -> ValidationResult:
+    out = outcome.out
+    fk = run.trace.final_kernel
+    assert fk is not None and run.trace.reference_source is not None
+    findings = [StaticFinding(check=f.check, severity=f.severity, line=f.line, text=f.text, message=f.message)  # type: ignore[arg-type]
+                for f in scan(fk.source, run.trace.run.backend)]
+    fields = {k: out.get(k) for k in RESULT_FIELDS if out.get(k) is not None}
+    return ValidationResult(
+        precision=outcome.item.job["precision"], precision_assumed=run.trace.run.precision is None,
+        kernel_sha256=sha256_text(fk.source), reference_sha256=sha256_text(run.trace.reference_source),
+        settings=settings, environment=env, measured_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        problem_names=out.get("problem_names") or [], static_findings=findings,
+        phase_s={k: round(v, 3) for k, v in out.get("phase_s", {}).items()}, **fields)
+
+
+class Recorder:
+    """Writes each outcome to the results cache the moment it arrives (from any executor thread)."""
+
+    def __init__(self, data: Path, runs: dict[str, "RunRecord"], settings: ValidationSettings, env: Environment,
+                 total: int, progress: bool, on_stored: Callable[[str], None] | None = None) -> None:
+        self.data, self.runs, self.settings, self.env = data, runs, settings, env
+        self.total, self.progress, self.on_stored = total, progress, on_stored
+        self.lock = threading.Lock()
+        self.results: dict[str, tuple[ValidationResult, bool]] = {}
+        self.stats = RunStats()
+        self.t0 = time.monotonic()
+
+    def __call__(self, outcome: Outcome) -> None:
+        run = self.runs[outcome.item.run_id]
+        result = to_result(outcome, run, self.settings, self.env)
+        with self.lock:
+            cache.store(self.data, outcome.item.key, result, outcome.ncu_files)
+            self.results[outcome.item.run_id] = (result, False)
+            self.stats.outcomes.append(outcome)
+            self.stats.stored_at[outcome.item.run_id] = time.monotonic() - self.t0
+            n = len(self.results)
+        if self.progress and run.trace.run.precision is None:
+            print(f"[{n}/{self.total}] {outcome.item.run_id}: the trace records no precision; checked at "
+                  f"{DEFAULT_PRECISION}", file=sys.stderr, flush=True)
+        if self.progress:
+            print(f"[{n}/{self.total}] {outcome.item.run_id}: {result.verdict} (build {outcome.build or '-'} "
+                  f"{outcome.compile_s:.1f} s, queued {outcome.queue_s:.1f} s, check {outcome.check_s:.1f} s "
+                  f"on {outcome.worker or '-'}) {result.reason}", file=sys.stderr, flush=True)
+        if self.on_stored is not None:
+            self.on_stored(outcome.item.run_id)

@@ -1,0 +1,76 @@
+"""Starting the isolated worker: a fork of a warm server (the default) or a fresh interpreter (for ncu).
+
+Either way one kernel runs in one process, with a timeout; a crash, hang or sticky CUDA error becomes
+a verdict. Standard library only (the Ray executor imports this on GPU workers).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from .forkserver import ForkServer
+
+
+def package_env(extra: dict[str, str | None] | None = None) -> dict[str, str]:
+    """This process's environment with reporter importable and `extra` applied (None removes a name)."""
+    env = dict(os.environ)
+    env["PYTHONUNBUFFERED"] = "1"
+    pkg_root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = pkg_root + os.pathsep + env.get("PYTHONPATH", "")
+    for k, v in (extra or {}).items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = v
+    return env
+
+
+def _write_job(job: dict[str, Any], job_dir: Path, mode: str) -> None:
+    job_dir.mkdir(parents=True, exist_ok=True)
+    (job_dir / "job.json").write_text(json.dumps(job), encoding="utf-8")
+    (job_dir / f"{mode}.json").unlink(missing_ok=True)
+
+
+def read_result(mode: str, job_dir: Path, rc: int | None, timeout_s: float) -> dict[str, Any]:
+    log_path = job_dir / f"{mode}.log"
+    tail = log_path.read_text(encoding="utf-8", errors="replace")[-6000:] if log_path.is_file() else ""
+    result_path = job_dir / f"{mode}.json"
+    if rc is None:
+        return {"verdict": "timeout", "reason": f"{mode} did not finish within {timeout_s:g} s (killed)", "log": tail,
+                "phase_s": {}}
+    if result_path.is_file():
+        out: dict[str, Any] = json.loads(result_path.read_text(encoding="utf-8"))
+        out["log"] = (out.pop("traceback", "") + "\n" + tail).strip()[-6000:]
+        return out
+    why = f"the worker died (exit code {rc}{', signal ' + str(-rc) if rc < 0 else ''}) before writing a result"
+    return {"verdict": "crashed", "reason": why, "log": tail, "phase_s": {}}
+
+
+def run_forked(server: ForkServer, mode: str, job: dict[str, Any], job_dir: Path, timeout_s: float,
+               env: dict[str, str | None], on_start: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """One worker child forked from `server`; the result carries the child's CPU seconds."""
+    _write_job(job, job_dir, mode)
+    rc, cpu_s = server.run(mode, job_dir, env, timeout_s, on_start)
+    out = read_result(mode, job_dir, rc, timeout_s)
+    out["cpu_s"] = cpu_s
+    return out
+
+
+def run_fresh(mode: str, job: dict[str, Any], job_dir: Path, timeout_s: float, env: dict[str, str | None],
+              prefix: list[str] | None = None) -> dict[str, Any]:
+    """One worker in a fresh interpreter, e.g. under a profiler that must start the process itself."""
+    _write_job(job, job_dir, mode)
+    cmd = (prefix or []) + [sys.executable, "-m", "reporter.validate.worker", mode, str(job_dir)]
+    with open(job_dir / f"{mode}.log", "wb") as log:
+        try:
+            proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=package_env(env), timeout=timeout_s,
+                                  start_new_session=True)
+            rc: int | None = proc.returncode
+        except subprocess.TimeoutExpired:
+            rc = None
+    return read_result(mode, job_dir, rc, timeout_s)

@@ -1,0 +1,132 @@
+"""The validation pipeline on CPU: streaming results, resuming, the build cache and the timing gate."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import KERNELS, kernel_run
+from reporter.collect import collect
+from reporter.records import ValidationSettings
+from reporter.validate import buildcache, cache, validate_runs
+from reporter.validate.gate import CompileGuard, timing_window
+from reporter.validate.pipeline import RunStats
+
+pytest.importorskip("torch")
+
+SETTINGS = ValidationSettings(nominal_trials=2, jitter_trials=2, perf_trials=3, warmup=1, timeout_s=60)
+
+
+@pytest.fixture
+def build_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "builds"
+    monkeypatch.setenv("REPORTER_BUILD_CACHE", str(root))
+    return root
+
+
+def test_first_result_is_written_before_the_last_compile_ends(tmp_path: Path, build_root: Path) -> None:
+    # One quick kernel and one whose build takes seconds: the quick one is checked and written while
+    # the slow one still compiles (compiling everything first would write nothing until both built).
+    kernel_run(tmp_path, "correct", (KERNELS / "correct.py").read_text())
+    kernel_run(tmp_path, "slow_build", (KERNELS / "slow_build.py").read_text())
+    stats: list[RunStats] = []
+    results = validate_runs(tmp_path, collect(tmp_path).runs, SETTINGS, device="cpu", jobs=2, stats=stats)
+    assert {k: r.verdict for k, (r, _) in results.items()} == {"correct": "correct", "slow_build": "correct"}
+    run = stats[0]
+    last_compile_end = max(o.compiled_at for o in run.outcomes)
+    slow = next(o for o in run.outcomes if o.item.run_id == "slow_build")
+    assert slow.compile_s >= 3.5 and slow.compiled_at == last_compile_end
+    assert run.stored_at["correct"] < last_compile_end
+    assert run.timing_windows >= 2  # each check's timing ran inside the gate
+    assert cache.lookup(tmp_path, next(o.item.key for o in run.outcomes if o.item.run_id == "correct")) is not None
+
+
+def test_interrupted_run_resumes_where_it_stopped(tmp_path: Path, build_root: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("correct", "wrong", "slow_build"):
+        kernel_run(tmp_path, name, (KERNELS / f"{name}.py").read_text())
+    real_store, stored = cache.store, []
+
+    def store_then_interrupt(*args, **kwargs):  # type: ignore[no-untyped-def]
+        path = real_store(*args, **kwargs)
+        stored.append(path)
+        raise KeyboardInterrupt  # the user presses Ctrl-C right after the first result is written
+
+    monkeypatch.setattr(cache, "store", store_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        validate_runs(tmp_path, collect(tmp_path).runs, SETTINGS, device="cpu", jobs=3)
+    monkeypatch.setattr(cache, "store", real_store)
+    assert len(stored) == 1
+    stats: list[RunStats] = []
+    again = validate_runs(tmp_path, collect(tmp_path).runs, SETTINGS, device="cpu", jobs=3, stats=stats)
+    assert sum(cached for _, cached in again.values()) == 1
+    assert sorted(again) == ["correct", "slow_build", "wrong"]
+    assert len(stats[0].outcomes) == 2
+
+
+def test_same_kernel_is_built_once_and_a_failed_acceleration_is_rebuilt_plainly(tmp_path: Path, build_root: Path) -> None:
+    kernel = (KERNELS / "correct.py").read_text()
+    kernel_run(tmp_path, "a", kernel)
+    kernel_run(tmp_path, "b", kernel, reference=(KERNELS / "reference.py").read_text() + "\n# another problem\n")
+    kernel_run(tmp_path, "accel_fails", (KERNELS / "accel_fails.py").read_text())
+    stats: list[RunStats] = []
+    results = validate_runs(tmp_path, collect(tmp_path).runs, SETTINGS, device="cpu", jobs=3, stats=stats)
+    builds = {o.item.run_id: o.build for o in stats[0].outcomes}
+    assert sorted([builds["a"], builds["b"]]) == ["accelerated", "cached"]
+    assert builds["accel_fails"] == "plain-retry"
+    assert results["accel_fails"][0].verdict == "correct"
+    # A forced re-measure (another run, same machine) loads every build instead of compiling it.
+    stats.clear()
+    validate_runs(tmp_path, collect(tmp_path).runs, SETTINGS, device="cpu", force=True, stats=stats)
+    assert {o.build for o in stats[0].outcomes} == {"cached"}
+
+
+def _state(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def test_compiles_stop_for_a_timing_window(tmp_path: Path) -> None:
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+    guard = CompileGuard(tmp_path / "gate")
+    try:
+        guard.register(busy.pid)
+        time.sleep(0.05)
+        assert _state(busy.pid) in "RS"
+        with timing_window(str(tmp_path / "gate")):
+            assert _state(busy.pid) == "T"  # stopped for the whole window
+        deadline = time.monotonic() + 2
+        while _state(busy.pid) == "T" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _state(busy.pid) in "RS"
+        assert guard.windows == 1 and guard.paused_s > 0
+    finally:
+        guard.close()
+        busy.kill()
+        busy.wait()
+
+
+def test_timing_window_does_not_wait_without_a_gate() -> None:
+    os.environ.pop("REPORTER_GATE_DIR", None)
+    t0 = time.monotonic()
+    with timing_window():
+        pass
+    assert time.monotonic() - t0 < 0.05
+
+
+def test_compile_pool_is_sized_from_measured_builds(tmp_path: Path) -> None:
+    # 16 cores, a build keeping 80/58 = 1.38 cores busy: 12 builds fill the machine, one more covers links.
+    assert buildcache.pool_size(16, 58.0, 80.0) == 13
+    assert buildcache.pool_size(2, 10.0, 5.0) == 3
+    # 30 builds: two even waves of 15 rather than 13 + 13 + a last wave of 4 that leaves cores idle
+    assert buildcache.pool_size(16, 58.0, 80.0, builds=30) == 15
+    assert buildcache.pool_size(16, 58.0, 80.0, builds=5) == 5
+    assert buildcache.measured_cost(tmp_path) == (buildcache.PRIOR_BUILD_WALL_S, buildcache.PRIOR_BUILD_CPU_S, 0)
+    for key, wall, cpu in (("a", 40.0, 100.0), ("b", 50.0, 90.0), ("c", 60.0, 120.0), ("d", 0.2, 0.1)):
+        (tmp_path / key).mkdir()
+        buildcache.mark_built(tmp_path, key, {}, wall, cpu)
+    assert buildcache.measured_cost(tmp_path) == (50.0, 100.0, 3)

@@ -1,0 +1,127 @@
+"""Pages show what was recorded and what counts: reasoning as written, suspect runs, honest labels."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import DATA, ROOT, minimal_trace, write_trace
+from reporter.collect import collect
+from test_render import build, text_of
+
+KB = ROOT / "examples" / "kernelbench"
+MATMUL_PAGE = "runs/kernelbench-run-new-l1-p1-s0.html"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("trust") / "site"
+    build(DATA, out)
+    return out
+
+
+def test_seed_000_reasoning_is_shown_as_written(site: Path) -> None:
+    html = (site / "runs" / "seed-000-l2-p10.html").read_text()
+    assert html.count("<em>") == 0  # the old markdown rendering made 104 of them out of `*`
+    text = text_of(site / "runs" / "seed-000-l2-p10.html")
+    assert "4*24*96" in text and "ModelNew.__init__" in text
+    reasoning = re.findall(r'<div class="reasoning">(.*?)</div>\s*(?:<div class="toolcall">|</details>)', html, re.S)
+    assert reasoning and any('<div class="hl">' in r for r in reasoning)  # its fenced CUDA is highlighted
+
+
+def test_line_breaks_and_fences_in_reasoning_and_tool_results(tmp_path: Path) -> None:
+    doc = minimal_trace()
+    doc["turns"] = [{"index": 0, "reasoning": "first line\nsecond line\n\n```python\nx = 4*24*96\n```\nB * N",
+                     "calls": [{"tool": "run_correctness", "arguments": {},
+                                "result": {"ok": False, "text": "error at *x*\nnext line\n```\ntrace\n```"}}]},
+                    {"index": 1, "reasoning": "**bold** and 4*24*96", "reasoning_format": "markdown"}]
+    write_trace(tmp_path / "data", "lines", doc)
+    build(tmp_path / "data", tmp_path / "site")
+    html = next((tmp_path / "site" / "runs").glob("*.html")).read_text()
+    assert '<div class="plain">first line\nsecond line</div>' in html
+    assert '<div class="plain">error at *x*\nnext line</div>' in html  # tool results too
+    assert html.count('<div class="hl">') >= 2 and "<em>" not in html
+    assert "<strong>bold</strong> and 4*24*96" in html  # markdown only where the trace says so
+
+
+def test_backend_and_precision_not_recorded_show_a_dash(site: Path) -> None:
+    html = (site / "runs" / "seed-002-partial.html").read_text()
+    assert re.search(r"<dt>backend</dt><dd>(.*?)</dd>", html).group(1) == "— (not recorded)"  # type: ignore[union-attr]
+    assert "cuda fp32" in text_of(site / "runs" / "seed-000-l2-p10.html")  # recorded there
+
+
+def test_precision_assumed_for_validation_is_said(tmp_path: Path, sample_data: Path) -> None:
+    path = sample_data / "seed-003-l2-p8" / "trace.json"
+    doc = json.loads(path.read_text())
+    del doc["run"]["precision"]
+    path.write_text(json.dumps(doc))  # the kernel is unchanged, so its cached result still applies
+    build(sample_data, tmp_path / "site")
+    text = text_of(tmp_path / "site" / "runs" / "seed-003-l2-p8.html")
+    assert "no precision recorded" in text and "checked at fp32" in text
+
+
+def test_reproduced_column_is_not_read_as_microseconds(site: Path) -> None:
+    html = (site / "runs" / "seed-003-l2-p8.html").read_text()
+    assert "reproduced (us)" not in html and "reproduced (reporter)" in html
+
+
+def test_roofline_point_uses_total_flops_over_total_bytes(site: Path) -> None:
+    html = (site / "runs" / "seed-000-l2-p10.html").read_text()
+    fig = json.loads(re.search(r'<script type="application/json" id="fig-roofline">(.*?)</script>', html, re.S).group(1))  # type: ignore[union-attr]
+    kernel = next(t for t in fig["data"] if t.get("name") == "kernel")
+    assert kernel["x"][0] == pytest.approx(375.0, abs=0.5)
+    assert "375.03 FLOP/B" in text_of(site / "runs" / "seed-000-l2-p10.html")
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> Path:
+    shutil.copytree(KB, tmp_path / "kb")
+    return tmp_path / "kb"
+
+
+def test_plain_matmul_reads_suspect_and_does_not_count(kb: Path, tmp_path: Path) -> None:
+    build(kb, tmp_path / "site")
+    page = tmp_path / "site" / MATMUL_PAGE
+    text = text_of(page)
+    assert 'class="pill v-suspect"' in page.read_text()
+    assert "no_cuda_kernel" in text and "no_extension" in text and "torch_computation" in text
+    assert re.search(r"torch_computation\s+warn\s+\d+", text)  # with its line number
+    board = text_of(next((tmp_path / "site" / "leaderboards").glob("*.html")))
+    assert "fast1.0" in board.replace(" ", "")
+    html = next((tmp_path / "site" / "leaderboards").glob("*.html")).read_text()
+    row = re.search(r"<td>gpt-4o</td>(.*?)</tr>", html, re.S)
+    assert row is not None
+    counts = re.findall(r'<span class="sub">(\d+/\d+)</span>', row.group(1))
+    assert counts[3] == "0/2"  # fast_1.0: the 1.01x torch.matmul run no longer counts
+    fig = json.loads(re.search(r'id="fig-fastp">(.*?)</script>', html, re.S).group(1))  # type: ignore[union-attr]
+    curve = fig["data"][0]
+    assert curve["y"][curve["x"].index(1.0)] == 0  # and the fast_p curve agrees with the table
+
+
+def test_a_cleared_kernel_counts_and_says_who_cleared_it(kb: Path, tmp_path: Path) -> None:
+    run = next(r for r in collect(kb).runs if r.run_id.endswith("l1-p1-s0"))
+    (kb / "reviews.toml").write_text(f'[[cleared]]\nrun = "{run.run_id}"\nkernel_sha256 = "{run.kernel_hash}"\n'
+                                     'reviewer = "ada"\nnote = "a cuBLAS baseline on purpose"\n')
+    build(kb, tmp_path / "site")
+    page = tmp_path / "site" / MATMUL_PAGE
+    assert 'v-suspect' not in page.read_text()
+    assert "Cleared by ada" in text_of(page) and "a cuBLAS baseline on purpose" in text_of(page)
+
+
+def test_impossible_values_never_print_inf_or_nan_on_a_leaderboard(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    for name, sp in (("a", float("inf")), ("b", 2.0)):
+        doc = minimal_trace(problem_id=1 if name == "a" else 2)
+        doc["metrics"] = {"timing": {"unit": "ms", "runtime": 1.0, "ref_runtime": 2.0, "speedup": sp}}
+        doc["turns"] = [{"index": 0, "llm_s": float("nan"), "tool_s": 1.0}]
+        write_trace(data, name, json.dumps(doc))
+    build(data, tmp_path / "site")
+    board = next((tmp_path / "site" / "leaderboards").glob("*.html")).read_text()
+    assert "infx" not in board and "nanx" not in board.lower() and "2.00x" in board
+    for page in (tmp_path / "site").rglob("*.html"):
+        for blob in re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', page.read_text(), re.S):
+            json.loads(blob, parse_constant=lambda c: pytest.fail(f"{page.name}: {c} in figure JSON"))
