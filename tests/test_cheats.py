@@ -56,7 +56,7 @@ def test_a_clean_kernel_trips_nothing() -> None:
 def test_each_rule_finds_its_line_with_number_text_severity_and_reason(check: str, line: str) -> None:
     lines = CLEAN.splitlines()
     at = 13  # inside ModelNew, after `class ModelNew(...)` on line 13
-    source = "\n".join(lines[:at] + [line] + lines[at:]) + "\n"
+    source = "\n".join([*lines[:at], line, *lines[at:]]) + "\n"
     found = scan(source)
     severity, why = WHY[check]
     assert Finding(check, severity, at + 1, line.strip(), why) in found

@@ -11,8 +11,19 @@ from typing import Any
 import pytest
 
 from reporter.checks import (
-    AGREEMENT_TOLERANCE, Flag, _pct_flags, bottleneck_label, check_measured, check_trace, compare_count, compare_ratio,
-    compare_runtime, impossible_values, usable, verdict_flip, within_tolerance,
+    AGREEMENT_TOLERANCE,
+    Flag,
+    _pct_flags,
+    bottleneck_label,
+    check_measured,
+    check_trace,
+    compare_count,
+    compare_ratio,
+    compare_runtime,
+    impossible_values,
+    usable,
+    verdict_flip,
+    within_tolerance,
 )
 from reporter.collect.ncu import Figure
 from reporter.records import Trace
@@ -345,3 +356,75 @@ def test_measured_percentages_outside_0_to_100() -> None:
     assert found["c"] == Flag("c", "warn", "ncu itself reported 100.38%: its counters come from separate replay "
                                            "passes and can overshoot; read as about 100%.")
     assert found["d"] == Flag("d", "warn", "ncu reported -0.50%, below 0.")
+
+
+# A derived figure is not checked against an impossible input: that input has its own flag already. -------
+
+@pytest.mark.parametrize("metrics, derived", [
+    ({"memory": {"kernel_peak_mb": -50.0, "ref_peak_mb": 100.0, "ratio": 0.5}}, "memory.ratio"),
+    ({"memory": {"kernel_peak_mb": 50.0, "ref_peak_mb": -100.0, "ratio": 0.5}}, "memory.ratio"),
+    ({"memory": {"kernel_peak_mb": 50.0, "ref_peak_mb": 100.0, "ratio": -0.5}}, "memory.ratio"),
+    ({"launches": {"kernel_launches": -2, "ref_launches": 8, "fusion_ratio": 4.0}}, "launches.fusion_ratio"),
+    ({"launches": {"kernel_launches": 2, "ref_launches": -8, "fusion_ratio": 4.0}}, "launches.fusion_ratio"),
+    ({"launches": {"kernel_launches": 2, "ref_launches": 8, "fusion_ratio": float("inf")}}, "launches.fusion_ratio"),
+    ({"nsight": {"peak_fp32_tflops": -20.0, "peak_bw_gbps": 2000.0, "ridge_point": 10.0}}, "nsight.ridge_point"),
+    ({"nsight": {"peak_fp32_tflops": 20.0, "peak_bw_gbps": -2000.0, "ridge_point": 10.0}}, "nsight.ridge_point"),
+    ({"nsight": {"peak_fp32_tflops": 20.0, "peak_bw_gbps": 2000.0, "ridge_point": -10.0}}, "nsight.ridge_point"),
+    ({"timing": {"unit": "ms", "runtime": float("inf"), "ref_runtime": 4.0, "speedup": 2.0}}, "timing.speedup"),
+    ({"timing": {"unit": "ms", "runtime": 2.0, "ref_runtime": -4.0, "speedup": 2.0}}, "timing.speedup"),
+    ({"timing": {"unit": "ms", "runtime": 2.0, "ref_runtime": 4.0, "speedup": float("inf")}}, "timing.speedup"),
+])
+def test_no_derived_flag_from_an_impossible_input(metrics: dict[str, Any], derived: str) -> None:
+    found = flags(metrics)
+    assert derived not in found or found[derived].severity == "error"  # no "does not match" warning
+    (flag,) = found.values()  # the impossible value's own flag only
+    assert flag.severity == "error" and ("negative" in flag.message or "Infinity" in flag.message)
+    assert "does not match" not in flag.message and "≠" not in flag.message
+
+
+def test_each_runtime_is_checked_on_its_own() -> None:
+    # a missing runtime does not stop the reference's check, and a zero runtime divides nothing
+    found = flags({"timing": {"unit": "us", "ref_runtime": 1.0}})
+    assert set(found) == {"timing.ref_runtime"}
+    found = flags({"timing": {"unit": "us", "runtime": 0.0}, "launches": {"total_cuda_time_us": 100.0}})
+    assert set(found) == {"timing.runtime"} and "total CUDA time" not in found["timing.runtime"].message
+
+
+def test_whole_messages_of_value_flags() -> None:
+    assert flags(wall_clock_s=float("-inf")) == {"run.wall_clock_s": Flag(
+        "run.wall_clock_s", "error", "-Infinity was recorded: no measured value is infinite (an overflow or a "
+                                     "division by zero upstream).")}
+    assert flags(turns=[{"index": 0, "chars": 1001}], tokens_total=0) == {"run.tokens_total": Flag(
+        "run.tokens_total", "warn", "0 tokens recorded beside 1,001 characters of model output: tokens were not counted.")}
+    assert flags(timing(runtime=2.0, ref_runtime=4.0, speedup=3.0)) == {"timing.speedup": Flag(
+        "timing.speedup", "warn", "speedup 3x does not match ref/runtime = 2x.")}
+
+
+def test_tolerance_edges_are_inclusive() -> None:
+    # values that land exactly on an edge in floating point: the edge itself is still "explained"
+    assert flags({"memory": {"kernel_peak_mb": 1.0, "ref_peak_mb": 50.0, "ratio": 0.04}}) == {}  # |0.02 - 0.04| = 0.02
+    assert flags({"launches": {"kernel_launches": 1, "ref_launches": 25, "fusion_ratio": 25.5}}) == {}  # 2% of 25
+    # runtime 0.01 and ref 0.01, each rounded to 2 decimals: any speedup in [0.333 * 0.99, 3 * 1.01] is explained
+    assert flags(timing(runtime=0.01, ref_runtime=0.01, speedup=0.33)) == {}
+    assert flags(timing(runtime=0.01, ref_runtime=0.01, speedup=3.0300000000000002)) == {}
+    assert set(flags(timing(runtime=0.01, ref_runtime=0.01, speedup=0.3299))) == {"timing.speedup"}
+    assert set(flags(timing(runtime=0.01, ref_runtime=0.01, speedup=3.0301))) == {"timing.speedup"}
+
+
+def test_unit_mix_up_boundaries() -> None:
+    # exactly 100x (or 1/100) off is an ordinary disagreement, not yet "looks like a unit mix-up"
+    assert compare_runtime(100.0, "ms", 1.0) == (False, "off by +9900% (more than ±25%)")
+    assert compare_runtime(0.01, "ms", 1.0) == (False, "off by -99% (more than ±25%)")
+    # nanoseconds are a unit too: a value recorded as μs can be read as ns
+    assert compare_runtime(500.0, "us", 0.0006) == (
+        False, "unit mix-up: ~1,000× off. Read as ns instead of μs, 500 ns is -17% off what we measured")
+    assert compare_runtime(5000.0, "us", 0.0006) == (
+        False, "8,333× off: looks like a unit mix-up, but even read as ns it is +733% off what we measured")
+    assert compare_runtime(1000.0, "ms", 0.5) == (
+        False, "unit mix-up: ~1,000× off. Read as μs instead of ms, 1000 μs is +100% off what we measured")
+    assert compare_ratio(4.0, 2.0) == (False, "off by +100% (more than ±25%)")
+
+
+def test_a_turn_number_is_not_a_measurement() -> None:
+    # impossible-value checks cover recorded measurements; `index` only orders the turns
+    assert impossible_values(trace(turns=[{"index": -1, "llm_s": 2.0}])) == []
