@@ -7,6 +7,7 @@ so that a broken rule fails here in seconds (and so mutation testing can see the
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +139,12 @@ def test_a_correct_kernel_passes_every_trial_in_order(tmp_path: Path) -> None:
     trials = out["trials"]
     assert [(t["index"], t["jittered"], t["passed"]) for t in trials] == [
         (0, False, True), (1, False, True), (2, True, True), (3, True, True), (4, True, True)]
-    assert all(t["problem"] is None and 0 <= t["max_abs_error"] < 1e-4 for t in trials)
+    assert all(t["problem"] is None and 0 <= t["max_abs_error"] < 1e-4 and 0 <= t["max_rel_error"] < 1e-3
+               for t in trials)
+    # the trial seeds come from the settings' seed, so a re-run checks the very same inputs
+    gen = random.Random(SETTINGS.seed)
+    assert [t["seed"] for t in trials] == [gen.randrange(2**31) for _ in range(5)]
+    assert out["problem_names"] == [] and out["weights_note"] == "all 2 tensors copied from Model by name"
     assert trials[0]["input_shapes"] == ["8x16x64"] and trials[2]["input_shapes"] != ["8x16x64"]
     assert len({t["seed"] for t in trials}) == 5
     assert out["deterministic"] is True
@@ -171,12 +177,19 @@ def test_a_jittered_failure_is_incorrect_and_names_the_shapes(tmp_path: Path) ->
                              f"{' '.join(bad['input_shapes'])}) failed: {bad['problem']}")
 
 
-def test_a_kernel_raising_at_jittered_shapes_ends_the_jittered_trials(tmp_path: Path) -> None:
-    out = check(tmp_path, RAISES_WHEN_JITTERED, jitter_trials=3)
+@pytest.mark.parametrize("message, problem", [
+    ("only 8x16 is supported\\nsecond line", "raised ValueError: only 8x16 is supported"),
+    ("!" * 300, "raised ValueError: " + "!" * 200),  # the first line, cut at 200 characters
+    ("", "raised ValueError: "),
+])
+def test_a_kernel_raising_at_jittered_shapes_ends_the_jittered_trials(tmp_path: Path, message: str,
+                                                                     problem: str) -> None:
+    out = check(tmp_path, RAISES_WHEN_JITTERED.replace("only 8x16 is supported\\nsecond line", message),
+                jitter_trials=3)
     trials = out["trials"]
     assert [t["passed"] for t in trials] == [True, True, False]  # the third jittered trial never ran
-    assert trials[2]["problem"] == "raised ValueError: only 8x16 is supported"
-    assert trials[2]["max_abs_error"] is None and "raised" not in trials[2]
+    assert trials[2]["problem"] == problem
+    assert trials[2]["max_abs_error"] is None and trials[2]["max_rel_error"] is None and "raised" not in trials[2]
     assert out["verdict"] == "incorrect" and "trial 2 (jittered shapes" in out["reason"]
 
 
@@ -211,3 +224,31 @@ def test_compile_mode_loads_only(tmp_path: Path) -> None:
     assert (out["verdict"], out["reason"], out["problem_names"]) == ("correct", "compiled", ["batch"])
     out = check(tmp_path, "x = 1\n", mode="compile")
     assert (out["verdict"], out["reason"]) == ("compile_error", "RuntimeError: the kernel defines no ModelNew class")
+
+
+# The reference sleeps: any kernel looks ~100x faster than it.
+SLOW_REFERENCE = "import time\n" + REFERENCE.replace(
+    "        return torch.relu(self.lin(x)) * self.scale",
+    "        time.sleep(0.002)\n        return torch.relu(self.lin(x)) * self.scale")
+
+
+def test_a_kernel_far_faster_than_the_reference_is_sent_for_review(tmp_path: Path) -> None:
+    out = check(tmp_path, fixture("correct"), reference=SLOW_REFERENCE, jitter_trials=0)
+    assert out["verdict"] == "correct" and out["reason"].startswith("all 2 trials passed; speedup ")
+    assert out["reason"].endswith("x is above 10x: review by hand")
+
+
+def test_a_kernel_slower_than_the_reference_is_not(tmp_path: Path) -> None:
+    slow_kernel = "import time\n" + fixture("correct").replace("        return torch.clamp(",
+                                                               "        time.sleep(0.002)\n        return torch.clamp(")
+    out = check(tmp_path, slow_kernel, jitter_trials=0, excessive_speedup=1.0)
+    assert (out["verdict"], out["reason"]) == ("correct", "all 2 trials passed")
+
+
+def test_precision_defaults_to_fp32(tmp_path: Path) -> None:
+    job = {"reference": REFERENCE, "kernel": fixture("wrong"), "device": "cpu",
+           "settings": SETTINGS.model_copy(update={"atol": {"fp32": 1.0}, "rtol": {"fp32": 1.0}}).model_dump(mode="json")}
+    (tmp_path / "job.json").write_text(json.dumps(job), encoding="utf-8")
+    worker.main(["check", str(tmp_path)])
+    out = json.loads((tmp_path / "check.json").read_text(encoding="utf-8"))
+    assert out["verdict"] == "correct"  # 1% off passes the (only) fp32 tolerance of 1.0
