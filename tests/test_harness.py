@@ -55,6 +55,8 @@ def test_verdicts(validated: tuple[Path, dict], name: str) -> None:
 
 def test_correct_kernel_records_trials_and_timing(validated: tuple[Path, dict]) -> None:
     result, _ = validated[1]["correct"]
+    # The fixture traces record no precision: the check ran at the default and the result says it was assumed.
+    assert result.precision == "fp32" and result.precision_assumed
     assert len(result.trials) == 6
     assert [t.jittered for t in result.trials] == [False, False, True, True, True, True]
     assert [t.index for t in result.trials] == list(range(6))

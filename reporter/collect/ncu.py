@@ -12,16 +12,16 @@ import io
 import math
 import statistics
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
 
 from ..checks import bottleneck_label
 from ..errors import CollectError
+from ..units import UNIT_FACTORS
 from . import limits
 from .profiler import ProfilerSummary, parse_chrome_trace
 from .safeio import checked_path, parse_json, read_bounded
-from ..units import TIME_UNITS, UNIT_FACTORS
 
 __all__ = ["ProfilerSummary", "parse_chrome_trace"]  # re-exported: callers know one module for GPU exports
 

@@ -94,7 +94,7 @@ def load_reviews(data: Path) -> Reviews:
               for key in sorted(doc) if key != "cleared"]
     entries = doc.get("cleared", [])
     if not isinstance(entries, list):
-        return Reviews(path, [], errors + [CollectError(path, "cleared", "must be an array of tables: write [[cleared]]")])
+        return Reviews(path, [], [*errors, CollectError(path, "cleared", "must be an array of tables: write [[cleared]]")])
     for i, item in enumerate(entries):
         try:
             clearances.append(_entry(path, i, item))

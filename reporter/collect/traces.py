@@ -14,14 +14,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from . import ncu as gm
-from .safeio import checked_path, parse_json, read_bounded
 from ..checks import Flag, check_trace
 from ..errors import CollectError, printable
 from ..names import unique_slugs
 from ..records import CACHE_DIR, READABLE_VERSIONS, Trace, migrate_trace, sha256_text, unknown_fields
 from ..validate.cheats import Finding, scan
+from . import ncu as gm
+from .redact import RedactionReport, Redactor, load_allow_list
 from .reviews import Clearance, Reviews, load_reviews
+from .safeio import checked_path, parse_json, read_bounded
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,11 @@ class ProfileSet:
 
 @dataclass
 class RunRecord:
-    """One readable run and everything derived from its files."""
+    """One readable run and everything derived from its files.
+
+    `trace` is what may be published: secrets in it are redacted (`redact.py`). `source` is the trace as
+    written, for the validator only: its cache key and the kernel it executes must be the real ones.
+    """
 
     run_id: str  # the trace's folder under DATA (or its file, for `*.trace.json`), as a POSIX path
     trace_path: Path
@@ -52,6 +57,13 @@ class RunRecord:
     findings: tuple[Finding, ...] = ()  # static cheat scan of the final kernel
     clearance: Clearance | None = None  # a reviewer's clearance of exactly this kernel
     review_problem: str = ""  # why a clearance naming this run does not apply
+    original: Trace | None = None  # the unredacted trace, kept only when redaction changed something
+    redactions: dict[str, int] = field(default_factory=dict)  # secrets redacted, by kind (never the secrets)
+
+    @property
+    def source(self) -> Trace:
+        """The trace exactly as written: validate this, publish `trace`."""
+        return self.original if self.original is not None else self.trace
 
     @property
     def suspect(self) -> bool:
@@ -60,7 +72,9 @@ class RunRecord:
 
     @property
     def kernel_hash(self) -> str | None:
-        return sha256_text(self.trace.final_kernel.source) if self.trace.final_kernel else None
+        """The hash of the kernel as written (what the validator runs and a reviewer clears)."""
+        fk = self.source.final_kernel
+        return sha256_text(fk.source) if fk else None
 
 
 @dataclass
@@ -68,6 +82,15 @@ class Collection:
     runs: list[RunRecord]
     errors: list[CollectError]
     reviews: Reviews | None = None  # DATA/reviews.toml; its errors are kept apart from the traces'
+    redactor: Redactor | None = None  # None: built with --no-redact, nothing was redacted
+    config_errors: list[CollectError] = field(default_factory=list)  # e.g. a bad line in redact-allow.txt
+
+    @property
+    def redaction(self) -> RedactionReport | None:
+        """What was redacted, by run and kind, for the build summary; None when redaction was off."""
+        if self.redactor is None:
+            return None
+        return RedactionReport({r.run_id: dict(r.redactions) for r in self.runs})
 
 
 def _is_trace_name(name: str) -> bool:
@@ -195,24 +218,39 @@ def run_ids(data: Path, paths: list[Path]) -> dict[Path, str]:
     return ids
 
 
-def _read_run(data: Path, path: Path, run_id: str) -> RunRecord:
-    trace = read_trace(path, data)
-    record = RunRecord(run_id, path, trace, check_trace(trace), unknown_fields(trace))
+def _read_run(data: Path, path: Path, run_id: str, redactor: Redactor | None) -> RunRecord:
+    doc = read_document(path, data)
+    trace = original = validate_document(doc, path)
+    counts: Counter[str] = Counter()
+    if redactor is not None:
+        published = redactor.trace_document(doc, counts)
+        if counts:
+            trace = validate_document(published, path)
+    record = RunRecord(run_id, path, trace, check_trace(trace), unknown_fields(trace),
+                       original=original if counts else None, redactions=dict(sorted(counts.items())))
     if trace.final_kernel is not None:
         record.findings = tuple(scan(trace.final_kernel.source, trace.run.backend))
     _load_profiles(record)
     return record
 
 
-def collect(data: Path) -> Collection:
-    """Read every trace under `data`; a bad one becomes an error naming file and field, never a traceback."""
+def collect(data: Path, *, redact: bool = True) -> Collection:
+    """Read every trace under `data`; a bad one becomes an error naming file and field, never a traceback.
+
+    With `redact` (the default) every text field of the published traces has its secrets replaced,
+    except what `DATA/redact-allow.txt` allows; `RunRecord.source` keeps the original for validation.
+    """
     runs: list[RunRecord] = []
     errors: list[CollectError] = []
+    redactor, config_errors = None, []
+    if redact:
+        allow, config_errors = load_allow_list(data)
+        redactor = Redactor(allow)
     paths = find_traces(data, errors)
     ids = run_ids(data, paths)
     for path in paths:
         try:
-            runs.append(_read_run(data, path, ids[path]))
+            runs.append(_read_run(data, path, ids[path], redactor))
         except CollectError as exc:
             errors.append(exc)
         except Exception as exc:  # noqa: BLE001 - the guard: one file must never stop the others
@@ -223,7 +261,7 @@ def collect(data: Path) -> Collection:
         r.slug = slugs[r.run_id]
     reviews = load_reviews(data)
     _apply_reviews(runs, reviews)
-    return Collection(runs, errors, reviews)
+    return Collection(runs, errors, reviews, redactor, config_errors)
 
 
 def _apply_reviews(runs: list[RunRecord], reviews: Reviews) -> None:

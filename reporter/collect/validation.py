@@ -7,6 +7,7 @@ aborted build.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from ..errors import CollectError, Problem
 from ..records import ValidationResult
 from ..validate import cache
 from . import ncu
+from .redact import Redactor
 from .traces import ProfileSet, RunRecord
 
 
@@ -34,16 +36,23 @@ def _inside(path: Path, root: Path) -> bool:
         return False
 
 
-def load_validation(data: Path, run: RunRecord, problems: list[Problem] | None = None) -> CachedValidation | None:
+def load_validation(data: Path, run: RunRecord, problems: list[Problem] | None = None,
+                    redactor: Redactor | None = None) -> CachedValidation | None:
     """The cached result for `run`, or None when it has no kernel, no reference or no result yet.
-    Unreadable result files go to `problems` (see `cache.lookup`)."""
-    fk, ref = run.trace.final_kernel, run.trace.reference_source
+    Unreadable result files go to `problems` (see `cache.lookup`). With a `redactor`, the result's text
+    (log, reason, findings' source lines) is redacted and counted in `run.redactions`."""
+    # The key is the trace as written (`source`): the redacted one would never match a cached result.
+    fk, ref = run.source.final_kernel, run.source.reference_source
     if fk is None or ref is None:
         return None
     found = cache.lookup(data, cache.content_key(fk.source, ref), problems=problems)
     if found is None:
         return None
     result, path = found
+    if redactor is not None:
+        counts = Counter(run.redactions)
+        result = redactor.result(result, counts)
+        run.redactions = dict(sorted(counts.items()))
     errors: list[CollectError] = []
     profiles: dict[str, ProfileSet] = {}
     for role, name in sorted(result.ncu_files.items()):
@@ -65,14 +74,15 @@ def load_validation(data: Path, run: RunRecord, problems: list[Problem] | None =
     return CachedValidation(result, shown, profiles, tuple(errors))
 
 
-def load_validations(data: Path, runs: list[RunRecord]) -> tuple[dict[str, CachedValidation | None], list[Problem]]:
+def load_validations(data: Path, runs: list[RunRecord], redactor: Redactor | None = None
+                     ) -> tuple[dict[str, CachedValidation | None], list[Problem]]:
     """Cached results for every run; a result that cannot be read is a problem naming its file, and the
     run is shown as not re-validated rather than costing the build."""
     found: dict[str, CachedValidation | None] = {}
     problems: list[Problem] = []
     for r in runs:
         try:
-            found[r.run_id] = cached = load_validation(data, r, problems)
+            found[r.run_id] = cached = load_validation(data, r, problems, redactor)
         except (OSError, ValueError) as exc:
             found[r.run_id] = None
             problems.append(Problem(str(data / cache.CACHE_DIR), r.run_id, f"cached result unreadable: {exc}", "cache"))

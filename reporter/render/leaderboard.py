@@ -9,8 +9,8 @@ figure is used where one exists; otherwise the recorded one, and the outcome say
 from __future__ import annotations
 
 import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from ..checks import usable
 from . import text

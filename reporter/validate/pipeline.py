@@ -97,10 +97,10 @@ def make_items(todo: list[tuple["RunRecord", str]], settings: ValidationSettings
                tools: dict[str, str | None], root: Path) -> list[Item]:
     items = []
     for run, key in todo:
-        fk, ref = run.trace.final_kernel, run.trace.reference_source
+        fk, ref = run.source.final_kernel, run.source.reference_source
         assert fk is not None and ref is not None
         job = {"reference": ref, "kernel": fk.source, "settings": settings.model_dump(mode="json"), "device": device,
-               "precision": run.trace.run.precision or DEFAULT_PRECISION}
+               "precision": run.source.run.precision or DEFAULT_PRECISION}
         items.append(Item(run.run_id, key, buildcache.build_key(fk.source, tools), job))
     # Built kernels first: they reach the GPU at once while the first compiles are still running.
     return sorted(items, key=lambda it: buildcache.built(root, it.build_key) is None)
@@ -108,14 +108,14 @@ def make_items(todo: list[tuple["RunRecord", str]], settings: ValidationSettings
 
 def to_result(outcome: Outcome, run: "RunRecord", settings: ValidationSettings, env: Environment) -> ValidationResult:
     out = outcome.out
-    fk = run.trace.final_kernel
-    assert fk is not None and run.trace.reference_source is not None
+    fk = run.source.final_kernel
+    assert fk is not None and run.source.reference_source is not None
     findings = [StaticFinding(check=f.check, severity=f.severity, line=f.line, text=f.text, message=f.message)  # type: ignore[arg-type]
-                for f in scan(fk.source, run.trace.run.backend)]
+                for f in scan(fk.source, run.source.run.backend)]
     fields = {k: out.get(k) for k in RESULT_FIELDS if out.get(k) is not None}
     return ValidationResult(
-        precision=outcome.item.job["precision"], precision_assumed=run.trace.run.precision is None,
-        kernel_sha256=sha256_text(fk.source), reference_sha256=sha256_text(run.trace.reference_source),
+        precision=outcome.item.job["precision"], precision_assumed=run.source.run.precision is None,
+        kernel_sha256=sha256_text(fk.source), reference_sha256=sha256_text(run.source.reference_source),
         settings=settings, environment=env, measured_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         problem_names=out.get("problem_names") or [], static_findings=findings,
         phase_s={k: round(v, 3) for k, v in out.get("phase_s", {}).items()}, **fields)
@@ -142,7 +142,7 @@ class Recorder:
             self.stats.outcomes.append(outcome)
             self.stats.stored_at[outcome.item.run_id] = time.monotonic() - self.t0
             n = len(self.results)
-        if self.progress and run.trace.run.precision is None:
+        if self.progress and run.source.run.precision is None:
             print(f"[{n}/{self.total}] {outcome.item.run_id}: the trace records no precision; checked at "
                   f"{DEFAULT_PRECISION}", file=sys.stderr, flush=True)
         if self.progress:

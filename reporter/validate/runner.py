@@ -66,7 +66,8 @@ def environment() -> Environment:
 
 
 def _key(run: "RunRecord") -> str | None:
-    fk, ref = run.trace.final_kernel, run.trace.reference_source
+    # The trace as written, never the redacted one: the key and the executed kernel must be the real ones.
+    fk, ref = run.source.final_kernel, run.source.reference_source
     if fk is None or ref is None:
         return None
     return cache.content_key(fk.source, ref)
