@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,22 +40,32 @@ SELECTION: dict[str, list[str]] = {
 # mutated line rather than the mutant's number, which shifts whenever the function is edited.
 EQUIVALENT = "equivalent mutant: "
 ONLY_OUTSIDE = EQUIVALENT + "only values outside 0–100 reach this line, so 100 itself never does"
+SAME_FIELD = EQUIVALENT + ("a figure that is not usable is flagged impossible on its own field, and check_trace "
+                           "drops every other flag on that field")
 FAR_OFF = EQUIVALENT + "this branch only sees ratio < 0.01 or > 100, where < 1, <= 1 and < 2 agree"
+NO_EMPTY_ROW = EQUIVALENT + "a row exists only for a model with an attempted problem, so the denominator is never 0"
 JUSTIFIED: list[tuple[str, str, str]] = [
     ("x__impossible", "if value <= 0 else", EQUIVALENT + "only ±Infinity reaches this line; -inf <= 0 as -inf < 0"),
     ("x__impossible", "if value < 1 else", EQUIVALENT + "only ±Infinity reaches this line; +inf is not < 1 either"),
     ("x__nsight_flags", ".split(None)", EQUIVALENT + "for labels with single spaces, as ncu and the harnesses write them"),
     ("x__pct_flags", "if value >= 100:", ONLY_OUTSIDE),
     ("x_check_measured", "if value >= 100 else", ONLY_OUTSIDE),
-    ("x__timing_flags", "if value is None and not usable(value):",
-     EQUIVALENT + "a value that is not usable is flagged impossible on its own field, and check_trace drops any "
-                  "other flag on that field"),
+    ("x__timing_flags", "if value is None and not usable(value):", SAME_FIELD),
+    ("x__nsight_flags", "usable(n.peak_bw_gbps, n.peak_fp32_tflops, )", SAME_FIELD),
+    ("x__ratio_flags", "usable(mem.kernel_peak_mb, mem.ref_peak_mb, )", SAME_FIELD),
+    ("x__ratio_flags", "usable(la.kernel_launches, la.ref_launches, )", SAME_FIELD),
     ("x_check_measured", 'getattr(fig, "unit", None)', EQUIVALENT + 'a figure without a unit is not "%" either way'),
     ("x_check_measured", 'getattr(fig, "unit", "XXXX")', EQUIVALENT + 'a figure without a unit is not "%" either way'),
     ("x_compare_runtime", "ratio <= 1 else", FAR_OFF),
     ("x_compare_runtime", "ratio < 2 else", FAR_OFF),
     ("x_bottleneck_label", '"compute-bound" if sm_pct >= mem_pct else "memory-bound"',
      EQUIVALENT + "equal utilisations differ by 0 < 10 and never reach this line"),
+    ("x__rank", "is not None else 1.0)", EQUIVALENT + "every run that does not count gets the same constant, and "
+                                                     "`counts` comes first in the tuple"),
+    ("x_leaderboard", "max(1, r.fast[2.0][1])", EQUIVALENT + "every fast_p of a row has the same denominator"),
+    ("x_leaderboard_rows", "if (d) or True else", NO_EMPTY_ROW),
+    ("x_leaderboard_rows", 'if d else "XX0XX"', NO_EMPTY_ROW),
+    ("x_leaderboard_rows", "if d else 1.0", NO_EMPTY_ROW),
     ("x_scan", 'backend = "XXtritonXX"', EQUIVALENT + 'the backend is only ever compared with "cuda"'),
     ("x_scan", 'backend = "TRITON"', EQUIVALENT + 'the backend is only ever compared with "cuda"'),
 ]
@@ -75,6 +86,7 @@ class Score:
     module: str
     killed: int = 0
     survivors: list[tuple[str, str]] = field(default_factory=list)  # (mutant, status)
+    unchecked: int = 0  # not run yet (an interrupted run): neither killed nor survived
 
     @property
     def total(self) -> int:
@@ -87,9 +99,10 @@ def _selected(module: str, mutant: str) -> bool:
     return any(fnmatch.fnmatchcase(function, pattern) for pattern in SELECTION[module])
 
 
-def run_mutmut(modules: list[str], max_children: int) -> None:
-    # A stale mutants/ keeps unmutated copies of files that changed since: start clean every time.
-    shutil.rmtree(ROOT / "mutants", ignore_errors=True)
+def run_mutmut(modules: list[str], max_children: int, keep: bool) -> None:
+    if not keep:
+        # A stale mutants/ keeps unmutated copies of files that changed since: start clean.
+        shutil.rmtree(ROOT / "mutants", ignore_errors=True)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
     patterns = [f"{m.removesuffix('.py').replace('/', '.')}.{f}__mutmut_*" for m in modules for f in SELECTION[m]]
     cmd = [sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children), *patterns]
@@ -108,6 +121,8 @@ def scores(modules: list[str]) -> list[Score]:
                 continue
             if code in KILLED:
                 score.killed += 1
+            elif code is None:
+                score.unchecked += 1
             else:
                 score.survivors.append((mutant, NAMES.get(code, f"exit {code}")))
         out.append(score)
@@ -126,12 +141,14 @@ def diff_lines(module: str, mutant: str) -> list[str]:
             if line[:1] in "+-" and not line.startswith(("+++", "---"))]
 
 
-def report(results: list[Score]) -> None:
+def report(results: list[Score], took: float | None) -> None:
     killed, total = sum(s.killed for s in results), sum(s.total for s in results)
-    print(f"mutmut {_version()} · target {TARGET:.0%} of mutants killed\n")
+    ran = f" · the run took {took / 60:.1f} min" if took is not None else ""
+    print(f"mutmut {_version()} · target {TARGET:.0%} of mutants killed{ran}\n")
     print(f"{'module':34} {'killed':>7} {'total':>6} {'score':>7}")
     for s in results:
-        print(f"{s.module:34} {s.killed:7d} {s.total:6d} {s.killed / max(1, s.total):7.1%}")
+        unrun = f"  ({s.unchecked} more not run)" if s.unchecked else ""
+        print(f"{s.module:34} {s.killed:7d} {s.total:6d} {s.killed / max(1, s.total):7.1%}{unrun}")
     overall = killed / max(1, total)
     print(f"{'all':34} {killed:7d} {total:6d} {overall:7.1%}"
           f"  ({'meets' if overall >= TARGET else 'BELOW'} the target by {abs(overall - TARGET) * 100:.1f} points)")
@@ -160,13 +177,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--max-children", type=int, default=2)
     parser.add_argument("--report-only", action="store_true", help="print the score of the last run in mutants/")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep mutants/ and the other modules' results (only when no source file changed)")
     parser.add_argument("--module", action="append", choices=sorted(SELECTION),
                         help="only this module (repeatable); default: all of them")
     args = parser.parse_args()
     modules = args.module or list(SELECTION)
+    took = None
     if not args.report_only:
-        run_mutmut(modules, args.max_children)
-    report(scores(modules))
+        start = time.monotonic()
+        run_mutmut(modules, args.max_children, args.keep)
+        took = time.monotonic() - start
+    report(scores(modules), took)
 
 
 if __name__ == "__main__":

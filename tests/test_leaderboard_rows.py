@@ -86,6 +86,8 @@ def test_printed_row_without_revalidation_or_speedups() -> None:
     assert (row.geomean_sort, row.geomean_shown, row.geomean_n) == ("", "—", "n=0")
     assert row.fast[FAST_P.index(1.0)] == FastCell("0.000000", "0", "0/2") and row.suspect == 1
     assert row.median_tokens == "1,000"
+    (row,) = leaderboard_rows([dataclasses.replace(out("N", 1, True, 2.0, tokens=0), turns=None)])
+    assert (row.median_turns, row.median_tokens) == ("—", "—")  # nothing recorded: unknown, not 0
 
 
 def test_grid_cells() -> None:
