@@ -44,6 +44,8 @@ SAME_FIELD = EQUIVALENT + ("a figure that is not usable is flagged impossible on
                            "drops every other flag on that field")
 FAR_OFF = EQUIVALENT + "this branch only sees ratio < 0.01 or > 100, where < 1, <= 1 and < 2 agree"
 NO_EMPTY_ROW = EQUIVALENT + "a row exists only for a model with an attempted problem, so the denominator is never 0"
+CPU_PATH = ("CPU path: on a CPU there is nothing to synchronise, move or poison; this differs only on a CUDA "
+            "device, which only the GPU tests (tests/test_gpu.py) exercise")
 JUSTIFIED: list[tuple[str, str, str]] = [
     ("x__impossible", "if value <= 0 else", EQUIVALENT + "only ±Infinity reaches this line; -inf <= 0 as -inf < 0"),
     ("x__impossible", "if value < 1 else", EQUIVALENT + "only ±Infinity reaches this line; +inf is not < 1 either"),
@@ -66,6 +68,11 @@ JUSTIFIED: list[tuple[str, str, str]] = [
     ("x_leaderboard_rows", "if (d) or True else", NO_EMPTY_ROW),
     ("x_leaderboard_rows", 'if d else "XX0XX"', NO_EMPTY_ROW),
     ("x_leaderboard_rows", "if d else 1.0", NO_EMPTY_ROW),
+    ("x__trial", "jittered, None)", CPU_PATH),
+    ("x__trial", "_sync(None)", CPU_PATH),
+    ("x_run_check", "_sync(None)", CPU_PATH),
+    ("x__trial", "poison_allocator(", CPU_PATH),
+    ("x_compare", "rtol=rtol, )", EQUIVALENT + "equal_nan=False is torch.allclose's default"),
     ("x_scan", 'backend = "XXtritonXX"', EQUIVALENT + 'the backend is only ever compared with "cuda"'),
     ("x_scan", 'backend = "TRITON"', EQUIVALENT + 'the backend is only ever compared with "cuda"'),
 ]

@@ -94,8 +94,8 @@ def test_worst_errors_are_reported_across_all_outputs() -> None:
     new = (torch.tensor([1.0, 2.00001], dtype=f64), torch.tensor([[4.0002]], dtype=f64))
     ok, worst_abs, worst_rel, problem = compare(ref, new, 1e-4, 1e-4)
     assert ok and problem is None  # 2e-4 <= atol + rtol * 4 = 5e-4
-    assert worst_abs == pytest.approx(2e-4, rel=1e-3)
-    assert worst_rel == pytest.approx(2e-4 / (4.0 + 1e-4), rel=1e-3)  # relative to |ref| + atol
+    assert worst_abs == pytest.approx(4.0002 - 4.0, rel=1e-12)
+    assert worst_rel == pytest.approx((4.0002 - 4.0) / (4.0 + 1e-4), rel=1e-12)  # relative to |ref| + atol
     ok, worst_abs, _, problem = compare(ref, (ref[0], torch.tensor([[4.001]], dtype=f64)), 1e-4, 1e-4)
     assert not ok and problem == "values differ beyond atol=0.0001, rtol=0.0001"
     assert worst_abs == pytest.approx(1e-3, rel=1e-3)
@@ -252,3 +252,22 @@ def test_precision_defaults_to_fp32(tmp_path: Path) -> None:
     worker.main(["check", str(tmp_path)])
     out = json.loads((tmp_path / "check.json").read_text(encoding="utf-8"))
     assert out["verdict"] == "correct"  # 1% off passes the (only) fp32 tolerance of 1.0
+
+
+@pytest.mark.parametrize("message, reason", [
+    ("x" * 600, "ValueError: " + "x" * 488),  # the reason is cut at 500 characters
+    ("first line\\nsecond line", "ValueError: first line"),
+    ("", "ValueError: "),
+])
+def test_a_failure_becomes_a_verdict_with_its_first_line_and_the_traceback(tmp_path: Path, message: str,
+                                                                          reason: str) -> None:
+    out = check(tmp_path, f"raise ValueError('{message}')\n", mode="compile")
+    assert (out["verdict"], out["reason"]) == ("compile_error", reason)
+    assert out["traceback"].startswith("Traceback (most recent call last):")
+    assert "in <module>" in out["traceback"] and "ValueError" in out["traceback"]
+
+
+def test_an_unknown_mode_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "job.json").write_text(json.dumps({"reference": REFERENCE, "kernel": ""}), encoding="utf-8")
+    with pytest.raises(SystemExit, match="unknown mode 'bogus'; expected one of"):
+        worker.main(["bogus", str(tmp_path)])
