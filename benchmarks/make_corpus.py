@@ -1,10 +1,14 @@
 """Make a realistic synthetic corpus of traces from the shipped runs, for views and performance work.
 
-    python benchmarks/make_corpus.py OUT [--runs 240] [--seed 0]
+    python benchmarks/make_corpus.py OUT [--runs 240] [--seed 0] [--unique]
 
 Every trace says SYNTHETIC in its source note and config; never mix the output into data/. Runs vary
 model, variant, problem, verdict (correct / incorrect / compile error / no submission / runtime error),
 turn count, timings and recorded metrics, and keep the seed runs' reasoning, tool calls and kernels.
+
+With --unique every run is seed-sized and its text is its own, so no cache can share work between
+runs (the worst case for a build, and what a real sweep looks like): all of seed 000's turns, with
+≈300 KB of freshly worded reasoning and ≈60 KB of code whose identifiers are renamed per run.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import argparse
 import copy
 import json
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -31,12 +36,17 @@ def main() -> None:
     ap.add_argument("out", type=Path)
     ap.add_argument("--runs", type=int, default=240)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--unique", action="store_true", help="seed-sized runs whose reasoning and code are unique")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     seeds = [json.loads(p.read_text()) for p in sorted((ROOT / "data").glob("*/trace.json"))]
     complete = [t for t in seeds if t["run"].get("complete", True) and t.get("final_kernel")]
     if not complete:
         sys.exit("no complete runs under data/ to build from")
+    if args.unique:
+        # The largest complete seed has every turn; each run rewords and renames it.
+        complete = [max(complete, key=lambda t: len(json.dumps(t)))]
+        vocab = sorted({w for t in seeds for turn in t["turns"] for w in (turn.get("reasoning") or "").split() if w.isalpha()})
     problems = [(2, i + 1, f"{i + 1}_{name}.py") for i, name in enumerate(PROBLEM_NAMES)]
     n = 0
     while n < args.runs:
@@ -48,7 +58,9 @@ def main() -> None:
         roll = rng.random()
         verdict = ("correct" if roll < skill else "incorrect" if roll < skill + 0.2 else
                    "compile_error" if roll < skill + 0.3 else "runtime_error" if roll < skill + 0.35 else "no_submission")
-        turns = base["turns"][: rng.randint(1, len(base["turns"]))]
+        turns = base["turns"] if args.unique else base["turns"][: rng.randint(1, len(base["turns"]))]
+        if args.unique:
+            make_unique(base, rng, vocab, n)
         for i, t in enumerate(turns):
             t["index"] = i
             t["final"] = i == len(turns) - 1 and verdict != "no_submission"
@@ -78,6 +90,47 @@ def main() -> None:
         (folder / "trace.json").write_text(json.dumps(base), encoding="utf-8")
         n += 1
     print(f"wrote {n} synthetic traces under {args.out}")
+
+
+REASONING_BYTES = 300_000
+IDENT = re.compile(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b")
+
+
+def _prose(rng: random.Random, vocab: list[str], size: int) -> str:
+    """Fresh text of about `size` characters: sentences of seed words, paragraphs and list items."""
+    words = rng.choices(vocab, k=max(1, size // 7))
+    out, i = [], 0
+    while i < len(words):
+        k = rng.randint(8, 24)
+        sentence = " ".join(words[i:i + k])
+        out.append(("\n\n" if rng.random() < 0.15 else "\n- " if rng.random() < 0.1 else " ") + sentence.capitalize() + ".")
+        i += k
+    return "".join(out).strip()
+
+
+def make_unique(trace: dict, rng: random.Random, vocab: list[str], n: int) -> None:
+    """Reword every turn's reasoning and rename the code's identifiers, so no two runs share text.
+
+    A kernel resent unchanged stays identical within the run (like real agents); across runs none is."""
+    total = sum(len(t.get("reasoning") or "") for t in trace["turns"]) or 1
+    renamed: dict[str, str] = {}
+
+    def rename(src: str) -> str:
+        if src not in renamed:
+            tag = f"r{n}v{len(renamed)}"
+            renamed[src] = IDENT.sub(lambda m: f"{m.group(0)}_{tag}", src)
+        return renamed[src]
+
+    for turn in trace["turns"]:
+        if turn.get("reasoning"):
+            turn["reasoning"] = _prose(rng, vocab, len(turn["reasoning"]) * REASONING_BYTES // total)
+        for call in turn["calls"]:
+            if isinstance(call["arguments"].get("kernel_code"), str):
+                call["arguments"]["kernel_code"] = rename(call["arguments"]["kernel_code"])
+    if trace.get("final_kernel"):
+        trace["final_kernel"]["source"] = rename(trace["final_kernel"]["source"])
+    if trace.get("reference_source"):
+        trace["reference_source"] = IDENT.sub(lambda m: f"{m.group(0)}_r{n}", trace["reference_source"])
 
 
 if __name__ == "__main__":

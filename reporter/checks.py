@@ -6,7 +6,9 @@ Each flag is keyed by the field it concerns (``group.field``) so the page can pu
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel
@@ -197,6 +199,59 @@ AGREEMENT_TOLERANCE = 0.25
 UNIT_MIXUP_BAND = 2.0
 
 
+# A call whose eager wall time exceeds this multiple of its device time spends most of it on the host:
+# its eager speedup depends on the CPU that ran it.
+HOST_BOUND_RATIO = 2.0
+HOST_BOUND_SENTENCE = ("its wall time is more than {ratio:g}× its GPU time, so its eager (wall-time) speedup "
+                       "depends on the CPU, Python and the launch path more than on the GPU.")
+
+
+class GpuRelation(StrEnum):
+    """How the GPU a harness recorded on relates to the one we re-measured on."""
+
+    SAME = "same"
+    DIFFERENT = "different"
+    UNKNOWN = "unknown"
+
+
+_GPU_NOISE = re.compile(r"\b(NVIDIA|GEFORCE|TESLA|\d+\s?GB|HBM\d?E?|SXM\d?|PCIE|NVL)\b")
+
+
+def gpu_model(name: str | None) -> str | None:
+    """The model in a GPU name: `NVIDIA H100 80GB HBM3` -> `H100`, `NVIDIA L40S` -> `L40S`."""
+    if not name or not name.strip():
+        return None
+    words = _GPU_NOISE.sub(" ", re.sub(r"[-_]", " ", name.upper())).split()
+    return " ".join(words) or None
+
+
+def gpu_relation(recorded: str | None, measured: str | None) -> GpuRelation:
+    rec, got = gpu_model(recorded), gpu_model(measured)
+    if rec is None or got is None:
+        return GpuRelation.UNKNOWN
+    return GpuRelation.SAME if rec == got else GpuRelation.DIFFERENT
+
+
+def gpu_label(recorded: str | None, measured: str | None) -> str:
+    """Where each figure came from, e.g. "recorded on L40S · re-measured on H200"."""
+    got = gpu_model(measured) or "an unknown GPU"
+    if gpu_relation(recorded, measured) is GpuRelation.SAME:
+        return f"recorded and re-measured on {got}"
+    rec = "recorded GPU unknown" if gpu_model(recorded) is None else f"recorded on {gpu_model(recorded)}"
+    return f"{rec} · re-measured on {got}"
+
+
+def tolerance_note(relation: GpuRelation) -> str:
+    if relation is GpuRelation.SAME:
+        return f"Same GPU model: recorded and re-measured times agree when within ±{AGREEMENT_TOLERANCE:.0%} of ours."
+    return ("Different or unknown GPU: both figures are shown side by side, with no agree/disagree claim about times; "
+            "only ~1,000× unit mix-ups are flagged.")
+
+
+def host_bound(wall_ms: float | None, device_ms: float | None) -> bool:
+    return wall_ms is not None and device_ms is not None and device_ms > 0 and wall_ms > HOST_BOUND_RATIO * device_ms
+
+
 @dataclass(frozen=True)
 class Comparison:
     """One recorded figure next to the one we reproduced."""
@@ -208,13 +263,19 @@ class Comparison:
     reason: str = ""
 
 
-def compare_runtime(recorded: float | None, unit: str, measured_ms: float | None) -> tuple[bool | None, str]:
+def compare_runtime(recorded: float | None, unit: str, measured_ms: float | None,
+                    relation: GpuRelation = GpuRelation.SAME) -> tuple[bool | None, str]:
+    """A recorded runtime against our wall time (the harness's own basis).
+
+    Across GPU models (or when the recorded GPU is unknown) times differ for honest reasons: no
+    agree/disagree claim then, except that a ~1,000x unit mix-up is still called.
+    """
     if recorded is None or measured_ms is None or measured_ms <= 0:
         return None, ""
     rec_ms = recorded * UNIT_TO_US[unit] / 1e3
     ratio = rec_ms / measured_ms
     if within_tolerance(rec_ms, measured_ms):
-        return True, ""
+        return (True, "") if relation is GpuRelation.SAME else (None, "")
     ladder = list(UNIT_LADDER)
     for factor, step in ((1e-3, 1), (1e3, -1)):
         fixed = ratio / factor
@@ -228,7 +289,19 @@ def compare_runtime(recorded: float | None, unit: str, measured_ms: float | None
             fixed = ratio / (1e-3 if ratio < 1 else 1e3)
             return False, (f"{1 / ratio if ratio < 1 else ratio:,.0f}× off: looks like a unit mix-up, but even read as "
                            f"{UNIT_LABEL[ladder[at]]} it is {(fixed - 1) * 100:+.0f}% off what we measured")
+    if relation is not GpuRelation.SAME:
+        return None, ""
     return False, f"off by {(ratio - 1) * 100:+.0f}% (more than ±{AGREEMENT_TOLERANCE:.0%})"
+
+
+def compare_speedup(recorded: float | None, measured: float | None, relation: GpuRelation,
+                    correct: bool) -> tuple[bool | None, str]:
+    """A recorded speedup against ours: no claim for an incorrect kernel, nor across GPU models."""
+    if not correct:
+        return None, "kernel incorrect: its speedup is not a result"
+    if relation is not GpuRelation.SAME:
+        return None, ""
+    return compare_ratio(recorded, measured)
 
 
 def within_tolerance(recorded: float, measured: float) -> bool:

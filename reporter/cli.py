@@ -105,9 +105,11 @@ def _tolerances(items: tuple[str, ...]) -> dict[str, float]:
 @click.option("--no-validate", is_flag=True, help="Do not touch the GPU; show cached re-validation results only.")
 @click.option("--ncu", is_flag=True, default=None, help="Also profile kernels with Nsight Compute while validating.")
 @click.option("--no-redact", is_flag=True, help="Publish secrets (API keys, tokens) as written: for private sites only.")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="Processes that read and render runs (default: every core, or REPORTER_JOBS).")
 @click.pass_obj
 def build(state: State, data: Path | None, site: Path | None, strict: bool, no_validate: bool, ncu: bool | None,
-          no_redact: bool) -> None:
+          no_redact: bool, jobs: int | None) -> None:
     """Build the static site in SITE from the runs in DATA."""
     from .pipeline import build as run_build
 
@@ -121,7 +123,7 @@ def build(state: State, data: Path | None, site: Path | None, strict: bool, no_v
 
         summary = run_build(_given(data, cfg.data_dir, "DATA"), target, config.settings(cfg),
                             validate=not no_validate, ncu=bool(ncu if ncu is not None else cfg.validation.ncu),
-                            strict=strict, progress=tick, redact=not no_redact)
+                            strict=strict, progress=tick, redact=not no_redact, jobs=jobs)
     if summary.redaction is not None:
         for line in summary.redaction.lines():
             logging.getLogger(LOGGER).debug("redacted in %s", line)  # -v lists them run by run

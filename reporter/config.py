@@ -12,7 +12,7 @@ file and the key::
 
     [tool.reporter.validation]    # any field of ValidationSettings, plus jobs and ncu
     nominal_trials = 3
-    perf_trials = 100
+    perf_trials = 30              # calls per basis before the adaptive stop is tried
     atol = { fp32 = 1e-4 }        # merged over the defaults, per precision
     jobs = 4
 
@@ -57,6 +57,8 @@ class ValidationConfig(_Table):
     rtol: Tolerances = Field(default_factory=dict)
     warmup: NonNegInt | None = None
     perf_trials: PosInt | None = None
+    ci_target_pct: PosFloat | None = None
+    time_cap_s: PosFloat | None = None
     flush_l2_mb: NonNegInt | None = None
     timeout_s: PosFloat | None = None
     torch_compile_baseline: bool | None = None

@@ -44,35 +44,35 @@ class BuildSummary:
 
 
 def build(data: Path, site: Path, settings: ValidationSettings, *, validate: bool = True, ncu: bool = False,
-          strict: bool = False, progress: Callable[[int, int], None] | None = None, redact: bool = True) -> BuildSummary:
+          strict: bool = False, progress: Callable[[int, int], None] | None = None, redact: bool = True,
+          jobs: int | None = None) -> BuildSummary:
     """Build SITE from DATA; the problems are logged (as warnings) and returned in the summary. With
     `strict`, any problem leaves the previous SITE as it was (`committed` is then False). With `redact`
     every published text (trace fields, downloads, cached validation logs and findings) has its secrets
-    replaced; the validator still gets the original sources."""
-    from .collect import collect
-    from .collect.validation import load_validations
-    from .render import build_site
+    replaced; the validator still gets the original sources.
+
+    The build streams: worker processes read the runs, and a rebuild re-renders only what changed
+    (`render.incremental`). Validating on a GPU needs every run at once, so that step reads them all."""
+    from .collect.redact import RedactionReport
+    from .render.incremental import build_incremental
     from .render.writer import check_target
-    from .validate import gpu_available, validate_runs
+    from .validate import gpu_available
 
     started = time.monotonic()
     check_target(site, data)  # before any slow work: a folder we may not replace is refused at once
-    collection = collect(data, redact=redact)
-    problems = [e.problem("trace") for e in collection.errors]
-    problems += [e.problem("config") for e in collection.config_errors]
-    problems += [e.problem("attachment") for r in collection.runs for e in r.attachment_errors]
-    problems += [e.problem("config") for e in (collection.reviews.errors if collection.reviews else [])]
     if validate and gpu_available():
-        validate_runs(data, collection.runs, settings, ncu=ncu, progress=progress is not None)
+        from .collect import collect
+        from .validate import validate_runs
+        validate_runs(data, collect(data, redact=redact).runs, settings, ncu=ncu, progress=progress is not None)
     elif validate:
         log.info("no CUDA device here: showing cached re-validation results (see `reporter validate`)")
-    validations, cache_problems = load_validations(data, collection.runs, collection.redactor)
-    problems += cache_problems
-    result = build_site(collection, validations, data, site, strict=strict, upstream_problems=len(problems),
-                        progress=progress)
-    problems += [Problem(path, "(page)", message, "trace") for path, message in result.problems]
+    built = build_incremental(data, site, jobs, {**settings.model_dump(mode="json"), "redact": redact},
+                              strict=strict, redact=redact)
+    problems = [e.problem("trace") for e in built.errors] + [e.problem("config") for e in built.config_errors]
+    problems += [Problem(*p) for d in built.digests for p in d["problems"]]
+    problems += [Problem(path, "(page)", message, "trace") for path, message in built.page_problems]
     report(problems)
-    return BuildSummary(runs=len(collection.runs), unreadable=len(collection.errors), pages=result.pages,
-                        flagged=sum(len(r.flags) for r in collection.runs), problems=tuple(sorted(set(problems))),
-                        seconds=time.monotonic() - started, site=site, committed=result.committed,
-                        redaction=collection.redaction)
+    redaction = RedactionReport({d["run_id"]: dict(d["redactions"]) for d in built.digests}) if redact else None
+    return BuildSummary(runs=len(built.digests), unreadable=len(built.errors), pages=built.pages,
+                        flagged=sum(len(d["flags"]) for d in built.digests), problems=tuple(sorted(set(problems))),
+                        seconds=time.monotonic() - started, site=site, committed=built.committed, redaction=redaction)

@@ -11,10 +11,11 @@ import hashlib
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .names import slug
 from .units import TimeUnit
+from .validate.schema import Basis, LaunchStats, TimingFigures, TrialResult, Verdict
 
 SCHEMA_VERSION = 2
 # Versions `collect` still reads; older documents are migrated on read (`migrate_trace`).
@@ -261,14 +262,15 @@ def sha256_text(text: str) -> str:
 
 # --- Re-validation results (written by `reporter validate`, persisted next to the data) ---
 
-# Bumped whenever the harness measures differently: old cache entries then no longer match.
-VALIDATION_FORMAT = 3
+# Bumped whenever the harness measures differently (it is part of the content key, so old entries no
+# longer match; `reporter cache migrate` re-files them). Format 3 kept one wall-time figure (mean, std,
+# median, min, max); format 4 keeps three bases with median, IQR, min, max and n. Format-3 results are
+# still read (`_migrate_v3`): their figure becomes the wall time, and the page says the rest is missing.
+VALIDATION_FORMAT = 4
 # The folder under DATA that holds cached validation results (never read as traces).
 CACHE_DIR = "validation"
 # The precision a kernel is checked at when its trace records none; the page says it was assumed.
 DEFAULT_PRECISION: Precision = "fp32"
-
-Verdict = Literal["correct", "incorrect", "compile_error", "runtime_error", "timeout", "crashed", "not_validated"]
 
 
 class ValidationSettings(_Model):
@@ -281,7 +283,9 @@ class ValidationSettings(_Model):
     atol: dict[str, float] = Field(default_factory=lambda: {"fp32": 1e-4, "fp16": 1e-2, "bf16": 1e-2})
     rtol: dict[str, float] = Field(default_factory=lambda: {"fp32": 1e-4, "fp16": 1e-2, "bf16": 1e-2})
     warmup: int = 10
-    perf_trials: int = 100
+    perf_trials: int = Field(30, description="Calls per basis before the adaptive stop rule is tried.")
+    ci_target_pct: float = Field(1.0, description="Stop once the median's 95% CI is within ± this percentage.")
+    time_cap_s: float = Field(3.0, description="Seconds per basis after which timing stops whatever the CI.")
     flush_l2_mb: int = 256
     timeout_s: float = 600.0
     torch_compile_baseline: bool = False
@@ -297,34 +301,16 @@ class Environment(_Model):
     host: str | None = None
 
 
-class TrialResult(_Model):
-    index: int
-    seed: int
-    jittered: bool
-    input_shapes: list[str] = Field(default_factory=list)
-    max_abs_error: float | None = None
-    max_rel_error: float | None = None
-    passed: bool | None = Field(description="None: skipped (the reference itself fails at these shapes).")
-    problem: str | None = Field(None, description="Why it failed: shape mismatch, NaN, mutated inputs, ...")
+class MachineState(_Model):
+    """Clocks and load, read once per `reporter validate` run (NVML and os.getloadavg); not part of the cache key."""
 
-
-class TimingStats(_Model):
-    """Times in milliseconds."""
-
-    median_ms: float
-    mean_ms: float
-    std_ms: float
-    min_ms: float
-    max_ms: float
-    trials: int
-
-
-class LaunchStats(_Model):
-    launches: int
-    cuda_time_us: float
-    memcpy: int = 0
-    memset: int = 0
-    kernel_names: list[str] = Field(default_factory=list)
+    sm_clock_mhz: int | None = Field(None, description="SM clock read right after timing.")
+    sm_clock_max_mhz: int | None = None
+    mem_clock_mhz: int | None = None
+    power_limit_w: float | None = None
+    persistence_mode: bool | None = None
+    load_avg_1m: float | None = Field(None, description="1-minute load average right after timing.")
+    cpu_count: int | None = None
 
 
 class StaticFinding(_Model):
@@ -335,14 +321,29 @@ class StaticFinding(_Model):
     message: str = ""
 
 
+def _migrate_v3(doc: Any) -> Any:
+    """A format-3 result as format 4: its one timing figure becomes the wall-time figure (no IQR, no CI)."""
+    if not isinstance(doc, dict) or doc.get("format", VALIDATION_FORMAT) >= 4:
+        return doc
+    out = dict(doc)
+    for key in ("kernel_timing", "reference_timing", "compile_timing"):
+        old = out.get(key)
+        if isinstance(old, dict) and "median_ms" in old:
+            note = "not measured by the format-3 harness"
+            out[key] = {"wall": {"median_ms": old["median_ms"], "min_ms": old["min_ms"], "max_ms": old["max_ms"],
+                                 "n": old.get("trials", 0)}, "device_note": note, "graph_note": note}
+    return out
+
+
 class ValidationResult(_Model):
-    """What one re-validation of one kernel measured."""
+    """What one re-validation of one kernel measured: the worker's `WorkerResult` plus what the parent knows."""
 
     format: int = VALIDATION_FORMAT
     kernel_sha256: str
     reference_sha256: str
     settings: ValidationSettings
     environment: Environment = Field(default_factory=Environment)
+    machine: MachineState | None = None
     measured_at: str | None = None
     verdict: Verdict
     precision: Precision | None = Field(
@@ -352,13 +353,14 @@ class ValidationResult(_Model):
     reason: str = ""
     log: str = ""
     weights_note: str | None = None
+    jitter_note: str | None = None
     problem_names: list[str] = Field(
         default_factory=list, description="Names the kernel uses that only the problem file defines (KernelBench's shared namespace)."
     )
     trials: list[TrialResult] = Field(default_factory=list)
-    kernel_timing: TimingStats | None = None
-    reference_timing: TimingStats | None = None
-    compile_timing: TimingStats | None = None
+    kernel_timing: TimingFigures | None = None
+    reference_timing: TimingFigures | None = None
+    compile_timing: TimingFigures | None = None
     kernel_launches: LaunchStats | None = None
     reference_launches: LaunchStats | None = None
     kernel_peak_bytes: int | None = None
@@ -368,8 +370,17 @@ class ValidationResult(_Model):
     phase_s: dict[str, float] = Field(default_factory=dict)
     ncu_files: dict[str, str] = Field(default_factory=dict, description="role -> CSV file beside this result.")
 
+    _migrate = model_validator(mode="before")(_migrate_v3)
+
+    def speedup_on(self, basis: Basis) -> float | None:
+        """Reference time over kernel time on one basis; None when either side lacks that figure."""
+        k = self.kernel_timing.on(basis) if self.kernel_timing else None
+        r = self.reference_timing.on(basis) if self.reference_timing else None
+        if k is None or r is None or k.median_ms <= 0:
+            return None
+        return r.median_ms / k.median_ms
+
     @property
     def speedup(self) -> float | None:
-        if self.kernel_timing and self.reference_timing and self.kernel_timing.median_ms > 0:
-            return self.reference_timing.median_ms / self.kernel_timing.median_ms
-        return None
+        """The headline speedup: on device time, the basis that repeats."""
+        return self.speedup_on(Basis.DEVICE)

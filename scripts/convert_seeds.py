@@ -240,6 +240,19 @@ def parse_reasoning_dump(text: str, stem: str, title: str) -> dict[str, Any]:
     }
 
 
+GPU_SPECS = re.compile(r"GPU specs for (.+?):")
+
+
+def recorded_gpu(trace: dict[str, Any]) -> str | None:
+    """The GPU the agent's harness ran on, as its own get_gpu_specs tool answered (None if never asked)."""
+    for turn in trace.get("turns", []):
+        for call in turn.get("calls", []):
+            found = GPU_SPECS.search((call.get("result") or {}).get("text", "")) if call.get("tool") == "get_gpu_specs" else None
+            if found:
+                return found.group(1).strip()
+    return None
+
+
 def main(seeds: Path, out: Path, fixtures_dir: Path | None) -> None:
     fixtures = {
         "000": [
@@ -270,6 +283,7 @@ def main(seeds: Path, out: Path, fixtures_dir: Path | None) -> None:
         else:
             trace = parse_view(text, fixtures, stem)
             r = trace["run"]
+            r["recorded_gpu"] = recorded_gpu(trace)
             folder = out / f"seed-{stem}-l{r['level']}-p{r['problem_id']}"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "trace.json").write_text(json.dumps(trace, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -82,6 +82,29 @@
     });
   }
 
+  // The timing basis of leaderboards and grids: one view per basis in the page, the choice kept in the URL.
+  function setupBasis() {
+    var switches = document.querySelectorAll('[data-basis-switch]');
+    if (!switches.length) return;
+    var show = function (basis) {
+      document.querySelectorAll('[data-basis]').forEach(function (el) { el.hidden = el.getAttribute('data-basis') !== basis; });
+      switches.forEach(function (a) {
+        if (a.getAttribute('data-basis-switch') === basis) a.setAttribute('aria-current', 'true');
+        else a.removeAttribute('aria-current');
+      });
+    };
+    switches.forEach(function (a) {
+      a.addEventListener('click', function (e) {
+        e.preventDefault();
+        var b = a.getAttribute('data-basis-switch');
+        show(b);
+        var q = params(); q.set('basis', b); saveParams(q);
+      });
+    });
+    var chosen = params().get('basis');
+    if (chosen && document.querySelector('[data-basis-switch="' + chosen.replace(/[^a-z]/g, '') + '"]')) show(chosen);
+  }
+
   function setupKeys() {
     var run = document.querySelector('article.run');
     document.addEventListener('keydown', function (e) {
@@ -93,5 +116,5 @@
     });
   }
 
-  document.addEventListener('DOMContentLoaded', function () { drawCharts(); setupTables(); setupKeys(); });
+  document.addEventListener('DOMContentLoaded', function () { drawCharts(); setupTables(); setupBasis(); setupKeys(); });
 })();

@@ -215,6 +215,51 @@ def test_published_branch_serves_the_same_site(tmp_path: Path, browser: object) 
         server.shutdown()
 
 
+@pytest.mark.parametrize("how", ["http", "file"])
+def test_turn_loads_lazily_when_expanded(served: tuple[str, Path], browser: object, how: str) -> None:
+    # Served under /project/ (a sub-path) and opened from file://, where fetch() would be blocked.
+    base, site = served
+    url = base + "runs/seed-000-l2-p10.html" if how == "http" else (site / "runs" / "seed-000-l2-p10.html").as_uri()
+    import json
+    trace = json.loads((DATA / "seed-000-l2-p10" / "trace.json").read_text())
+    page, problems = open_page(browser, url)
+    loaded = "document.querySelector('script[src$=\".turns.js\"]') !== null"
+    assert not page.evaluate(loaded)
+    assert page.locator(".lazy-body .reasoning").count() == 0
+    page.locator("details.turn#turn-0 summary").click()
+    body = page.locator("details.turn#turn-0 .lazy-body .reasoning")
+    body.wait_for(timeout=10000)
+    assert page.evaluate(loaded)
+    assert trace["turns"][0]["reasoning"][:60] in body.inner_text()
+    version = page.locator("details#version-2")
+    version.locator("summary").click()
+    page.locator("#version-2 .version-view .gi, #version-2 .version-view .gd").first.wait_for(timeout=10000)
+    version.locator("button[data-show=source]").click()
+    sources = [c["arguments"]["kernel_code"] for t in trace["turns"] for c in t["calls"] if "kernel_code" in c["arguments"]]
+    second = list(dict.fromkeys(sources))[1]
+    assert page.locator("#version-2 .version-view").inner_text().strip() == second.strip()
+    assert not problems, problems
+    page.close()
+
+
+@pytest.mark.parametrize("how", ["http", "file"])
+def test_search_finds_a_kernel_by_name(served: tuple[str, Path], browser: object, how: str) -> None:
+    base, site = served
+    from reporter.collect import read_trace
+    from reporter.render.lazy import kernel_names
+    trace = read_trace(DATA / "seed-003-l2-p8" / "trace.json")
+    name = kernel_names(trace.final_kernel.source if trace.final_kernel else "")[0]
+    url = base + "search.html" if how == "http" else (site / "search.html").as_uri()
+    page, problems = open_page(browser, url)
+    page.locator("#runindex tbody tr").first.wait_for(timeout=10000)
+    page.fill("#runindex input[type=search]", name)
+    page.wait_for_function("document.querySelectorAll('#runindex tbody tr').length === 1", timeout=10000)
+    link = page.locator("#runindex tbody tr a").first
+    assert link.get_attribute("href") == "runs/seed-003-l2-p8.html"
+    with page.expect_navigation():
+        link.click()
+    assert page.url.endswith("runs/seed-003-l2-p8.html")
+    assert not problems, problems
 @pytest.mark.parametrize("name", ["index.html", "runs/seed-000-l2-p10.html", "runs/seed-003-l2-p8.html",
                                   "leaderboards/popcorn--l12-default-gpt.html", "grids/popcorn--l12-default-gpt.html",
                                   "models/popcorn--l12-default-gpt--kimi-k2.6.html"])
@@ -244,4 +289,20 @@ def test_no_horizontal_overflow_on_a_390px_phone(served: tuple[str, Path], brows
         return out.slice(0, 10);
     }""")
     assert broken == [], broken
+    page.close()
+
+
+def test_basis_switch_shows_one_basis_and_keeps_it_in_the_url(served: tuple[str, Path], browser: object) -> None:
+    base, site = served
+    board = sorted((site / "leaderboards").glob("*.html"))[0].relative_to(site).as_posix()
+    page, problems = open_page(browser, base + board)
+    visible = lambda: [el.get_attribute("data-basis") for el in page.locator("div[data-basis]").all() if el.is_visible()]  # noqa: E731
+    assert visible() == ["device"]  # the default: device time, the basis that repeats
+    page.locator('[data-basis-switch="wall"]').click()
+    assert visible() == ["wall"] and "basis=wall" in page.url
+    page.goto(base + board + "#basis=graph")
+    page.reload()
+    assert visible() == ["graph"]
+    assert page.locator('[data-basis-switch="graph"]').get_attribute("aria-current") == "true"
+    assert not problems, problems
     page.close()

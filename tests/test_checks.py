@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from conftest import DATA
-from reporter.checks import check_measured, check_trace, compare_runtime
+from reporter.checks import (AGREEMENT_TOLERANCE, GpuRelation, check_measured, check_trace, compare_runtime,
+                            compare_speedup, gpu_label, gpu_model, gpu_relation, host_bound)
 from reporter.collect import read_trace
 from reporter.collect.ncu import Figure
 
@@ -45,6 +46,48 @@ def test_runtime_comparison() -> None:
     ok, why = compare_runtime(0.8, "ms", 0.5)
     assert ok is False and "+60%" in why
     assert compare_runtime(None, "ms", 0.5) == (None, "")
+
+
+def test_gpu_model_names() -> None:
+    assert gpu_model("NVIDIA H100 80GB HBM3") == "H100"
+    assert gpu_model("NVIDIA A100-SXM4-80GB") == "A100"
+    assert gpu_model("NVIDIA GeForce RTX 4090") == "RTX 4090"
+    assert gpu_model(" ") is None and gpu_model(None) is None
+    assert gpu_relation("NVIDIA H200", "NVIDIA H200 NVL") is GpuRelation.SAME
+    assert gpu_relation("NVIDIA H100 80GB HBM3", "NVIDIA H200") is GpuRelation.DIFFERENT
+    assert gpu_relation(None, "NVIDIA H200") is GpuRelation.UNKNOWN
+
+
+def test_gpu_labels() -> None:
+    assert gpu_label("NVIDIA L40S", "NVIDIA H200") == "recorded on L40S · re-measured on H200"
+    assert gpu_label(None, "NVIDIA H200") == "recorded GPU unknown · re-measured on H200"
+    assert gpu_label("NVIDIA H200", "NVIDIA H200") == "recorded and re-measured on H200"
+
+
+def test_no_time_claims_across_gpus_but_unit_mixups_still_flagged() -> None:
+    for rel in (GpuRelation.DIFFERENT, GpuRelation.UNKNOWN):
+        assert compare_runtime(0.8, "ms", 0.5, rel) == (None, "")  # +60% would disagree on the same GPU
+        assert compare_runtime(0.5, "ms", 0.5, rel) == (None, "")  # ...and no "agrees" either
+        ok, why = compare_runtime(0.46, "us", 0.4989, rel)
+        assert ok is False and why.startswith("unit mix-up")
+        assert compare_speedup(3.0, 1.0, rel, correct=True) == (None, "")
+    edge = 1 + AGREEMENT_TOLERANCE
+    assert compare_runtime(0.5 * edge * 0.999, "ms", 0.5, GpuRelation.SAME) == (True, "")
+    assert compare_runtime(0.5 * edge * 1.01, "ms", 0.5, GpuRelation.SAME)[0] is False
+
+
+def test_speedup_of_an_incorrect_kernel_is_no_result() -> None:
+    assert compare_speedup(3.88, 3.88, GpuRelation.SAME, correct=True) == (True, "")
+    ok, why = compare_speedup(3.88, 3.88, GpuRelation.SAME, correct=False)
+    assert ok is None and "incorrect" in why
+    ok, why = compare_speedup(2.0, 1.0, GpuRelation.SAME, correct=True)
+    assert ok is False and "+100%" in why
+
+
+def test_host_bound_rule() -> None:
+    assert host_bound(0.30, 0.042)  # seed 000's reference: 7x its GPU time
+    assert not host_bound(0.08, 0.042)
+    assert not host_bound(0.30, None) and not host_bound(None, 0.04)
 
 
 def test_measured_percent_above_100_is_flagged() -> None:

@@ -15,9 +15,10 @@ from conftest import KERNELS, kernel_run  # noqa: E402
 from reporter.collect import collect  # noqa: E402
 from reporter.records import ValidationSettings  # noqa: E402
 from reporter.validate import cache, validate_runs  # noqa: E402
+from reporter.validate.schema import NO_JITTER_HOOK, Basis  # noqa: E402
 from reporter.validate.worker import PopcornJitter  # noqa: E402
 
-SETTINGS = ValidationSettings(nominal_trials=2, jitter_trials=4, perf_trials=3, warmup=1, timeout_s=30)
+SETTINGS = ValidationSettings(nominal_trials=2, jitter_trials=4, perf_trials=3, warmup=1, timeout_s=30, time_cap_s=0.05)
 EXPECTED = {
     "correct": ("correct", ""),
     "wrong": ("incorrect", "values differ"),
@@ -37,6 +38,9 @@ def validated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     for name in EXPECTED:
         kernel_run(data, name, (KERNELS / f"{name}.py").read_text())
     kernel_run(data, "uses_problem_names", (KERNELS / "uses_problem_names.py").read_text())
+    no_hook = (KERNELS / "reference.py").read_text().replace("p.jitter_int(batch)", "batch").replace(
+        "p.jitter_int(seq, align=4)", "seq")
+    kernel_run(data, "no_jitter_hook", (KERNELS / "correct.py").read_text(), reference=no_hook)
     runs = collect(data).runs
     settings = SETTINGS.model_copy(update={"timeout_s": 15})
     return data, validate_runs(data, runs, settings, device="cpu", jobs=2)
@@ -61,8 +65,12 @@ def test_correct_kernel_records_trials_and_timing(validated: tuple[Path, dict]) 
     assert [t.jittered for t in result.trials] == [False, False, True, True, True, True]
     assert [t.index for t in result.trials] == list(range(6))
     assert all(t.passed for t in result.trials)
-    assert result.kernel_timing is not None and result.kernel_timing.trials == 3
-    assert result.reference_timing is not None and result.speedup is not None
+    k, r = result.kernel_timing, result.reference_timing
+    assert k is not None and k.wall is not None and k.wall.n >= 3 and k.wall.iqr_ms is not None
+    assert k.wall.min_ms <= k.wall.median_ms <= k.wall.max_ms
+    # no CUDA here: wall time only, and each missing figure says why
+    assert k.device is None and k.graph is None and k.graph_note == "no CUDA device"
+    assert r is not None and result.speedup_on(Basis.WALL) is not None and result.speedup is None
     assert result.weights_note and "copied" in result.weights_note
     assert result.deterministic is True
 
@@ -81,6 +89,13 @@ def test_problem_namespace_dependency_is_reported(validated: tuple[Path, dict]) 
     result, _ = validated[1]["uses_problem_names"]
     assert result.verdict == "correct"
     assert result.problem_names == ["batch"]
+
+
+def test_problem_without_jitter_hook_runs_no_jittered_trials(validated: tuple[Path, dict]) -> None:
+    result, _ = validated[1]["no_jitter_hook"]
+    assert result.verdict == "correct"
+    assert result.jitter_note == NO_JITTER_HOOK
+    assert [t.jittered for t in result.trials] == [False, False]
 
 
 def test_results_are_cached_by_content(validated: tuple[Path, dict]) -> None:

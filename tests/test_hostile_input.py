@@ -134,7 +134,8 @@ def test_a_lone_surrogate_is_shown_replaced_and_the_site_builds(data: Path, tmp_
     assert run.trace.turns[0].reasoning == "before \ufffd after" and run.trace.run.model == "m\ufffdx"
     build(data, tmp_path / "site")
     page = (tmp_path / "site" / "runs" / f"{run.slug}.html").read_text(encoding="utf-8")
-    assert "before \ufffd after" in page
+    chunk = (tmp_path / "site" / "runs" / f"{run.slug}.turns.js").read_text(encoding="utf-8")  # turns load lazily
+    assert "m\ufffdx" in page and "before \ufffd after" in chunk
 
 
 def test_a_non_utf8_folder_name_builds(data: Path, tmp_path: Path) -> None:
@@ -237,3 +238,18 @@ def test_a_cached_result_linked_from_outside_data_is_refused(sample_data: Path, 
     errors: list[Problem] = []
     assert all(cached_lookup(sample_data, r, errors) is None for r in runs)
     assert errors and all("leads outside" in e.message and e.kind == "cache" for e in errors)
+
+
+def test_kernelbench_results_that_are_deep_huge_or_odd_become_messages(tmp_path: Path) -> None:
+    import shutil
+    from reporter.collect.kernelbench import import_kernelbench
+    kb = Path(__file__).resolve().parent / "fixtures" / "kernelbench"
+    for name, results in (("deep", "[" * 5000 + "]" * 5000), ("digits", '{"1": [{"sample_id": 1' + "0" * 5000 + "}]}"),
+                          ("odd", '{"1": [{"sample_id": "abc", "compiled": true}], "2": {"sample_id": [1]}}')):
+        run = tmp_path / name
+        shutil.copytree(kb / "run_new", run)
+        (run / "eval_results.json").write_text(results, encoding="utf-8")
+        report = import_kernelbench(run, kb / "problems", tmp_path / "out" / name)
+        assert report.written, name
+        if name != "odd":
+            assert any("eval_results.json" in m and "MAX_" in m for m in report.messages), (name, report.messages)

@@ -83,3 +83,13 @@ def test_a_speedup_that_is_not_a_real_number_never_counts(bad: float) -> None:
     assert n == 1 and gm is not None and math.isfinite(gm)
     from reporter.render.text import speedup
     assert "inf" not in speedup(leaderboard(runs)[0].geomean) and "nan" not in speedup(gm)
+
+
+def test_leaderboard_on_each_timing_basis() -> None:
+    from dataclasses import replace
+    host_bound = replace(out("A", 1, True, 0.1, reval=True), speedups=(("device", 0.1), ("graph", 0.2), ("wall", 0.7)))
+    recorded = out("A", 2, True, 2.0)  # recorded only: one figure whatever the basis
+    assert host_bound.on_basis("wall").speedup == 0.7 and host_bound.on_basis("device").speedup == 0.1
+    assert recorded.on_basis("wall") is recorded
+    gm = {b: geomean_speedup([host_bound.on_basis(b), recorded.on_basis(b)])[0] for b in ("device", "wall")}
+    assert gm["device"] == pytest.approx(math.sqrt(0.2)) and gm["wall"] == pytest.approx(math.sqrt(1.4))

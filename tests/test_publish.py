@@ -47,7 +47,9 @@ def test_publish_commits_only_the_site(repo: Path, site: Path, tmp_path: Path) -
     assert first.changed and first.commit == git(repo, "rev-parse", "gh-pages")
     files = set(git(repo, "ls-tree", "-r", "--name-only", "gh-pages").splitlines())
     expected = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()}
-    assert files == expected | {"CNAME"}
+    build_state = {f for f in expected if f.startswith((".reporter-status.json", ".reporter-cache/"))}
+    assert ".reporter-status.json" in build_state  # kept beside the site for the next build, never published
+    assert files == (expected - build_state) | {"CNAME"}
     assert ".nojekyll" in files and "README" not in files
     assert "reporter 0.1.0" in git(repo, "log", "-1", "--format=%B", "gh-pages")
     assert git(repo, "rev-parse", "--abbrev-ref", "HEAD") == "main" and git(repo, "status", "--porcelain") == ""
@@ -105,8 +107,10 @@ def test_push_to_bare_remote_and_check_out_the_same_site(repo: Path, site: Path,
     out = tmp_path / "checkout"
     subprocess.run(["git", "clone", "-q", "-b", "gh-pages", str(bare), str(out)], check=True)
     for page in site.rglob("*"):
-        if page.is_file():
-            assert (out / page.relative_to(site)).read_bytes() == page.read_bytes()
+        rel = page.relative_to(site).as_posix()
+        if page.is_file() and not rel.startswith((".reporter-status.json", ".reporter-cache/")):
+            assert (out / rel).read_bytes() == page.read_bytes()
+    assert not (out / ".reporter-status.json").exists()
 
 
 @pytest.mark.parametrize("make", ["missing", "empty", "half"])

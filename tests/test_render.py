@@ -150,7 +150,11 @@ def test_run_page_carries_every_seed_field(site: Path, run_id: str) -> None:
     # Many of these strings also occur in the raw trace (in reasoning, in tool output), so finding them
     # anywhere on the page proves nothing: each must be in the text the page itself wrote.
     page = split_text(site / "runs" / f"{run_id}.html")
-    ours, echoed = words(page.ours), words(page.echoed)
+    # Tool output is echoed in the turns, which the page loads from its chunk when a turn is expanded.
+    chunk = (site / "runs" / f"{run_id}.turns.js").read_text(encoding="utf-8")
+    turns = Echo()
+    turns.feed("".join(json.loads(chunk[chunk.index("(") + 1: chunk.rindex(")")])["turns"]))
+    ours, echoed = words(page.ours), words(page.echoed + turns.echoed)
     missing = [f for f in SEED_FIELDS[run_id] if f not in (echoed if f in ECHOED else ours)]
     assert not missing
     # Recorded values that the model's own text also mentions: each must be the value of its own label.
@@ -272,18 +276,22 @@ def test_timeline_figure_dict() -> None:
     assert "FINAL" in marks["text"][9]
 
 
-def test_interrupted_build_keeps_the_previous_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_interrupted_build_keeps_the_previous_site(tmp_path: Path, sample_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     site = tmp_path / "site"
-    build(DATA, site)
+    build(sample_data, site)
     before = (site / "index.html").read_text()
+    run_page = (site / "runs" / "seed-000-l2-p10.html").read_text()
 
     def boom(self: SiteWriter, *args: object) -> int:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(SiteWriter, "render", boom)
+    trace = sample_data / "seed-000-l2-p10" / "trace.json"
+    trace.write_text(trace.read_text().replace('"source_note": "', '"source_note": "edited. '))  # a rebuild has work to do
     with pytest.raises(KeyboardInterrupt):
-        build(DATA, site)
+        build(sample_data, site)
     assert (site / "index.html").read_text() == before
+    assert (site / "runs" / "seed-000-l2-p10.html").read_text() == run_page
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".site.")]
 
 

@@ -6,6 +6,16 @@ turns a KernelBench run folder into traces.
 
 from __future__ import annotations
 
-from .traces import Collection, ProfileSet, RunRecord, collect, find_traces, read_trace
+from typing import Any
 
-__all__ = ["Collection", "ProfileSet", "RunRecord", "collect", "find_traces", "read_trace"]
+# Imported on first use: a rebuild that finds nothing changed reads no trace model it does not need.
+_API = {"Collection": "traces", "ProfileSet": "traces", "RunRecord": "traces", "collect": "traces",
+        "read_trace": "traces", "find_traces": "traces"}
+__all__ = sorted(_API)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        from importlib import import_module
+        return getattr(import_module(f".{_API[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,7 +15,9 @@ from typing import Any
 
 import yaml
 
+from ..errors import CollectError
 from ..records import Trace
+from .safeio import parse_json, read_bounded
 
 KERNEL_RE = re.compile(r"level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.py$")
 IDS_RE = re.compile(r"level_(\d+)_problem_(\d+)_sample_(\d+)")
@@ -46,11 +48,19 @@ def _num(v: Any) -> float | None:
 
 
 def _read_json(path: Path, report: ImportReport) -> Any:
+    """A results file read within the limits of `limits.py` (regular file, size, depth, integer digits)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        report.messages.append(f"{path}: unreadable JSON ({exc}); its kernels import as unevaluated")
+        return parse_json(read_bounded(path, path.parent, "(file)", "MAX_TRACE_BYTES"), path)
+    except CollectError as exc:
+        report.messages.append(f"unreadable JSON: {exc}; its kernels import as unevaluated")
         return None
+
+
+def _sample_id(value: Any) -> int:
+    """A result's sample number; anything that is not a small whole number counts as sample 0."""
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 7:
+        return int(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**6 else 0
 
 
 def read_eval_results(run_dir: Path, level_of: dict[int, int], report: ImportReport) -> dict[tuple[int, int, int], EvalEntry]:
@@ -79,11 +89,11 @@ def read_eval_results(run_dir: Path, level_of: dict[int, int], report: ImportRep
                     if not isinstance(item, dict):
                         continue
                     meta = item.get("metadata") or {}
-                    add((level, pid, int(item.get("sample_id", 0))), EvalEntry(
+                    add((level, pid, _sample_id(item.get("sample_id", 0))), EvalEntry(
                         item.get("compiled"), item.get("correctness"), _num(item.get("runtime")),
                         item.get("runtime_stats") or {}, meta if isinstance(meta, dict) else {"metadata": meta}, "current"), str(path))
             elif isinstance(value, dict):  # older flat form: {pid: {compiled, correct, avg_runtime, ...}}
-                add((level, pid, int(value.get("sample_id", 0))), EvalEntry(
+                add((level, pid, _sample_id(value.get("sample_id", 0))), EvalEntry(
                     value.get("compiled"), value.get("correct", value.get("correctness")),
                     _num(value.get("avg_runtime", value.get("runtime"))), value.get("runtime_stats") or {},
                     {k: v for k, v in value.items() if k in METADATA_KEYS or k in ("timestamp",)}, "older (flat)"), str(path))
@@ -158,7 +168,8 @@ def import_kernelbench(run_dir: Path, problems: Path, out: Path, model: str | No
         stats = e.stats if e else {}
         trace = {
             "schema_version": 2,
-            "run": {"benchmark": "kernelbench", "configuration": run_dir.name, "model": model or run_dir.name, "level": level,
+            "run": {"benchmark": "kernelbench", "configuration": run_dir.name,
+                    "recorded_gpu": e.metadata.get("hardware") if e else None, "model": model or run_dir.name, "level": level,
                     "problem_id": pid, "problem_file": prob.name if prob else None, "backend": "cuda", "precision": "fp32",
                     "recorded_verdict": _verdict(e), "complete": True, "turns_used": 0,
                     "source_note": f"Imported from KernelBench run folder {run_dir.name} (sample {sample}; "

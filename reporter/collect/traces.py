@@ -234,6 +234,16 @@ def _read_run(data: Path, path: Path, run_id: str, redactor: Redactor | None) ->
     return record
 
 
+def load_run(data: Path, path: Path, run_id: str, slug: str, reviews: Reviews | None,
+             redactor: Redactor | None) -> RunRecord:
+    """One run as `collect` reads it (checks, findings, attachments, redaction), with its slug and clearance."""
+    record = _read_run(data, path, run_id, redactor)
+    record.slug = slug
+    if reviews is not None:
+        record.clearance, record.review_problem = reviews.for_run(run_id, record.kernel_hash)
+    return record
+
+
 def collect(data: Path, *, redact: bool = True) -> Collection:
     """Read every trace under `data`; a bad one becomes an error naming file and field, never a traceback.
 
@@ -264,10 +274,13 @@ def collect(data: Path, *, redact: bool = True) -> Collection:
     return Collection(runs, errors, reviews, redactor, config_errors)
 
 
+def unknown_clearances(reviews: Reviews, run_ids: set[str]) -> list[CollectError]:
+    """A clearance that names no run found is an error in reviews.toml."""
+    return [CollectError(reviews.path, f"cleared[{i}].run", f"no run {c.run!r} was found; it clears nothing")
+            for i, c in enumerate(reviews.clearances) if c.run not in run_ids]
+
+
 def _apply_reviews(runs: list[RunRecord], reviews: Reviews) -> None:
-    ids = {r.run_id for r in runs}
-    for i, c in enumerate(reviews.clearances):
-        if c.run not in ids:
-            reviews.errors.append(CollectError(reviews.path, f"cleared[{i}].run", f"no run {c.run!r} was found; it clears nothing"))
+    reviews.errors.extend(unknown_clearances(reviews, {r.run_id for r in runs}))
     for r in runs:
         r.clearance, r.review_problem = reviews.for_run(r.run_id, r.kernel_hash)

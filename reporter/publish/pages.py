@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
+import tempfile
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -89,6 +91,23 @@ class Published:
     changed: bool  # False: the branch already held exactly this site, so nothing was committed
 
 
+# The build status and caches serve the next build on this machine, not the site's readers.
+BUILD_STATE = (".reporter-status.json", ".reporter-cache")
+
+
+@contextlib.contextmanager
+def _published_files(site: Path) -> Iterator[Path]:
+    """`site` without its build state: a hard-linked copy beside it when there is state to leave out."""
+    if not any((site / name).exists() for name in BUILD_STATE):
+        yield site
+        return
+    with tempfile.TemporaryDirectory(prefix=f".{site.name}.publish-", dir=site.parent) as tmp:
+        tree = Path(tmp) / "site"
+        shutil.copytree(site, tree, copy_function=os.link, ignore=lambda d, names: [n for n in names if Path(d) == site
+                                                                                        and n in BUILD_STATE])
+        yield tree
+
+
 def publish_site(site: Path, repo: Path, branch: str = "gh-pages", cname: str | None = None,
                  remote: str | None = None, message: str | None = None) -> Published:
     """Commit `site` as the whole content of `branch` in `repo` (and push it to `remote`)."""
@@ -105,8 +124,8 @@ def publish_site(site: Path, repo: Path, branch: str = "gh-pages", cname: str | 
     who = {k: v for k, v in (("GIT_COMMITTER_NAME", "reporter"), ("GIT_COMMITTER_EMAIL", "reporter@localhost"))
            if k not in os.environ and not _git_or_none(repo, "config", "user." + k.rsplit("_", 1)[1].lower())}
     try:
-        with contextlib.chdir(repo), _environ(who):  # ghp-import runs git in the current directory
-            ghp_import.ghp_import(str(site), mesg=msg, branch=branch, nojekyll=True,
+        with contextlib.chdir(repo), _environ(who), _published_files(site) as tree:  # ghp-import runs git in the cwd
+            ghp_import.ghp_import(str(tree), mesg=msg, branch=branch, nojekyll=True,
                                   cname=cname.strip() if cname else None, remote=remote or "origin")
     except ghp_import.GhpError as exc:
         raise PublishError(f"ghp-import failed: {exc.message}") from exc

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,7 +16,6 @@ from .revalidation import validation_view
 from .runpage import Page, run_page
 from .summary import group_key, outcome, problem_key, run_summary
 from .urls import Urls
-from .writer import SiteWriter
 
 
 @dataclass(frozen=True)
@@ -61,7 +59,8 @@ def site_pages(collection: Collection,
         t, run = r.trace, r.trace.run
         same = lambda j: 0 <= j < len(runs) and (group_key(runs[j]), runs[j].trace.run.model) == (group_key(r), run.model)  # noqa: E731
         try:
-            v = validation_view(t.final_kernel is not None, cached, t.metrics, run.recorded_verdict, run.precision)
+            v = validation_view(t.final_kernel is not None, cached, t.metrics, run.recorded_verdict, run.precision,
+                                run.recorded_gpu)
             page = run_page(r, cached, urls, urls.run(runs[i - 1].run_id) if same(i - 1) else None,
                             urls.run(runs[i + 1].run_id) if same(i + 1) else None)
             row, o = listed(r, run_summary(r, v), urls), outcome(r, v, urls.run(r.run_id))
@@ -92,16 +91,11 @@ def build_site(collection: Collection, validations: dict[str, CachedValidation |
                strict: bool = False, upstream_problems: int = 0,
                progress: Callable[[int, int], None] | None = None) -> BuildReport:
     """Render the site into SITE and swap it in. With `strict`, any unreadable input (counted here, or
-    by the caller in `upstream_problems`) or left-out page leaves the previous SITE exactly as it was."""
-    generated = generated_at()
-    pages, problems = site_pages(collection, validations)
-    failed = bool(upstream_problems or collection.errors or problems or any(r.attachment_errors for r in collection.runs))
-    with SiteWriter(site, data, generated) as writer:
-        n = writer.render(pages, progress)
-        for path, content in sorted(downloads(collection).items()):
-            writer.write_text(path, content)
-        writer.write_text("build-info.json", json.dumps({"generated": generated, "pages": n, "version": __version__}) + "\n")
-        commit = not (strict and failed)
-        if commit:
-            writer.commit()
-    return BuildReport(n, generated, tuple(problems), commit)
+    by the caller in `upstream_problems`) or left-out page leaves the previous SITE exactly as it was.
+
+    The build itself streams from DATA (`incremental`): worker processes read each run again, so
+    `collection` and `validations` only count problems here; pass what `collect(data)` returned."""
+    from .incremental import build_incremental
+    failed = upstream_problems + len(collection.errors) + sum(len(r.attachment_errors) for r in collection.runs)
+    built = build_incremental(data, site, strict=strict, upstream_problems=failed)
+    return BuildReport(built.pages, generated_at(), tuple(built.page_problems), built.committed)

@@ -23,7 +23,7 @@ LAYOUT: dict[str, Any] = {
 OK, FAIL, NONE = "#2e7d32", "#c62828", "#9e9e9e"
 
 
-def to_json(fig: go.Figure) -> Markup:
+def to_json(fig: go.Figure | dict[str, Any]) -> Markup:
     """Figure JSON safe inside <script type="application/json">: plotly escapes <, > and /."""
     return Markup(pio.to_json(fig, validate=False, pretty=False))
 
@@ -33,7 +33,9 @@ def _label(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def turn_timeline(turns: list[Turn]) -> go.Figure | None:
+def timeline_figure(turns: list[Turn]) -> dict[str, Any] | None:
+    """The turn timeline as a plain figure dict: building a go.Figure validates every property, which
+    costs more than the rest of a run page."""
     timed = [t for t in turns if t.llm_s is not None or t.tool_s is not None]
     if not timed:
         return None
@@ -44,18 +46,24 @@ def turn_timeline(turns: list[Turn]) -> go.Figure | None:
         labels.append(", ".join(parts) + (" · FINAL" if t.final else "") or "no tool call")
         results = [c.result.ok for c in t.calls if c.result]
         colors.append(NONE if not results else OK if all(results) else FAIL)
-    fig = go.Figure()
-    fig.add_bar(name="LLM seconds", x=x, y=[t.llm_s or 0 for t in timed], marker_color="#5c6bc0",
-                customdata=labels, hovertemplate="%{x}<br>LLM %{y:.1f} s<br>%{customdata}<extra></extra>")
-    fig.add_bar(name="tool seconds", x=x, y=[t.tool_s or 0 for t in timed], marker_color="#ffa726",
-                customdata=labels, hovertemplate="%{x}<br>tools %{y:.1f} s<br>%{customdata}<extra></extra>")
     top = [(t.llm_s or 0) + (t.tool_s or 0) for t in timed]
-    fig.add_scatter(name="tool result (green ok, red fail)", x=x, y=top, mode="markers+text", text=labels,
-                    textposition="top center", marker={"color": colors, "size": 11, "symbol": "diamond"},
-                    textfont={"size": 10}, hoverinfo="skip", cliponaxis=False)
-    fig.update_layout(**LAYOUT, barmode="stack", title={"text": "Turn timeline: seconds per turn", "x": 0},
-                      yaxis={"title": {"text": "seconds"}, "rangemode": "tozero"})
-    return fig
+    data = [
+        {"type": "bar", "name": "LLM seconds", "x": x, "y": [t.llm_s or 0 for t in timed], "marker": {"color": "#5c6bc0"},
+         "customdata": labels, "hovertemplate": "%{x}<br>LLM %{y:.1f} s<br>%{customdata}<extra></extra>"},
+        {"type": "bar", "name": "tool seconds", "x": x, "y": [t.tool_s or 0 for t in timed], "marker": {"color": "#ffa726"},
+         "customdata": labels, "hovertemplate": "%{x}<br>tools %{y:.1f} s<br>%{customdata}<extra></extra>"},
+        {"type": "scatter", "name": "tool result (green ok, red fail)", "x": x, "y": top, "mode": "markers+text", "text": labels,
+         "textposition": "top center", "marker": {"color": colors, "size": 11, "symbol": "diamond"},
+         "textfont": {"size": 10}, "hoverinfo": "skip", "cliponaxis": False},
+    ]
+    layout = {**LAYOUT, "barmode": "stack", "title": {"text": "Turn timeline: seconds per turn", "x": 0},
+              "yaxis": {"title": {"text": "seconds"}, "rangemode": "tozero"}}
+    return {"data": data, "layout": layout}
+
+
+def turn_timeline(turns: list[Turn]) -> go.Figure | None:
+    fig = timeline_figure(turns)
+    return go.Figure(fig) if fig is not None else None
 
 
 def roofline(peak_tflops: float, peak_bw_gbps: float, points: list[tuple[str, float, float]]) -> go.Figure:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import difflib
+from collections import Counter
 from dataclasses import dataclass
 
 from ..records import Trace
@@ -14,9 +14,8 @@ class Version:
     turn: int
     tools: list[tuple[str, bool | None, str]]  # (tool, ok, first line of its result) for every call with this code
     source: str
-    diff: str  # unified diff against the previous distinct version ("" for the first)
-    added: int
-    removed: int
+    added: int  # lines in this version and not in the previous one, counted as a multiset (the page's diff is drawn
+    removed: int  # in the browser; a line diff here cost more than the rest of the page)
 
     @property
     def previous(self) -> int:
@@ -37,11 +36,7 @@ def kernel_versions(trace: Trace) -> list[Version]:
             if versions and versions[-1].source == code:
                 versions[-1].tools.append(entry)
                 continue
-            prev = versions[-1].source if versions else None
-            diff = "" if prev is None else "".join(difflib.unified_diff(
-                prev.splitlines(keepends=True), code.splitlines(keepends=True),
-                f"version {len(versions)}", f"version {len(versions) + 1}", n=2))
-            added = sum(1 for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++"))
-            removed = sum(1 for line in diff.splitlines() if line.startswith("-") and not line.startswith("---"))
-            versions.append(Version(len(versions) + 1, turn.index, [entry], code, diff, added, removed))
+            old, new = Counter(versions[-1].source.splitlines() if versions else []), Counter(code.splitlines())
+            added, removed = (sum((new - old).values()), sum((old - new).values())) if versions else (0, 0)
+            versions.append(Version(len(versions) + 1, turn.index, [entry], code, added, removed))
     return versions

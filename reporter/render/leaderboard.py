@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..checks import usable
 from . import text
@@ -53,6 +53,11 @@ class Outcome:
     flagged: bool
     verdict: str
     suspect: bool = False  # an error-level static finding that no reviewer cleared
+    speedups: tuple[tuple[str, float | None], ...] = ()  # re-validated speedup on each timing basis
+
+    def on_basis(self, basis: str) -> "Outcome":
+        """This outcome with its speedup taken on one timing basis (recorded-only outcomes have just one)."""
+        return replace(self, speedup=dict(self.speedups)[basis]) if self.speedups else self
 
     @property
     def counts(self) -> bool:

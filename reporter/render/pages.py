@@ -9,7 +9,9 @@ from typing import Any
 from ..collect.traces import RunRecord
 from ..errors import CollectError
 from . import charts
+from ..validate.schema import Basis
 from . import leaderboard as lb
+from .timing_view import basis_view
 from .runpage import HOME, Page, group_label
 from .summary import RunSummary, group_key, title
 from .urls import GroupKey, ProblemKey, Urls
@@ -24,10 +26,11 @@ class Listed:
     href: str
     title: str
     sub: str
+    kernel_href: str  # the final kernel's download (problem pages link it instead of repeating the source)
 
 
 def listed(r: RunRecord, s: RunSummary, urls: Urls) -> Listed:
-    return Listed(r, s, urls.run(r.run_id), title(r), r.trace.run.problem_file or r.run_id)
+    return Listed(r, s, urls.run(r.run_id), title(r), r.trace.run.problem_file or r.run_id, urls.download(r.run_id, "kernel"))
 
 
 def _stats(rows: list[Listed]) -> dict[str, int]:
@@ -51,7 +54,8 @@ def leaderboard_page(key: GroupKey, group: list[lb.Outcome], urls: Urls) -> Page
         figures["scatter"] = charts.to_json(charts.runtime_scatter(pts))
     return Page(urls.leaderboard(key), "leaderboard.html", {
         "title": f"Leaderboard · {group_label(key)}", "crumbs": [HOME, (group_label(key), urls.group(key))],
-        "rows": lb.leaderboard_rows(group), "fast_ps": lb.FAST_P, "figures": figures, "grid": urls.grid(key)})
+        "views": [basis_view(b, lb.leaderboard_rows([o.on_basis(b.value) for o in group])) for b in Basis],
+        "fast_ps": lb.FAST_P, "figures": figures, "grid": urls.grid(key)})
 
 
 def _by_model(group: list[lb.Outcome]) -> dict[str, list[lb.Outcome]]:
@@ -64,11 +68,15 @@ def _by_model(group: list[lb.Outcome]) -> dict[str, list[lb.Outcome]]:
 def grid_page(key: GroupKey, group: list[lb.Outcome], urls: Urls) -> Page:
     models = sorted({o.model for o in group})
     problems = sorted({o.problem for o in group})
-    cells: dict[tuple[ProblemKey, str], list[lb.GridCell]] = defaultdict(list)
+    views = [basis_view(b, None) for b in Basis]
+    cells: dict[tuple[ProblemKey, str], list[lb.Outcome]] = defaultdict(list)
     for o in group:
-        cells[(o.problem, o.model)].append(lb.grid_cell(o))
-    rows = [(p, urls.problem(p), [cells.get((p, m), []) for m in models]) for p in problems]
+        cells[(o.problem, o.model)].append(o)
+    # Each cell once per timing basis; the page shows the chosen one (#basis= in the URL).
+    rows = [(p, urls.problem(p), [[(v, [lb.grid_cell(o.on_basis(v.key)) for o in cells.get((p, m), [])]) for v in views]
+                                  for m in models]) for p in problems]
     return Page(urls.grid(key), "grid.html", {
+        "bases": views,
         "title": f"Problems × models · {group_label(key)}", "crumbs": [HOME, (group_label(key), urls.group(key))],
         "models": models, "rows": rows, "states": lb.STATES, "leaderboard": urls.leaderboard(key)})
 

@@ -10,9 +10,11 @@ from dataclasses import dataclass, field
 
 from .. import checks
 from ..collect.validation import CachedValidation
-from ..records import DEFAULT_PRECISION, LaunchStats, RecordedMetrics, TimingStats, ValidationResult
+from ..records import DEFAULT_PRECISION, RecordedMetrics, ValidationResult
 from ..units import UNIT_LABEL
+from ..validate.schema import Basis, LaunchStats, TimingFigures, Verdict
 from . import text
+from .timing_view import TimingView, timing_view
 
 STATES = ("measured", "not_validated", "no_kernel")
 
@@ -50,7 +52,7 @@ class ValidationView:
     result: ValidationResult | None = None
     where: str = ""
     comparisons: tuple[ComparisonRow, ...] = ()
-    timing_rows: tuple[tuple[str, ...], ...] = ()
+    timing: TimingView | None = None
     launch_rows: tuple[tuple[str, ...], ...] = ()
     trial_rows: tuple[TrialRow, ...] = ()
     tolerance_note: str = ""
@@ -67,27 +69,34 @@ class ValidationView:
         return f"{n} disagreement{'s' if n != 1 else ''}" if n else ""
 
 
-def _ms(stats: TimingStats | None) -> float | None:
-    return stats.median_ms if stats else None
+def _wall_ms(figs: TimingFigures | None) -> float | None:
+    return figs.wall.median_ms if figs and figs.wall else None
 
 
 def _with_unit(value: float | int | None, unit: str) -> str:
     return f"{text.num(value)} {unit}" if value is not None else text.DASH
 
 
-def comparisons(m: RecordedMetrics, recorded_verdict: str | None, res: ValidationResult) -> tuple[ComparisonRow, ...]:
-    """The recorded-vs-reproduced table, one row per figure both sides can have."""
+def comparisons(m: RecordedMetrics, recorded_verdict: str | None, res: ValidationResult,
+                recorded_gpu: str | None = None) -> tuple[ComparisonRow, ...]:
+    """The recorded-vs-reproduced table, one row per figure both sides can have.
+
+    Times are compared on wall time, the harness's own basis, and only claim agreement on the same GPU model.
+    """
     rows = [ComparisonRow("verdict", recorded_verdict or text.DASH, res.verdict,
                           None if recorded_verdict is None else recorded_verdict == res.verdict,
                           checks.verdict_flip(recorded_verdict, res.verdict) or "")]
     t = m.timing
     unit = t.unit if t else "ms"
-    for label, rec, stats in (("runtime", t.runtime if t else None, res.kernel_timing),
-                              ("ref runtime", t.ref_runtime if t else None, res.reference_timing)):
-        agree, why = checks.compare_runtime(rec, unit, _ms(stats))
-        rows.append(ComparisonRow(label, _with_unit(rec, UNIT_LABEL[unit]), text.ms(_ms(stats)), agree, why))
-    rec_sp = t.speedup if t else None
-    rows.append(ComparisonRow("speedup", text.speedup(rec_sp), text.speedup(res.speedup), *checks.compare_ratio(rec_sp, res.speedup)))
+    relation = checks.gpu_relation(recorded_gpu, res.environment.gpu)
+    for label, rec, figs in (("runtime (wall time)", t.runtime if t else None, res.kernel_timing),
+                             ("ref runtime (wall time)", t.ref_runtime if t else None, res.reference_timing)):
+        agree, why = checks.compare_runtime(rec, unit, _wall_ms(figs), relation)
+        rows.append(ComparisonRow(label, _with_unit(rec, UNIT_LABEL[unit]), text.ms(_wall_ms(figs)), agree, why))
+    rec_sp, sp = (t.speedup if t else None), res.speedup_on(Basis.WALL)
+    correct = res.verdict == Verdict.CORRECT
+    rows.append(ComparisonRow("speedup (wall time)", text.speedup(rec_sp), text.speedup(sp) if correct else "kernel incorrect",
+                              *checks.compare_speedup(rec_sp, sp, relation, correct)))
     worst_abs = max((x.max_abs_error for x in res.trials if x.max_abs_error is not None), default=None)
     worst_rel = max((x.max_rel_error for x in res.trials if x.max_rel_error is not None), default=None)
     p = m.precision
@@ -104,16 +113,6 @@ def comparisons(m: RecordedMetrics, recorded_verdict: str | None, res: Validatio
                                  ("ref peak memory", mem.ref_peak_mb if mem else None, res.reference_peak_bytes)):
         got_mb = got_b / 1e6 if got_b is not None else None
         rows.append(ComparisonRow(label, _with_unit(rec_mb, "MB"), _with_unit(got_mb, "MB"), *checks.compare_ratio(rec_mb, got_mb)))
-    return tuple(rows)
-
-
-def _timing_rows(res: ValidationResult) -> tuple[tuple[str, ...], ...]:
-    rows = []
-    for label, st in (("kernel", res.kernel_timing), ("reference (eager)", res.reference_timing),
-                      ("reference (torch.compile)", res.compile_timing)):
-        if st is not None:
-            rows.append((label, text.ms(st.median_ms), text.ms(st.mean_ms), text.ms(st.std_ms), text.ms(st.min_ms),
-                         text.ms(st.max_ms), str(st.trials)))
     return tuple(rows)
 
 
@@ -148,11 +147,12 @@ def _tolerance_note(res: ValidationResult, recorded: str | None) -> str:
     atol, rtol = s.atol.get(precision), s.rtol.get(precision)
     why = f" (no precision recorded in the trace: checked at {precision}, the default)" if assumed else ""
     return (f"Tolerance for {precision}{why}: atol {text.num(atol, 6)}, rtol {text.num(rtol, 6)}. Jittered trials resize the "
-            f"problem by up to ±{s.jitter_fraction:.0%} through popcorn_pri.jitter_int.")
+            f"problem by up to ±{s.jitter_fraction:.0%} through popcorn_pri.jitter_int."
+            + (f" This problem: {res.jitter_note}, so no trial counts as jittered." if res.jitter_note else ""))
 
 
 def validation_view(has_kernel: bool, cached: CachedValidation | None, m: RecordedMetrics,
-                    recorded_verdict: str | None, precision: str | None) -> ValidationView:
+                    recorded_verdict: str | None, precision: str | None, recorded_gpu: str | None = None) -> ValidationView:
     if not has_kernel:
         return ValidationView("no_kernel")
     if cached is None:
@@ -162,6 +162,7 @@ def validation_view(has_kernel: bool, cached: CachedValidation | None, m: Record
     where = (f"{env.gpu or 'unknown GPU'} · torch {env.torch or '?'} · CUDA {env.cuda or '?'} · driver {env.driver or '?'}"
              f" · measured {res.measured_at or 'at an unknown time'} · {cached.shown_path}")
     return ValidationView(
-        "measured", res, where, comparisons(m, recorded_verdict, res), _timing_rows(res), _launch_rows(res),
+        "measured", res, where, comparisons(m, recorded_verdict, res, recorded_gpu), timing_view(res, recorded_gpu),
+        _launch_rows(res),
         _trial_rows(res), _tolerance_note(res, precision), checks.verdict_flip(recorded_verdict, res.verdict),
         tuple(str(e) for e in cached.errors))

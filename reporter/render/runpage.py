@@ -70,7 +70,7 @@ def _summary_rows(r: RunRecord, s: RunSummary) -> tuple[Row, ...]:
 
 def _figures(r: RunRecord, counters: CountersView | None) -> dict[str, Any]:
     figures: dict[str, Any] = {}
-    timeline = charts.turn_timeline(r.trace.turns)
+    timeline = charts.timeline_figure(r.trace.turns)
     if timeline is not None:
         figures["timeline"] = charts.to_json(timeline)
     if counters is not None:
@@ -81,7 +81,7 @@ def _figures(r: RunRecord, counters: CountersView | None) -> dict[str, Any]:
 def run_page(r: RunRecord, cached: CachedValidation | None, urls: Urls, prev: str | None, nxt: str | None) -> Page:
     trace, run = r.trace, r.trace.run
     v: ValidationView = validation_view(trace.final_kernel is not None, cached, trace.metrics, run.recorded_verdict,
-                                        run.precision)
+                                        run.precision, run.recorded_gpu)
     summary = run_summary(r, v)
     profiles, sources = measured_profiles(r, cached)
     flags = {f.field: f for f in r.flags}

@@ -9,6 +9,7 @@ from ..collect.traces import RunRecord
 from ..units import UNIT_LABEL, UNIT_TO_US
 from . import leaderboard as lb
 from . import text
+from ..validate.schema import Basis, TimingFigures, Verdict
 from .revalidation import ValidationView
 
 UNKNOWN = "unknown"
@@ -61,15 +62,23 @@ def run_summary(r: RunRecord, v: ValidationView) -> RunSummary:
         return RunSummary("partial", "partial", turns, text.DASH, text.DASH, text.DASH, None, None, len(r.flags))
     if v.state == "measured" and v.result is not None:
         res = v.result
-        k, ref = res.kernel_timing, res.reference_timing
-        return RunSummary(SUSPECT if r.suspect else res.verdict, "re-validated", turns, text.ms(k.median_ms if k else None),
-                          text.ms(ref.median_ms if ref else None), text.speedup(res.speedup), res.speedup, None, len(r.flags))
+        kd = res.kernel_timing.device if res.kernel_timing else None
+        rd = res.reference_timing.device if res.reference_timing else None
+        # The headline is device time; an incorrect kernel's speedup is no result, so the verdict stands in for it.
+        correct = res.verdict == Verdict.CORRECT
+        return RunSummary(SUSPECT if r.suspect else res.verdict, "re-validated", turns, text.ms(kd.median_ms if kd else None),
+                          text.ms(rd.median_ms if rd else None), text.speedup(res.speedup) if correct else "kernel incorrect",
+                          res.speedup if correct else None, None, len(r.flags))
     unit = UNIT_LABEL[t.unit] if t else ""
     return RunSummary(SUSPECT if r.suspect else run.recorded_verdict or UNKNOWN, "recorded", turns,
                       f"{text.num(t.runtime)} {unit}" if t and t.runtime is not None else text.DASH,
                       f"{text.num(t.ref_runtime)} {unit}" if t and t.ref_runtime is not None else text.DASH,
                       text.speedup(t.speedup if t else None), t.speedup if t else None,
                       flags.get("timing.runtime"), len(r.flags))
+
+
+def _device_ms(figs: TimingFigures | None) -> float | None:
+    return figs.device.median_ms if figs and figs.device else None
 
 
 def outcome(r: RunRecord, v: ValidationView, href: str) -> lb.Outcome | None:
@@ -91,9 +100,9 @@ def outcome(r: RunRecord, v: ValidationView, href: str) -> lb.Outcome | None:
         submitted=r.trace.final_kernel is not None,
         speedup=res.speedup if measured and res is not None else (t.speedup if t else None),
         speedup_source="re-validated" if measured else ("recorded" if t and t.speedup is not None else ""),
-        kernel_ms=res.kernel_timing.median_ms if measured and res and res.kernel_timing else
-        (t.runtime * to_ms if t and t.runtime is not None else None),
-        ref_ms=res.reference_timing.median_ms if measured and res and res.reference_timing else
+        speedups=tuple((b.value, res.speedup_on(b)) for b in Basis) if measured and res is not None else (),
+        kernel_ms=_device_ms(res.kernel_timing) if measured and res else (t.runtime * to_ms if t and t.runtime is not None else None),
+        ref_ms=_device_ms(res.reference_timing) if measured and res else
         (t.ref_runtime * to_ms if t and t.ref_runtime is not None else None),
         turns=run.turns_used if run.turns_used is not None else len(r.trace.turns),
         tokens=run.tokens_total, flagged=bool(r.flags) or v.disagreements > 0 or static_error, suspect=r.suspect,

@@ -27,21 +27,12 @@ from .. import __version__
 from ..errors import SiteError
 from ..publish.pages import MARKER, marker_text  # MARKER: in every finished build, this folder is ours to replace
 from . import text
+from .assets import asset_dir
 from .runpage import Page
 
 BUILDING = ".reporter-building"  # in every temporary folder from the moment it exists
-ROOT = Path(__file__).resolve().parents[2]
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
-
-
-def asset_dir(name: str) -> Path:
-    """`templates` or `static`: beside the package in a checkout, inside it when installed."""
-    local = ROOT / name
-    if local.is_dir():
-        return local
-    from importlib.resources import files
-    return Path(str(files("reporter") / name))
 
 
 def check_target(site: Path, data: Path) -> None:
@@ -91,6 +82,33 @@ def recover(site: Path) -> None:
             shutil.rmtree(p)
 
 
+def template_env() -> Environment:
+    """The templates, autoescaping; one per process (workers render run pages with their own)."""
+    env = Environment(loader=FileSystemLoader(str(asset_dir("templates"))), autoescape=True,
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters.update(num=text.num, ms=text.ms, speedup=text.speedup, markdown=text.markdown, plain=text.plain,
+                       prose=text.prose, code=text.code, json_args=text.json_args)
+    return env
+
+
+def render_page(env: Environment, page: Page, assets: dict[str, str], generated: str) -> str:
+    depth = page.path.count("/")
+    ctx: dict[str, Any] = {"rel": "../" * depth, "version": __version__, "assets": assets,
+                           "generated": generated if page.path == "index.html" else None, **page.context}
+    return env.get_template(page.template).render(ctx)
+
+
+def write_new(root: Path, rel: str, content: str) -> None:
+    """Write a file as a new inode: a build folder seeded with hard links to the live site is never written through."""
+    out = root / rel
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.unlink(out)
+    except FileNotFoundError:
+        pass
+    out.write_text(content, encoding="utf-8")
+
+
 class SiteWriter:
     """Renders pages into a temporary folder; `commit()` swaps it in, leaving without it changes nothing."""
 
@@ -99,10 +117,7 @@ class SiteWriter:
         self.site = site.absolute()
         self.data = data
         self.generated = generated
-        self.env = Environment(loader=FileSystemLoader(str(asset_dir("templates"))), autoescape=True,
-                               undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-        self.env.filters.update(num=text.num, ms=text.ms, speedup=text.speedup, markdown=text.markdown, plain=text.plain, prose=text.prose,
-                                code=text.code, json_args=text.json_args)
+        self.env = template_env()
         self.assets: dict[str, str] = {}
         self.tmp: Path | None = None
         self._lock_fd: int | None = None
@@ -134,15 +149,24 @@ class SiteWriter:
         return out
 
     def write_text(self, rel: str, content: str) -> None:
-        self._out(rel).write_text(content, encoding="utf-8")
+        assert self.tmp is not None, "use SiteWriter as a context manager"
+        write_new(self.tmp, rel, content)
+
+    def seed(self, keep: list[str], folders: list[str]) -> None:
+        """Hard-link files (and whole folders) of the live site that this build keeps into the new one."""
+        assert self.tmp is not None, "use SiteWriter as a context manager"
+        files = list(keep) + [p.relative_to(self.site).as_posix() for f in folders if (self.site / f).is_dir()
+                              for p in (self.site / f).rglob("*") if p.is_file()]
+        for rel in files:
+            src = self.site / rel
+            if src.is_file() and not src.is_symlink():
+                self._out(rel)
+                os.link(src, self.tmp / rel)
 
     def render(self, pages: list[Page], progress: Callable[[int, int], None] | None = None) -> int:
         n = 0
         for page in pages:
-            depth = page.path.count("/")
-            ctx: dict[str, Any] = {"rel": "../" * depth, "version": __version__, "assets": self.assets,
-                                   "generated": self.generated if page.path == "index.html" else None, **page.context}
-            self.write_text(page.path, self.env.get_template(page.template).render(ctx))
+            self.write_text(page.path, render_page(self.env, page, self.assets, self.generated))
             n += 1
             if progress is not None:
                 progress(n, len(pages))

@@ -9,6 +9,7 @@ Executors (executors/local.py, executors/ray.py) only compile and check and repo
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 import sys
@@ -21,14 +22,16 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from . import buildcache, cache
 from .cheats import scan
-from ..records import DEFAULT_PRECISION, Environment, StaticFinding, ValidationResult, ValidationSettings, sha256_text
+from .machine import machine_state
+from .schema import WorkerResult
+from ..records import (DEFAULT_PRECISION, Environment, MachineState, StaticFinding, ValidationResult, ValidationSettings,
+                       sha256_text)
 
 if TYPE_CHECKING:
     from ..collect.traces import RunRecord
 
-RESULT_FIELDS = ("verdict", "reason", "log", "weights_note", "trials", "kernel_timing", "reference_timing",
-                 "compile_timing", "kernel_launches", "reference_launches", "kernel_peak_bytes",
-                 "reference_peak_bytes", "deterministic")
+# What the worker reports: its schema's fields (the outcome dicts also carry build bookkeeping).
+RESULT_FIELDS = tuple(f.name for f in dataclasses.fields(WorkerResult))
 
 
 @dataclass
@@ -106,19 +109,22 @@ def make_items(todo: list[tuple["RunRecord", str]], settings: ValidationSettings
     return sorted(items, key=lambda it: buildcache.built(root, it.build_key) is None)
 
 
-def to_result(outcome: Outcome, run: "RunRecord", settings: ValidationSettings, env: Environment) -> ValidationResult:
+def to_result(outcome: Outcome, run: "RunRecord", settings: ValidationSettings, env: Environment,
+              machine: MachineState | None = None) -> ValidationResult:
     out = outcome.out
     fk = run.source.final_kernel
     assert fk is not None and run.source.reference_source is not None
     findings = [StaticFinding(check=f.check, severity=f.severity, line=f.line, text=f.text, message=f.message)  # type: ignore[arg-type]
                 for f in scan(fk.source, run.source.run.backend)]
-    fields = {k: out.get(k) for k in RESULT_FIELDS if out.get(k) is not None}
-    return ValidationResult(
-        precision=outcome.item.job["precision"], precision_assumed=run.source.run.precision is None,
-        kernel_sha256=sha256_text(fk.source), reference_sha256=sha256_text(run.source.reference_source),
-        settings=settings, environment=env, measured_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        problem_names=out.get("problem_names") or [], static_findings=findings,
-        phase_s={k: round(v, 3) for k, v in out.get("phase_s", {}).items()}, **fields)
+    # The worker's JSON is a schema.WorkerResult, whose fields ValidationResult declares with the same types.
+    return ValidationResult.model_validate({
+        **{k: out[k] for k in RESULT_FIELDS if out.get(k) is not None},
+        "precision": outcome.item.job["precision"], "precision_assumed": run.source.run.precision is None,
+        "kernel_sha256": sha256_text(fk.source), "reference_sha256": sha256_text(run.source.reference_source),
+        "settings": settings, "environment": env, "machine": machine, "static_findings": findings,
+        "measured_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "problem_names": out.get("problem_names") or [],
+        "phase_s": {k: round(v, 3) for k, v in out.get("phase_s", {}).items()}})
 
 
 class Recorder:
@@ -129,13 +135,17 @@ class Recorder:
         self.data, self.runs, self.settings, self.env = data, runs, settings, env
         self.total, self.progress, self.on_stored = total, progress, on_stored
         self.lock = threading.Lock()
+        self.machine: MachineState | None = None
         self.results: dict[str, tuple[ValidationResult, bool]] = {}
         self.stats = RunStats()
         self.t0 = time.monotonic()
 
     def __call__(self, outcome: Outcome) -> None:
         run = self.runs[outcome.item.run_id]
-        result = to_result(outcome, run, self.settings, self.env)
+        with self.lock:
+            # Clocks and load, read once per run: right after the first kernel's timing.
+            self.machine = self.machine or machine_state()
+        result = to_result(outcome, run, self.settings, self.env, self.machine)
         with self.lock:
             cache.store(self.data, outcome.item.key, result, outcome.ncu_files)
             self.results[outcome.item.run_id] = (result, False)

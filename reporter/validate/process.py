@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .forkserver import ForkServer
+from .schema import Verdict
 
 
 def package_env(extra: dict[str, str | None] | None = None) -> dict[str, str]:
@@ -41,14 +42,14 @@ def read_result(mode: str, job_dir: Path, rc: int | None, timeout_s: float) -> d
     tail = log_path.read_text(encoding="utf-8", errors="replace")[-6000:] if log_path.is_file() else ""
     result_path = job_dir / f"{mode}.json"
     if rc is None:
-        return {"verdict": "timeout", "reason": f"{mode} did not finish within {timeout_s:g} s (killed)", "log": tail,
+        return {"verdict": Verdict.TIMEOUT, "reason": f"{mode} did not finish within {timeout_s:g} s (killed)", "log": tail,
                 "phase_s": {}}
     if result_path.is_file():
         out: dict[str, Any] = json.loads(result_path.read_text(encoding="utf-8"))
-        out["log"] = (out.pop("traceback", "") + "\n" + tail).strip()[-6000:]
+        out["log"] = (out.get("log", "") + "\n" + tail).strip()[-6000:]
         return out
     why = f"the worker died (exit code {rc}{', signal ' + str(-rc) if rc < 0 else ''}) before writing a result"
-    return {"verdict": "crashed", "reason": why, "log": tail, "phase_s": {}}
+    return {"verdict": Verdict.CRASHED, "reason": why, "log": tail, "phase_s": {}}
 
 
 def run_forked(server: ForkServer, mode: str, job: dict[str, Any], job_dir: Path, timeout_s: float,

@@ -13,6 +13,7 @@ from typing import Any
 
 from . import buildcache
 from .process import run_fresh
+from .schema import Verdict
 
 NCU_METRICS = ",".join([
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
@@ -41,7 +42,7 @@ def profile_ncu(job: dict[str, Any], root: Path, build_key: str, env: dict[str, 
                   *[a for s in NCU_SECTIONS for a in ("--section", s)], "--metrics", NCU_METRICS, "-f", "-o", str(rep)]
         out = run_fresh("profile", {**job, "role": role}, rdir, timeout_s * 3, env, prefix)
         report = rep.with_suffix(".ncu-rep")
-        if out.get("verdict") != "correct" or not report.is_file():
+        if out.get("verdict") != Verdict.CORRECT or not report.is_file():
             continue
         csv_path = rdir / "raw.csv"
         with open(csv_path, "w", encoding="utf-8") as fh:

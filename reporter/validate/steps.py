@@ -15,6 +15,7 @@ from typing import Any, Callable
 from . import buildcache
 from .forkserver import ForkServer
 from .process import run_forked
+from .schema import Verdict
 
 # Variables that change the build; the check repeats the build's values or torch would rebuild.
 BUILD_VARS = ("TORCH_EXTENSION_SKIP_NVCC_GEN_DEPENDENCIES",)
@@ -48,7 +49,7 @@ def build(server: ForkServer, job: dict[str, Any], root: Path, key: str, job_dir
     with buildcache.locked(root, key):
         marker = buildcache.built(root, key)
         if marker is not None:
-            return {"verdict": "correct", "reason": "built earlier (build cache)", "phase_s": {"compile": 0.0},
+            return {"verdict": Verdict.CORRECT, "reason": "built earlier (build cache)", "phase_s": {"compile": 0.0},
                     "build": "cached", "build_env": marker["env"], "cpu_s": 0.0, "wall_s": time.perf_counter() - t0}
         base = {**toolchain_env, "TORCH_EXTENSIONS_DIR": job["extensions_dir"], "REPORTER_NICE": buildcache.COMPILE_NICE}
         plain = {**base, **{k: None for k in BUILD_VARS}}
@@ -58,13 +59,13 @@ def build(server: ForkServer, job: dict[str, Any], root: Path, key: str, job_dir
         for label, env in tries:
             out = _attempt(server, "compile", job, job_dir, timeout_s, env, on_start, on_end)
             cpu += out.get("cpu_s", 0.0)
-            if out.get("verdict") != "compile_error":
+            if out.get("verdict") != Verdict.COMPILE_ERROR:
                 break
             buildcache.clear(root, key)  # a half-built folder must not leak into the plain build
         wall = time.perf_counter() - t0
         build_env = {k: env.get(k) for k in (*BUILD_VARS, "TORCH_CUDA_ARCH_LIST")}
         out.update(build=label, build_env=build_env, cpu_s=cpu, wall_s=wall)
-        if out.get("verdict") == "correct":
+        if out.get("verdict") == Verdict.CORRECT:
             buildcache.mark_built(root, key, build_env, wall, cpu)
         return out
 

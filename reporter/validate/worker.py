@@ -16,12 +16,16 @@ import sys
 import time
 import traceback
 import warnings
+from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 # torch's CPU wheel does not need NumPy; without it torch warns on import, into every validator log.
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 import torch  # noqa: E402
+
+from .schema import NO_JITTER_HOOK, TrialResult, Verdict, WorkerResult  # noqa: E402
+from .timing import count_launches, peak_memory, sync, time_all  # noqa: E402
 
 MODES = ("compile", "check", "profile")
 
@@ -37,11 +41,13 @@ class PopcornJitter:
     def __init__(self, fraction: float = 0.25) -> None:
         self.fraction = fraction
         self.trial_seed: int | None = None
+        self.calls = 0  # how often the problem asked: zero means it defines no jitter hook
 
     def set_trial(self, seed: int | None) -> None:
         self.trial_seed = seed
 
     def jitter_int(self, value: int, align: int = 1, minimum: int = 1) -> int:
+        self.calls += 1
         if self.trial_seed is None:
             return value
         key = f"{self.trial_seed}:{value}:{align}:{minimum}".encode()
@@ -197,188 +203,132 @@ def compare(ref_out: Any, new_out: Any, atol: float, rtol: float) -> tuple[bool,
     return ok, worst_abs, worst_rel, problem
 
 
-def _sync(device: str) -> None:
-    if device == "cuda":
-        torch.cuda.synchronize()
-
-
-def _stats(times: list[float]) -> dict[str, float]:
-    times = sorted(times)
-    n = len(times)
-    mean = sum(times) / n
-    median = times[n // 2] if n % 2 else (times[n // 2 - 1] + times[n // 2]) / 2
-    std = math.sqrt(sum((t - mean) ** 2 for t in times) / (n - 1)) if n > 1 else 0.0
-    return {"median_ms": median, "mean_ms": mean, "std_ms": std, "min_ms": times[0], "max_ms": times[-1], "trials": n}
-
-
-def time_calls(fns: list[Callable[..., Any]], input_sets: list[list[Any]], warmup: int, trials: int, device: str,
-               flush_mb: int, min_warmup_s: float = 0.25) -> list[dict[str, float]]:
-    """Stats in ms for each fn: CUDA events per call, L2 flushed before each, inputs rotated.
-
-    The functions are timed interleaved (their order alternating each round), so a clock ramp or a
-    neighbour's load shifts all of them alike instead of biasing the speedup.
-    """
-    t0, done = time.perf_counter(), 0
-    while done < warmup or time.perf_counter() - t0 < min_warmup_s:
-        for fn in fns:
-            fn(*input_sets[done % len(input_sets)])
-        _sync(device)
-        done += 1
-    flush = torch.empty(flush_mb * 1024 * 1024 // 4, dtype=torch.float32, device=device) if device == "cuda" else None
-    times: list[list[float]] = [[] for _ in fns]
-    for i in range(trials):
-        inputs = input_sets[i % len(input_sets)]
-        order = range(len(fns)) if i % 2 == 0 else reversed(range(len(fns)))
-        for j in order:
-            if flush is not None:
-                flush.zero_()
-            _sync(device)
-            if device == "cuda":
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                start.record()
-                fns[j](*inputs)
-                end.record()
-                torch.cuda.synchronize()
-                times[j].append(start.elapsed_time(end))
-            else:
-                t1 = time.perf_counter()
-                fns[j](*inputs)
-                times[j].append((time.perf_counter() - t1) * 1e3)
-    return [_stats(t) for t in times]
-
-
-def count_launches(fn: Callable[..., Any], inputs: list[Any], device: str) -> dict[str, Any] | None:
-    if device != "cuda":
-        return None
-    from torch.profiler import DeviceType, ProfilerActivity, profile
-    fn(*inputs)
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        fn(*inputs)
-        torch.cuda.synchronize()
-    dev = [e for e in prof.events() if e.device_type == DeviceType.CUDA]
-    kernels = [e for e in dev if not e.name.startswith(("Memcpy", "Memset"))]
-    return {"launches": len(kernels), "cuda_time_us": float(sum(getattr(e, "device_time_total", 0.0) for e in kernels)),
-            "memcpy": sum(1 for e in dev if e.name.startswith("Memcpy")),
-            "memset": sum(1 for e in dev if e.name.startswith("Memset")),
-            "kernel_names": sorted({e.name[:120] for e in kernels})}
-
-
-def peak_memory(fn: Callable[..., Any], inputs: list[Any], device: str) -> int | None:
-    if device != "cuda":
-        return None
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
-    fn(*inputs)
-    torch.cuda.synchronize()
-    return int(torch.cuda.max_memory_allocated())
-
-
 def _trial(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitter, i: int, seed: int, jittered: bool,
-           device: str, atol: float, rtol: float) -> dict[str, Any]:
-    """One correctness trial; raises only when the kernel fails at the nominal shapes."""
+           device: str, atol: float, rtol: float) -> tuple[TrialResult, bool]:
+    """One correctness trial and whether the kernel raised; raises only when it fails at the nominal shapes."""
     inputs = make_inputs(ns, jitter, seed, jittered, device)
-    row: dict[str, Any] = {"index": i, "seed": seed, "jittered": jittered, "input_shapes": [_shape(x) for x in inputs],
-                           "max_abs_error": None, "max_rel_error": None}
+    row = TrialResult(index=i, seed=seed, jittered=jittered, passed=None, input_shapes=[_shape(x) for x in inputs])
     pristine = _clone(inputs)
     try:
         ref_out = ref(*_clone(inputs))
-        _sync(device)
+        sync(device)
     except Exception as exc:
         if not jittered:
             raise RuntimeError(f"the reference Model itself fails: {exc}") from exc
         # The problem does not support these shapes; that says nothing about the kernel.
-        return {**row, "passed": None, "problem": f"skipped: the reference raised {type(exc).__name__}"}
+        return replace(row, problem=f"skipped: the reference raised {type(exc).__name__}"), False
     poison_allocator(_tensors(ref_out), device)
     k_inputs = _clone(inputs)
     try:
         new_out = new(*k_inputs)
-        _sync(device)
+        sync(device)
     except Exception as exc:
         if not jittered:
             raise  # fails at the nominal shapes: a runtime error, not a shape-robustness problem
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        return {**row, "passed": False, "problem": f"raised {type(exc).__name__}: {msg[:200]}", "raised": True}
+        return replace(row, passed=False, problem=f"raised {type(exc).__name__}: {msg[:200]}"), True
     ok, mabs, mrel, problem = compare(ref_out, new_out, atol, rtol)
     mutated = [j for j, (a, b) in enumerate(zip(_tensors(pristine), _tensors(k_inputs))) if not torch.equal(a, b)]
     if mutated and ok:
         ok, problem = False, f"the kernel modified its input(s) {mutated}"
-    return {**row, "max_abs_error": mabs, "max_rel_error": mrel, "passed": ok, "problem": problem}
+    return replace(row, max_abs_error=mabs, max_rel_error=mrel, passed=ok, problem=problem), False
 
 
-def run_check(job: dict[str, Any], out: dict[str, Any]) -> None:
+def _time_and_count(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitter, nominal: list[int],
+                    s: dict[str, Any], device: str, out: WorkerResult) -> tuple[bool, str | None]:
+    """Launch counts and peak memory, then timing on all bases, at nominal shapes; then the re-check's outcome.
+
+    Peak memory comes first: timing leaves a flush buffer, CUDA-graph pools and profiler state behind,
+    which would count as the kernel's memory.
+    """
+    atol, rtol = s["atol"][s["precision"]], s["rtol"][s["precision"]]
+    sets = [make_inputs(ns, jitter, seed, False, device) for seed in nominal]
+    phase = time.perf_counter()
+    out.kernel_peak_bytes = peak_memory(new, sets[0], device)
+    out.reference_peak_bytes = peak_memory(ref, sets[0], device)
+    out.kernel_launches = count_launches(new, sets[0], device)
+    out.reference_launches = count_launches(ref, sets[0], device)
+    out.phase_s["profile"] = time.perf_counter() - phase
+    phase = time.perf_counter()
+    fns = [new, ref] + ([torch.compile(ref)] if s.get("torch_compile_baseline") else [])
+    timed = time_all(fns, sets, s, device)
+    out.kernel_timing, out.reference_timing = timed[0], timed[1]
+    out.compile_timing = timed[2] if len(timed) > 2 else None
+    # Re-check after the timed loop: an output cached on input identity would now be stale.
+    recheck_ok, _, _, why = compare(ref(*_clone(sets[-1])), new(*_clone(sets[-1])), atol, rtol)
+    out.phase_s["timing"] = time.perf_counter() - phase
+    return recheck_ok, why
+
+
+def _jittered_trials(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitter, seeds: list[int], start: int,
+                     s: dict[str, Any], device: str, out: WorkerResult) -> None:
+    if jitter.calls == 0:
+        # The problem never asked for a jittered size: these trials would repeat the nominal shapes.
+        out.jitter_note = NO_JITTER_HOOK
+        return
+    atol, rtol = s["atol"][s["precision"]], s["rtol"][s["precision"]]
+    for i, seed in enumerate(seeds, start=start):
+        row, raised = _trial(ns, ref, new, jitter, i, seed, True, device, atol, rtol)
+        out.trials.append(row)
+        if raised:
+            break  # a CUDA fault may have poisoned the context: nothing after it can be trusted
+
+
+def run_check(job: dict[str, Any], out: WorkerResult) -> None:
     """Nominal trials, then timing and counts at nominal shapes, then jittered trials last.
 
     Jittered shapes come last because a kernel that hard-codes its sizes may fault there, and a CUDA
     fault poisons the context for everything after it in this process.
     """
-    s = job["settings"]
+    s = {**job["settings"], "precision": job.get("precision", "fp32")}
     device = job["device"]
-    precision = job.get("precision", "fp32")
-    atol, rtol = s["atol"][precision], s["rtol"][precision]
     jitter = PopcornJitter(s["jitter_fraction"])
     phase = time.perf_counter()
-    ns, out["problem_names"] = load(job["reference"], job["kernel"], jitter)
-    ref, new, out["weights_note"] = build_models(ns, device, s["seed"])
-    out["phase_s"]["load"] = time.perf_counter() - phase
+    ns, out.problem_names = load(job["reference"], job["kernel"], jitter)
+    ref, new, out.weights_note = build_models(ns, device, s["seed"])
+    out.phase_s["load"] = time.perf_counter() - phase
     gen = random.Random(s["seed"])
     seeds = [gen.randrange(2**31) for _ in range(s["nominal_trials"] + s["jitter_trials"])]
     nominal, jittered = seeds[: s["nominal_trials"]], seeds[s["nominal_trials"]:]
-    out["trials"] = trials = []
     phase = time.perf_counter()
     with torch.no_grad():
         for i, seed in enumerate(nominal):
-            trials.append(_trial(ns, ref, new, jitter, i, seed, False, device, atol, rtol))
-        out["phase_s"]["correctness"] = time.perf_counter() - phase
-        bad = next((t for t in trials if t["passed"] is False), None)
+            out.trials.append(_trial(ns, ref, new, jitter, i, seed, False, device, s["atol"][s["precision"]],
+                                     s["rtol"][s["precision"]])[0])
+        out.phase_s["correctness"] = time.perf_counter() - phase
+        bad = next((t for t in out.trials if t.passed is False), None)
         if bad is not None:
-            out["verdict"], out["reason"] = "incorrect", f"trial {bad['index']} (nominal shapes) failed: {bad['problem']}"
+            out.verdict, out.reason = Verdict.INCORRECT, f"trial {bad.index} (nominal shapes) failed: {bad.problem}"
             return
         first = make_inputs(ns, jitter, nominal[0], False, device)
         a, b = new(*_clone(first)), new(*_clone(first))
-        _sync(device)
-        out["deterministic"] = all(torch.equal(x, y) for x, y in zip(_tensors(a), _tensors(b)))
-
-        phase = time.perf_counter()
-        sets = [make_inputs(ns, jitter, seed, False, device) for seed in nominal]
-        fns = [new, ref] + ([torch.compile(ref)] if s.get("torch_compile_baseline") else [])
-        timed = time_calls(fns, sets, s["warmup"], s["perf_trials"], device, s["flush_l2_mb"])
-        out["kernel_timing"], out["reference_timing"] = timed[0], timed[1]
-        if len(timed) > 2:
-            out["compile_timing"] = timed[2]
-        # Re-check after the timed loop: an output cached on input identity would now be stale.
-        recheck_ok, _, _, why = compare(ref(*_clone(sets[-1])), new(*_clone(sets[-1])), atol, rtol)
-        out["phase_s"]["timing"] = time.perf_counter() - phase
-        phase = time.perf_counter()
-        out["kernel_launches"] = count_launches(new, sets[0], device)
-        out["reference_launches"] = count_launches(ref, sets[0], device)
-        out["kernel_peak_bytes"] = peak_memory(new, sets[0], device)
-        out["reference_peak_bytes"] = peak_memory(ref, sets[0], device)
-        out["phase_s"]["profile"] = time.perf_counter() - phase
+        sync(device)
+        out.deterministic = all(torch.equal(x, y) for x, y in zip(_tensors(a), _tensors(b)))
+        recheck_ok, why = _time_and_count(ns, ref, new, jitter, nominal, s, device, out)
         if not recheck_ok:
-            out["verdict"], out["reason"] = "incorrect", f"correct before the timed loop but not after it: {why}"
+            out.verdict, out.reason = Verdict.INCORRECT, f"correct before the timed loop but not after it: {why}"
             return
-
         phase = time.perf_counter()
-        for i, seed in enumerate(jittered, start=len(nominal)):
-            row = _trial(ns, ref, new, jitter, i, seed, True, device, atol, rtol)
-            trials.append({k: v for k, v in row.items() if k != "raised"})
-            if row.get("raised"):
-                break  # a CUDA fault may have poisoned the context: nothing after it can be trusted
-        out["phase_s"]["correctness"] += time.perf_counter() - phase
-    bad = next((t for t in trials if t["passed"] is False), None)
+        _jittered_trials(ns, ref, new, jitter, jittered, len(nominal), s, device, out)
+        out.phase_s["correctness"] += time.perf_counter() - phase
+    _conclude(out, s)
+
+
+def _conclude(out: WorkerResult, s: dict[str, Any]) -> None:
+    bad = next((t for t in out.trials if t.passed is False), None)
     if bad is not None:
-        out["verdict"] = "incorrect"
-        out["reason"] = (f"correct at the nominal shapes, but trial {bad['index']} (jittered shapes "
-                         f"{' '.join(bad['input_shapes'])}) failed: {bad['problem']}")
+        out.verdict = Verdict.INCORRECT
+        out.reason = (f"correct at the nominal shapes, but trial {bad.index} (jittered shapes "
+                      f"{' '.join(bad.input_shapes)}) failed: {bad.problem}")
         return
-    out["verdict"], out["reason"] = "correct", f"all {sum(1 for t in trials if t['passed'])} trials passed"
-    sp = out["reference_timing"]["median_ms"] / out["kernel_timing"]["median_ms"]
-    if sp > s["excessive_speedup"]:
-        out["reason"] += f"; speedup {sp:.1f}x is above {s['excessive_speedup']:g}x: review by hand"
+    out.verdict, out.reason = Verdict.CORRECT, f"all {sum(1 for t in out.trials if t.passed)} trials passed"
+    k, r = out.kernel_timing, out.reference_timing
+    kb, rb = (k.device or k.wall, r.device or r.wall) if k and r else (None, None)
+    if kb and rb and kb.median_ms > 0 and rb.median_ms / kb.median_ms > s["excessive_speedup"]:
+        out.reason += f"; speedup {rb.median_ms / kb.median_ms:.1f}x is above {s['excessive_speedup']:g}x: review by hand"
 
 
-def run_profile(job: dict[str, Any], out: dict[str, Any]) -> None:
+def run_profile(job: dict[str, Any], out: WorkerResult) -> None:
     """One warm call of one side inside an NVTX range named `measured`, for ncu to pick up."""
     s = job["settings"]
     jitter = PopcornJitter(s["jitter_fraction"])
@@ -394,20 +344,20 @@ def run_profile(job: dict[str, Any], out: dict[str, Any]) -> None:
         fn(*inputs)
         torch.cuda.synchronize()
         torch.cuda.nvtx.range_pop()
-    out["verdict"] = "correct"
+    out.verdict = Verdict.CORRECT
 
 
 def main(argv: list[str]) -> int:
     mode, job_dir = argv[0], Path(argv[1])
     job = json.loads((job_dir / "job.json").read_text(encoding="utf-8"))
-    out: dict[str, Any] = {"verdict": "runtime_error", "reason": "", "phase_s": {}}
+    out = WorkerResult()
     result_path = job_dir / f"{mode}.json"
     try:
         if mode == "compile":
             t0 = time.perf_counter()
-            ns, names = load(job["reference"], job["kernel"], PopcornJitter())
-            out.update(verdict="correct", reason="compiled", problem_names=names)
-            out["phase_s"]["compile"] = time.perf_counter() - t0
+            _, out.problem_names = load(job["reference"], job["kernel"], PopcornJitter())
+            out.verdict, out.reason = Verdict.CORRECT, "compiled"
+            out.phase_s["compile"] = time.perf_counter() - t0
         elif mode == "check":
             run_check(job, out)
         elif mode == "profile":
@@ -415,10 +365,11 @@ def main(argv: list[str]) -> int:
         else:
             raise SystemExit(f"unknown mode {mode!r}; expected one of {MODES}")
     except Exception as exc:  # noqa: BLE001 - every failure becomes a verdict with its reason
-        out["verdict"] = "compile_error" if mode == "compile" else "runtime_error"
-        out["reason"] = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"[:500]
-        out["traceback"] = traceback.format_exc()[-8000:]
-    result_path.write_text(json.dumps(out, indent=1), encoding="utf-8")
+        out.verdict = Verdict.COMPILE_ERROR if mode == "compile" else Verdict.RUNTIME_ERROR
+        out.reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"[:500]
+        out.log = traceback.format_exc()[-8000:]
+    # allow_nan: an infinite error (NaN output) must reach the parent as Infinity, which pydantic reads
+    result_path.write_text(json.dumps(asdict(out), indent=1), encoding="utf-8")
     sys.stdout.flush()
     return 0
 

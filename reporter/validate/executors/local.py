@@ -22,6 +22,7 @@ from typing import Any, Callable
 from .. import steps
 from ..forkserver import ForkServer
 from ..gate import CompileGuard
+from ..schema import Verdict
 from ..pipeline import Item, Outcome, RunStats
 from ..process import package_env
 from ..profiling import profile_ncu
@@ -78,7 +79,7 @@ class _Run:
         ex = self.ex
         comp = steps.build(self.compiler, item.job, ex.root, item.build_key, self.work / item.build_key / "build",
                            ex.timeout_s, ex.toolchain_env, **self._hooks())
-        if comp["verdict"] == "correct":
+        if comp["verdict"] == Verdict.CORRECT:
             self.ready.put((item, comp, time.monotonic()))
         else:
             self.emit(Outcome(item, comp, comp["wall_s"], comp["cpu_s"], compiled_at=time.monotonic() - self.t0,

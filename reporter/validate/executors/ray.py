@@ -21,6 +21,7 @@ from typing import Any, Callable
 from .. import buildcache, steps
 from ..forkserver import ForkServer
 from ..gate import CompileGuard
+from ..schema import Verdict
 from ..pipeline import Item, Outcome, RunStats
 from ..process import package_env
 
@@ -78,7 +79,7 @@ def compile_task(job: dict[str, Any], key: str, timeout_s: float, toolchain_env:
     with tempfile.TemporaryDirectory(prefix="reporter-compile-") as tmp:
         comp = steps.build(_server(None), job, root, key, Path(tmp), timeout_s, toolchain_env,
                            on_start=guard.register if guard else None, on_end=guard.unregister if guard else None)
-    return comp, buildcache.pack(root, key) if comp["verdict"] == "correct" else b""
+    return comp, buildcache.pack(root, key) if comp["verdict"] == Verdict.CORRECT else b""
 
 
 def check_task(job: dict[str, Any], key: str, build_env: dict[str, str | None], archive: bytes, timeout_s: float,
@@ -126,7 +127,7 @@ class RayExecutor:
             kind, item, extra = pending.pop(ref)
             got = ray.get(ref)
             now = time.monotonic()
-            if kind == "compile" and got["verdict"] == "correct":
+            if kind == "compile" and got["verdict"] == Verdict.CORRECT:
                 check = check_remote.remote(item.job, item.build_key, got["build_env"], extra, self.timeout_s, self.gate)
                 pending[check] = ("check", item, (got, now))
             elif kind == "compile":

@@ -1,0 +1,107 @@
+"""The heavy half of a run page, loaded only when a reader expands a turn or a kernel version.
+
+A run page carries each turn's summary line; the turn's reasoning, tool calls and results, and the full
+source of every distinct kernel the agent sent, go into `runs/<slug>.turns.js`, one JSONP chunk per run:
+`reporterChunk({...})`. A `<script src>` loads from `file://` where `fetch` is blocked, and from any
+sub-path, since the page names the chunk relatively. Readers without JavaScript follow a `<noscript>`
+link to `runs/<slug>.turns.txt`, the same text as plain text.
+
+Everything model-written is escaped here; the browser inserts the chunk's HTML as given.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from html import escape
+
+from ..records import ToolCall, Trace, Turn
+from . import text
+
+CHUNK_CALLBACK = "reporterChunk"
+_KERNEL_NAME = re.compile(r"__global__\s+(?:[\w:<>]+(?:\([^)]*\))?\s+)*?(?!__launch_bounds__)(\w+)\s*\(")
+
+
+def chunk_name(slug: str, kind: str) -> str:
+    """`turns.js` (the JSONP chunk) or `turns.txt` (its plain-text view), beside the run page."""
+    return f"{slug}.{kind}"
+
+
+def kernel_names(source: str | None) -> list[str]:
+    """Names of the CUDA kernels (`__global__` functions) a source defines, for search."""
+    return sorted(set(_KERNEL_NAME.findall(source or "")))
+
+
+def distinct_kernels(trace: Trace) -> list[str]:
+    """Every distinct `kernel_code` the agent sent, in first-sent order: version N is index N - 1."""
+    seen: dict[str, None] = {}
+    for turn in trace.turns:
+        for call in turn.calls:
+            code = call.arguments.get("kernel_code")
+            if isinstance(code, str):
+                seen.setdefault(code, None)
+    return list(seen)
+
+
+def _call_html(call: ToolCall, version_of: dict[str, int]) -> str:
+    tool = escape(call.tool)
+    parts = [f'<div class="toolcall"><h4>call → {tool}</h4>']
+    rest = {k: v for k, v in sorted(call.arguments.items()) if not (k == "kernel_code" and isinstance(v, str))}
+    code = call.arguments.get("kernel_code")
+    if isinstance(code, str):
+        n = version_of[code]
+        lines = code.count("\n") + (0 if code.endswith("\n") else 1)
+        parts.append(f'<div class="arg"><span class="argname">kernel_code</span> <a href="#version-{n}" '
+                     f'data-version="{n}">kernel version {n}</a> ({lines} lines, shown under Kernel evolution)</div>')
+    if rest:
+        parts.append(f'<pre class="args">{escape(json.dumps(rest, indent=2, ensure_ascii=False), quote=False)}</pre>')
+    elif not call.arguments:
+        parts.append('<p class="note">no arguments</p>')
+    if call.result is not None:
+        state = "ok" if call.result.ok else "fail"
+        parts.append(f'<div class="result {state}"><h4>result ← {tool} ({state})</h4>'
+                     f'<div class="result-text">{text.plain(call.result.text)}</div></div>')
+    else:
+        parts.append('<p class="note">no result recorded</p>')
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def turn_html(turn: Turn, version_of: dict[str, int]) -> str:
+    """The expanded body of one turn: reasoning as its trace declares it (plain text unless markdown), then each call."""
+    out = [f'<div class="reasoning"><h4>reasoning</h4>{text.prose(turn.reasoning, turn.reasoning_format)}</div>'] \
+        if turn.reasoning else []
+    out.extend(_call_html(c, version_of) for c in turn.calls)
+    return "".join(out)
+
+
+def chunk_js(trace: Trace) -> str:
+    """The JSONP chunk of a run: `turns[i]` is turn i's HTML, `versions[n - 1]` kernel version n's source."""
+    versions = distinct_kernels(trace)
+    version_of = {src: i + 1 for i, src in enumerate(versions)}
+    doc = {"turns": [turn_html(t, version_of) for t in trace.turns], "versions": versions}
+    # A run's reasoning is its own: text's caches would only hold memory from one run to the next.
+    text.plain.cache_clear()
+    text.markdown.cache_clear()
+    return f"{CHUNK_CALLBACK}({json.dumps(doc, ensure_ascii=False, separators=(',', ':'))});\n"
+
+
+def text_view(trace: Trace, title: str) -> str:
+    """Every turn as plain text, for readers without JavaScript."""
+    out = [f"{title}\n{'=' * len(title)}\n"]
+    versions = {src: i + 1 for i, src in enumerate(distinct_kernels(trace))}
+    shown: set[str] = set()
+    for turn in trace.turns:
+        out.append(f"\n--- turn {turn.index}{' (final)' if turn.final else ''} ---\n\n{turn.reasoning}\n")
+        for call in turn.calls:
+            out.append(f"\n>>> call {call.tool}\n")
+            for key, value in sorted(call.arguments.items()):
+                if key == "kernel_code" and isinstance(value, str):
+                    again = value in shown
+                    shown.add(value)
+                    out.append(f"[kernel version {versions[value]}{', as above' if again else ''}]\n{'' if again else value}\n")
+                else:
+                    out.append(f"{key}: {json.dumps(value, ensure_ascii=False)}\n")
+            if call.result is not None:
+                out.append(f"<<< result ({'ok' if call.result.ok else 'fail'})\n{call.result.text}\n")
+    return "".join(out)

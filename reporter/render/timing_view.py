@@ -1,0 +1,131 @@
+"""Page data for re-measured timings: the three bases, host-bound marks, GPU labels and machine state.
+
+Pure functions from a ValidationResult to strings and CSS classes; the templates only place them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..checks import (
+    HOST_BOUND_RATIO,
+    HOST_BOUND_SENTENCE,
+    gpu_label,
+    gpu_relation,
+    host_bound,
+    tolerance_note,
+)
+from ..records import MachineState, ValidationResult
+from ..validate.schema import BASIS_LABEL, Basis, BasisStats, StopReason, TimingFigures
+from . import text
+
+DEFAULT_BASIS = Basis.DEVICE  # the headline and leaderboards: the basis that repeats
+BASIS_NOTE = {
+    Basis.DEVICE: "summed GPU time of the kernels and copies one call launches (CUPTI via torch.profiler)",
+    Basis.GRAPH: "the call captured once as a CUDA graph and replayed; launch overhead gone, gaps between kernels kept",
+    Basis.WALL: "CUDA events around the eager call, L2 flushed, inputs rotated: KernelBench's basis, host time included",
+}
+
+
+@dataclass(frozen=True)
+class BasisView:
+    """One timing basis as a leaderboard or grid shows it; only the default one is visible without a choice."""
+
+    key: str  # the value kept in the URL: #basis=<key>
+    label: str
+    note: str
+    hidden: bool
+    rows: Any = None
+
+
+def basis_view(basis: Basis, rows: Any) -> BasisView:
+    return BasisView(basis.value, BASIS_LABEL[basis], BASIS_NOTE[basis], basis is not DEFAULT_BASIS, rows)
+
+
+@dataclass(frozen=True)
+class TimingRow:
+    side: str
+    basis: str
+    median: str
+    iqr: str
+    spread: str  # min – max
+    n: str
+    stop: str
+    note: str = ""
+    css: str = ""
+
+
+@dataclass(frozen=True)
+class TimingView:
+    rows: list[TimingRow]
+    method: str  # how the figures were taken, for the section heading
+    speedups: list[tuple[str, str, str]]  # (basis label, speedup text, css)
+    host_bound: list[str]  # one sentence per host-bound side
+    gpu: str  # "recorded on H100 · re-measured on H200"
+    tolerance: str
+    machine: str
+    old_format: str  # non-empty for results written by an older harness
+
+
+def _stop(st: BasisStats, target_pct: float) -> str:
+    if st.stop is StopReason.CONVERGED:
+        return f"95% CI within ±{target_pct:g}%"
+    if st.stop is StopReason.TIME_CAP:
+        half = (st.ci_high_ms - st.ci_low_ms) / 2 / st.median_ms * 100 if st.ci_high_ms and st.ci_low_ms and st.median_ms else None
+        return "time cap" + (f" (CI ±{half:.1f}%)" if half is not None else "")
+    return "—"
+
+
+def _rows(side: str, figs: TimingFigures, target_pct: float) -> list[TimingRow]:
+    rows = []
+    for basis in Basis:
+        st = figs.on(basis)
+        note = {Basis.DEVICE: figs.device_note, Basis.GRAPH: figs.graph_note}.get(basis) or ""
+        if st is None:
+            shown = "not capturable" if basis is Basis.GRAPH and note and "format-3" not in note else text.DASH
+            rows.append(TimingRow(side, BASIS_LABEL[basis], shown, text.DASH, text.DASH, text.DASH, text.DASH, note, "missing"))
+            continue
+        rows.append(TimingRow(side, BASIS_LABEL[basis], text.ms(st.median_ms), text.ms(st.iqr_ms),
+                              f"{text.ms(st.min_ms)} – {text.ms(st.max_ms)}", str(st.n), _stop(st, target_pct),
+                              css="headline" if basis is DEFAULT_BASIS else ""))
+    return rows
+
+
+def host_bound_sentences(res: ValidationResult) -> list[str]:
+    out = []
+    for side, figs in (("The kernel", res.kernel_timing), ("The reference", res.reference_timing)):
+        if figs and figs.wall and figs.device and host_bound(figs.wall.median_ms, figs.device.median_ms):
+            out.append(f"{side} is host-bound: {HOST_BOUND_SENTENCE.format(ratio=HOST_BOUND_RATIO)}")
+    return out
+
+
+def machine_line(m: MachineState | None) -> str:
+    if m is None:
+        return "clocks and load not recorded"
+    parts = [f"SM clock {m.sm_clock_mhz} MHz" + (f" of {m.sm_clock_max_mhz}" if m.sm_clock_max_mhz else "")
+             if m.sm_clock_mhz else "SM clock unknown",
+             f"memory clock {m.mem_clock_mhz} MHz" if m.mem_clock_mhz else "memory clock unknown",
+             f"power limit {m.power_limit_w:g} W" if m.power_limit_w else "power limit unknown",
+             {True: "persistence on", False: "persistence off", None: "persistence unknown"}[m.persistence_mode],
+             f"load average {m.load_avg_1m:g}" + (f" on {m.cpu_count} CPUs" if m.cpu_count else "")
+             if m.load_avg_1m is not None else "load unknown"]
+    return " · ".join(parts)
+
+
+def timing_view(res: ValidationResult, recorded_gpu: str | None) -> TimingView:
+    rows: list[TimingRow] = []
+    for side, figs in (("kernel", res.kernel_timing), ("reference (eager)", res.reference_timing),
+                       ("reference (torch.compile)", res.compile_timing)):
+        if figs is not None:
+            rows += _rows(side, figs, res.settings.ci_target_pct)
+    correct = res.verdict == "correct"
+    speedups = [(BASIS_LABEL[b], text.speedup(res.speedup_on(b)) if correct else "kernel incorrect",
+                 "headline" if b is DEFAULT_BASIS else "") for b in Basis]
+    s = res.settings
+    method = (f"three bases, kernel and reference interleaved; each repeated until the median's 95% CI is within "
+              f"±{s.ci_target_pct:g}% or {s.time_cap_s:g} s have passed")
+    old = (f"Measured by an older harness (format {res.format}): wall time only, no IQR or confidence interval."
+           if res.format < 4 else "")
+    return TimingView(rows, method, speedups, host_bound_sentences(res), gpu_label(recorded_gpu, res.environment.gpu),
+                      tolerance_note(gpu_relation(recorded_gpu, res.environment.gpu)), machine_line(res.machine), old)

@@ -1,0 +1,121 @@
+"""The worker's result, as stdlib records both sides import: the contract between worker and validate.
+
+The worker (standard library and torch only: the GPU image has no pydantic) fills a `WorkerResult` and
+writes ``dataclasses.asdict`` of it as JSON; `records.ValidationResult` declares the same fields with these
+very types, so ``ValidationResult.model_validate`` reads that JSON directly. Nothing here imports
+anything outside the standard library.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Verdict(StrEnum):
+    """What re-validation concluded about one kernel; the only place these strings are spelled."""
+
+    CORRECT = "correct"
+    INCORRECT = "incorrect"
+    COMPILE_ERROR = "compile_error"
+    RUNTIME_ERROR = "runtime_error"
+    TIMEOUT = "timeout"
+    CRASHED = "crashed"
+    NOT_VALIDATED = "not_validated"
+
+
+class Basis(StrEnum):
+    """What a timing figure measures."""
+
+    DEVICE = "device"  # summed GPU kernel + memcpy/memset durations of one call (CUPTI via torch.profiler)
+    GRAPH = "graph"  # one call captured into a CUDA graph and replayed, timed with CUDA events
+    WALL = "wall"  # CUDA events around the eager call (KernelBench's basis): includes host overhead
+
+
+BASIS_LABEL: dict[Basis, str] = {Basis.DEVICE: "device time", Basis.GRAPH: "CUDA-graph time", Basis.WALL: "wall time"}
+
+
+class StopReason(StrEnum):
+    """Why adaptive repetition stopped timing a basis."""
+
+    CONVERGED = "converged"  # the 95% CI of every median was within the target
+    TIME_CAP = "time_cap"  # the time cap came first: the CI may be wider than the target
+
+
+@dataclass(frozen=True)
+class BasisStats:
+    """One timing figure: milliseconds per call over `n` calls.
+
+    `iqr_ms` and the confidence interval are None only in results migrated from format 3, which kept
+    mean and std instead.
+    """
+
+    median_ms: float
+    min_ms: float
+    max_ms: float
+    n: int
+    iqr_ms: float | None = None
+    ci_low_ms: float | None = None  # distribution-free 95% confidence interval of the median
+    ci_high_ms: float | None = None
+    stop: StopReason | None = None
+
+
+@dataclass(frozen=True)
+class TimingFigures:
+    """The three bases for one side (kernel, reference or the torch.compile baseline)."""
+
+    device: BasisStats | None = None
+    graph: BasisStats | None = None
+    wall: BasisStats | None = None
+    graph_note: str | None = None  # why the call is not capturable, when it is not
+    device_note: str | None = None  # why there is no device time (no CUDA device, profiler failure)
+
+    def on(self, basis: Basis) -> BasisStats | None:
+        return {Basis.DEVICE: self.device, Basis.GRAPH: self.graph, Basis.WALL: self.wall}[basis]
+
+
+@dataclass(frozen=True)
+class LaunchStats:
+    launches: int
+    cuda_time_us: float
+    memcpy: int = 0
+    memset: int = 0
+    kernel_names: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    index: int
+    seed: int
+    jittered: bool
+    passed: bool | None  # None: skipped (the reference itself fails at these shapes)
+    input_shapes: list[str] = field(default_factory=list)
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    problem: str | None = None  # why it failed: shape mismatch, NaN, mutated inputs, ...
+
+
+@dataclass
+class WorkerResult:
+    """Everything one worker process reports; written as JSON, read by `ValidationResult.model_validate`."""
+
+    verdict: Verdict = Verdict.RUNTIME_ERROR
+    reason: str = ""
+    log: str = ""
+    phase_s: dict[str, float] = field(default_factory=dict)
+    problem_names: list[str] = field(default_factory=list)
+    weights_note: str | None = None
+    jitter_note: str | None = None
+    trials: list[TrialResult] = field(default_factory=list)
+    deterministic: bool | None = None
+    kernel_timing: TimingFigures | None = None
+    reference_timing: TimingFigures | None = None
+    compile_timing: TimingFigures | None = None
+    kernel_launches: LaunchStats | None = None
+    reference_launches: LaunchStats | None = None
+    kernel_peak_bytes: int | None = None
+    reference_peak_bytes: int | None = None
+
+
+# The jitter hook is `popcorn_pri.jitter_int(...)` inside get_inputs(); problems without one say so.
+NO_JITTER_HOOK = "no shape jitter defined"

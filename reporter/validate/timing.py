@@ -1,0 +1,273 @@
+"""Timing on three bases, inside the worker (standard library and torch only).
+
+- wall: CUDA events around the eager call, L2 flushed before it, inputs rotated (KernelBench's basis).
+  For small calls this measures the host as much as the GPU.
+- device: the summed durations of the kernels and memcpy/memset one call launches, from CUPTI through
+  torch.profiler. Calls are told apart by `torch.cuda._sleep` marker kernels launched around each.
+- graph: the call captured once into a CUDA graph and replayed, timed with CUDA events: no launch
+  overhead, but the gaps between kernels stay. Capture can fail (host syncs, allocations, dynamic
+  shapes); the reason is recorded instead.
+
+Every basis times all functions interleaved (order alternating each round) and repeats adaptively
+(`stats.adaptive`). Graph capture runs last: a failed capture is the step most likely to upset the
+CUDA context.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from .schema import BasisStats, LaunchStats, TimingFigures
+from .stats import adaptive, summarize
+
+BATCH = 10  # rounds per adaptive batch
+DEVICE_BATCH = 25  # rounds per profiler session: starting and reading one costs more than the calls
+SPIN_CYCLES = 1000  # marker kernel length: long enough to show up, short enough to cost nothing
+MARKER = "spin_kernel"
+PREROLL_CYCLES = 400_000  # ~0.2 ms at the H200's 1.98 GHz: longer than a graph submission takes the host
+
+
+def _order(n: int, i: int) -> list[int]:
+    return list(range(n)) if i % 2 == 0 else list(reversed(range(n)))
+
+
+def sync(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def warm_up(fns: list[Callable[..., Any]], input_sets: list[list[Any]], warmup: int, device: str,
+            min_s: float = 0.25) -> None:
+    t0, done = time.perf_counter(), 0
+    while done < warmup or time.perf_counter() - t0 < min_s:
+        for fn in fns:
+            fn(*input_sets[done % len(input_sets)])
+        sync(device)
+        done += 1
+
+
+class _Timer:
+    """One basis's batches; `self.round` keeps inputs rotating and order alternating across batches."""
+
+    def __init__(self, fns: list[Callable[..., Any]], input_sets: list[list[Any]], device: str, flush_mb: int) -> None:
+        self.fns, self.input_sets, self.device, self.round = fns, input_sets, device, 0
+        self.cuda_only = False
+        cuda = device == "cuda"
+        self.flush = torch.empty(flush_mb * 1024 * 1024 // 4, dtype=torch.float32, device=device) if cuda else None
+
+    def _flush(self) -> None:
+        if self.flush is not None:
+            self.flush.zero_()
+
+    def wall(self) -> list[list[float]]:
+        out: list[list[float]] = [[] for _ in self.fns]
+        for _ in range(BATCH):
+            inputs = self.input_sets[self.round % len(self.input_sets)]
+            for j in _order(len(self.fns), self.round):
+                self._flush()
+                sync(self.device)
+                if self.device == "cuda":
+                    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    start.record()
+                    self.fns[j](*inputs)
+                    end.record()
+                    torch.cuda.synchronize()
+                    out[j].append(start.elapsed_time(end))
+                else:
+                    t1 = time.perf_counter()
+                    self.fns[j](*inputs)
+                    out[j].append((time.perf_counter() - t1) * 1e3)
+            self.round += 1
+        return out
+
+    def device_time(self) -> list[list[float]]:
+        calls: list[int] = []
+        with _profiler(self.cuda_only) as prof:
+            for _ in range(DEVICE_BATCH):
+                inputs = self.input_sets[self.round % len(self.input_sets)]
+                for j in _order(len(self.fns), self.round):
+                    self._flush()
+                    torch.cuda._sleep(SPIN_CYCLES)
+                    self.fns[j](*inputs)
+                    torch.cuda._sleep(SPIN_CYCLES)
+                    torch.cuda.synchronize()
+                    calls.append(j)
+                self.round += 1
+        return split_calls(_device_events(prof), calls, len(self.fns))
+
+    def pick_profiler(self) -> None:
+        """Start CUPTI outside the time cap, and keep CPU activity off when device events come without it.
+
+        Reading back CPU op events is what makes a profiler session slow (seconds for a busy reference);
+        device time needs only the device events.
+        """
+        for cuda_only in (True, False):
+            with _profiler(cuda_only) as prof:
+                torch.cuda._sleep(SPIN_CYCLES)
+                torch.cuda.synchronize()
+            if any(MARKER in name for name, _ in _device_events(prof)):
+                self.cuda_only = cuda_only
+                return
+
+
+def _profiler(cuda_only: bool) -> Any:
+    from torch.profiler import ProfilerActivity, profile
+    return profile(activities=[ProfilerActivity.CUDA] if cuda_only else [ProfilerActivity.CPU, ProfilerActivity.CUDA])
+
+
+def _device_events(prof: Any) -> list[tuple[str, float]]:
+    from torch.profiler import DeviceType
+    events = sorted((e for e in prof.events() if e.device_type == DeviceType.CUDA), key=lambda e: e.time_range.start)
+    return [(e.name, float(e.device_time_total)) for e in events]
+
+
+def split_calls(events: list[tuple[str, float]], calls: list[int], n_fns: int) -> list[list[float]]:
+    """Device events (name, µs) in start order -> ms per call for each function.
+
+    Each call sits between two marker kernels: segments between markers alternate flush, call, flush,
+    call, ... so the calls are the odd segments.
+    """
+    segments: list[float] = [0.0]
+    for name, us in events:
+        if MARKER in name:
+            segments.append(0.0)
+        else:
+            segments[-1] += us
+    per_call = segments[1::2]
+    if len(segments) != 2 * len(calls) + 1:
+        raise RuntimeError(f"profiler saw {len(segments) - 1} marker kernels for {len(calls)} calls")
+    out: list[list[float]] = [[] for _ in range(n_fns)]
+    for j, us in zip(calls, per_call):
+        out[j].append(us / 1e3)
+    return out
+
+
+def capture(fn: Callable[..., Any], inputs: list[Any]) -> tuple[Any, str | None]:
+    """The call captured into a CUDA graph and checked once against the eager output, or why not."""
+    try:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(2):
+                fn(*inputs)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            captured = fn(*inputs)
+        graph.replay()
+        torch.cuda.synchronize()
+        eager = fn(*inputs)
+        torch.cuda.synchronize()
+        same = _same(captured, eager)
+    except Exception as exc:  # noqa: BLE001 - any capture failure is a reason to show, not a crash
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return None, f"{type(exc).__name__}: {first}"[:300]
+    if not same:
+        return None, "the replayed graph's output differs from the eager call's (host-side logic or a changing shape)"
+    return graph, None
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.shape == b.shape and bool(torch.allclose(a.float(), b.float(), rtol=1e-3, atol=1e-5, equal_nan=True))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return type(a) is type(b)
+
+
+def context_ok() -> bool:
+    """Whether the CUDA context still runs work (a failed capture can leave it unusable)."""
+    try:
+        torch.ones(1, device="cuda").add_(1)
+        torch.cuda.synchronize()
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _replays(graphs: list[Any], timer: _Timer) -> Callable[[], list[list[float]]]:
+    def batch() -> list[list[float]]:
+        out: list[list[float]] = [[] for _ in graphs]
+        for _ in range(BATCH):
+            for j in _order(len(graphs), timer.round):
+                timer._flush()
+                torch.cuda.synchronize()
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                # Keep the GPU busy while the host records `start` and submits the graph, so the interval
+                # holds the graph's own execution, not the host's submission latency.
+                torch.cuda._sleep(PREROLL_CYCLES)
+                start.record()
+                graphs[j].replay()
+                end.record()
+                torch.cuda.synchronize()
+                out[j].append(start.elapsed_time(end))
+            timer.round += 1
+        return out
+    return batch
+
+
+def _run(batch: Callable[[], list[list[float]]], n: int, s: dict[str, Any]) -> list[BasisStats]:
+    samples, stop = adaptive(batch, n, min_n=s["perf_trials"], target_pct=s["ci_target_pct"], cap_s=s["time_cap_s"])
+    return [summarize(x, stop) for x in samples]
+
+
+def time_all(fns: list[Callable[..., Any]], input_sets: list[list[Any]], s: dict[str, Any],
+             device: str) -> list[TimingFigures]:
+    """The three figures for each function, in the order given."""
+    n = len(fns)
+    warm_up(fns, input_sets, s["warmup"], device)
+    timer = _Timer(fns, input_sets, device, s["flush_l2_mb"])
+    wall = _run(timer.wall, n, s)
+    if device != "cuda":
+        note = "no CUDA device"
+        return [TimingFigures(wall=w, device_note=note, graph_note=note) for w in wall]
+    dev: list[BasisStats | None] = [None] * n
+    dev_note = None
+    try:
+        timer.pick_profiler()
+        dev = list(_run(timer.device_time, n, s))
+    except Exception as exc:  # noqa: BLE001 - a profiler failure loses one figure, not the result
+        dev_note = f"torch.profiler failed: {type(exc).__name__}: {str(exc)[:200]}"
+    captured = [capture(fn, input_sets[0]) for fn in fns]
+    notes = [why for _, why in captured]
+    graph: list[BasisStats | None] = [None] * n
+    ok = [i for i, (g, _) in enumerate(captured) if g is not None]
+    if len(ok) < n and not context_ok():
+        notes = [why or "not timed: the CUDA context failed after another side's capture" for why in notes]
+    elif ok:
+        for i, st in zip(ok, _run(_replays([captured[i][0] for i in ok], timer), len(ok), s)):
+            graph[i] = st
+    return [TimingFigures(device=dev[i], graph=graph[i], wall=wall[i], graph_note=notes[i], device_note=dev_note)
+            for i in range(n)]
+
+
+def count_launches(fn: Callable[..., Any], inputs: list[Any], device: str) -> LaunchStats | None:
+    if device != "cuda":
+        return None
+    from torch.profiler import DeviceType, ProfilerActivity, profile
+    fn(*inputs)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        fn(*inputs)
+        torch.cuda.synchronize()
+    dev = [e for e in prof.events() if e.device_type == DeviceType.CUDA]
+    kernels = [e for e in dev if not e.name.startswith(("Memcpy", "Memset"))]
+    return LaunchStats(launches=len(kernels), cuda_time_us=float(sum(e.device_time_total for e in kernels)),
+                       memcpy=sum(1 for e in dev if e.name.startswith("Memcpy")),
+                       memset=sum(1 for e in dev if e.name.startswith("Memset")),
+                       kernel_names=sorted({e.name[:120] for e in kernels}))
+
+
+def peak_memory(fn: Callable[..., Any], inputs: list[Any], device: str) -> int | None:
+    if device != "cuda":
+        return None
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    fn(*inputs)
+    torch.cuda.synchronize()
+    return int(torch.cuda.max_memory_allocated())
+

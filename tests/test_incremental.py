@@ -1,0 +1,169 @@
+"""Streaming, parallel, incremental builds: what a rebuild re-renders, what it keeps, and what it never touches."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import DATA, write_trace
+from reporter.render import highlight, lazy, search, status
+from reporter.render.incremental import build_incremental
+from test_render import hostile_trace, parse
+
+RUN = "seed-000-l2-p10"
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    dest = tmp_path / "data"
+    shutil.copytree(DATA, dest)
+    return dest
+
+
+def page(site: Path, run: str = RUN) -> Path:
+    return site / "runs" / f"{run}.html"
+
+
+def test_rebuild_with_nothing_changed_renders_nothing(data: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    first = build_incremental(data, site, jobs=1)
+    assert first.rendered == 4 and not first.up_to_date
+    before = page(site).stat().st_ino
+    again = build_incremental(data, site, jobs=1)
+    assert again.up_to_date and again.rendered == 0
+    assert page(site).stat().st_ino == before
+    assert json.loads((site / status.STATUS_FILE).read_text())["runs"][RUN]["digest"]["run_id"] == RUN
+
+
+def test_one_changed_trace_re_renders_only_its_page_and_never_writes_through(data: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    build_incremental(data, site, jobs=1)
+    kept, changed = page(site, "seed-003-l2-p8"), page(site)
+    kept_text, changed_text = kept.read_text(), changed.read_text()
+    live_copy = tmp_path / "held-open.html"
+    os.link(changed, live_copy)  # what a reader of the old site holds: it must never change under them
+    trace = data / RUN / "trace.json"
+    doc = json.loads(trace.read_text())
+    doc["run"]["source_note"] = "edited after the first build"
+    trace.write_text(json.dumps(doc))
+    report = build_incremental(data, site, jobs=1)
+    assert report.rendered == 1
+    assert "edited after the first build" in changed.read_text()
+    assert kept.read_text() == kept_text
+    assert live_copy.read_text() == changed_text
+
+
+def test_new_validation_result_and_changed_template_rebuild(data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    site = tmp_path / "site"
+    build_incremental(data, site, jobs=1)
+    folder = next(p for p in (data / "validation").iterdir() if p.is_dir())
+    src = next(folder.glob("*.json"))
+    shutil.copy(src, folder / "000000000000.json")  # another machine's result for the same kernel
+    assert build_incremental(data, site, jobs=1).rendered == 1
+    templates = tmp_path / "templates"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "templates", templates)
+    (templates / "run.html").write_text((templates / "run.html").read_text().replace("Kernel evolution", "Kernel history"))
+    from reporter.render import incremental, writer
+    real = incremental.asset_dir
+    for module in (incremental, writer):
+        monkeypatch.setattr(module, "asset_dir", lambda name: templates if name == "templates" else real(name))
+    incremental._env.cache_clear()
+    try:
+        assert build_incremental(data, site, jobs=1).rendered == 4
+        assert "Kernel history" in page(site).read_text()
+    finally:
+        incremental._env.cache_clear()
+
+
+def test_parallel_and_serial_builds_write_the_same_files(data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    a, b = tmp_path / "a", tmp_path / "b"
+    build_incremental(data, a, jobs=1)
+    build_incremental(data, b, jobs=2)
+    files = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file() and p.name != status.STATUS_FILE)
+    assert files == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file() and p.name != status.STATUS_FILE)
+    for rel in files:
+        assert (a / rel).read_bytes() == (b / rel).read_bytes(), rel
+
+
+def test_removed_run_disappears(data: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    build_incremental(data, site, jobs=1)
+    shutil.rmtree(data / "seed-001-partial")
+    build_incremental(data, site, jobs=1)
+    assert not list((site / "runs").glob("seed-001-partial*"))
+
+
+def test_run_page_is_light_and_turns_are_in_the_chunk(data: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    build_incremental(data, site, jobs=1)
+    trace = json.loads((data / RUN / "trace.json").read_text())
+    longest = max((t["reasoning"] for t in trace["turns"]), key=len)
+    html = page(site).read_text()
+    assert longest[:200] not in html
+    chunk = (site / "runs" / f"{RUN}.turns.js").read_text()
+    payload = json.loads(chunk[chunk.index("(") + 1: chunk.rindex(")")])
+    assert len(payload["turns"]) == len(trace["turns"])
+    sent = [c["arguments"]["kernel_code"] for t in trace["turns"] for c in t["calls"] if "kernel_code" in c["arguments"]]
+    assert payload["versions"] == list(dict.fromkeys(sent))
+    assert f'data-chunk="{RUN}.turns.js"' in html and f'href="{RUN}.turns.txt"' in html
+    assert longest[:200] in (site / "runs" / f"{RUN}.turns.txt").read_text()
+
+
+def test_hostile_text_in_chunks_is_escaped(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    write_trace(data, "xss", hostile_trace())
+    build_incremental(data, tmp_path / "site", jobs=1)
+    chunk = (tmp_path / "site" / "runs" / "xss.turns.js").read_text()
+    payload = json.loads(chunk[chunk.index("(") + 1: chunk.rindex(")")])
+    for fragment in payload["turns"]:
+        tmp = tmp_path / "fragment.html"
+        tmp.write_text(fragment)
+        parsed = parse(tmp)
+        assert not parsed.handlers and not parsed.scripts
+        assert not parsed.tags & {"img", "svg", "iframe", "object", "script"}, parsed.tags
+
+
+def test_highlighter_escapes_and_marks_tokens() -> None:
+    html = highlight.highlight_python('def f(x):\n    return "</pre><script>alert(1)</script>"  # <b>\n')
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert '<span class="k">def</span> <span class="nf">f</span>' in html
+    assert '<span class="c1"># &lt;b&gt;</span>' in html
+
+
+def test_kernel_names_found_for_search() -> None:
+    src = 'cuda = r"""\n__global__ void scale_kernel(float* x) {}\ntemplate <int N>\n__global__ void __launch_bounds__(256) tile_kernel(float* y) {}\n"""'
+    assert lazy.kernel_names(src) == ["scale_kernel", "tile_kernel"]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run MiniSearch itself")
+def test_prebuilt_index_is_what_minisearch_builds(tmp_path: Path) -> None:
+    rows = [search.IndexRow("runs/a.html", "L2 · problem 10", "10_Fused-Pairwise.py", "GPT-5.1", "popcorn", "correct",
+                            "recorded", 1.5, 0, "fused_kernel_r1 other"),
+            search.IndexRow("runs/b.html", "L1 · problem 2", "2_Conv «d».py", "Kimi-K2.6", "popcorn", "compile_error",
+                            "re-validated", None, 2, "")]
+    (tmp_path / "idx.js").write_text(search.index_js(rows))
+    script = f"""
+const MiniSearch = require({json.dumps(str(Path(__file__).resolve().parent.parent / 'static' / 'minisearch.js'))});
+let p; global.reporterIndex = d => {{ p = d; }};
+require({json.dumps(str(tmp_path / 'idx.js'))});
+const ms = new MiniSearch({{fields: p.search}});
+ms.addAll(p.rows.map((r, i) => Object.fromEntries([['id', i], ...p.search.map(f => [f, String(r[p.fields.indexOf(f)])])])));
+const norm = j => {{ j.index.sort((a, b) => a[0] < b[0] ? -1 : 1); return JSON.stringify(j); }};
+console.log(norm(ms.toJSON()) === norm(p.index) ? 'same' : 'different');
+console.log(JSON.stringify(MiniSearch.loadJS(p.index, {{fields: p.search}}).search('fused_kernel', {{prefix: true, combineWith: 'AND'}}).map(r => r.id)));
+"""
+    out = subprocess.run(["node", "-e", script], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["same", "[0]"]
+
+
+def test_problem_page_links_each_final_kernel(data: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    build_incremental(data, site, jobs=1)
+    problem = next((site / "problems").glob("l2-p10*.html")).read_text()
+    assert f"runs/{RUN}.kernel.py" in problem and "no kernel submitted" not in problem

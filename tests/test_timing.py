@@ -1,0 +1,133 @@
+"""Timing statistics, the adaptive stop, the worker/validate contract and old-format results (CPU only)."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import statistics
+from dataclasses import asdict, fields
+from pathlib import Path
+from typing import get_type_hints
+
+import pytest
+
+from reporter.records import ValidationResult
+from reporter.validate import cache
+from reporter.validate.schema import (
+    Basis,
+    BasisStats,
+    LaunchStats,
+    StopReason,
+    TimingFigures,
+    TrialResult,
+    Verdict,
+    WorkerResult,
+)
+from reporter.validate.stats import adaptive, ci_halfwidth_pct, median_ci, summarize
+
+
+def test_median_ci_uses_the_order_statistics_of_the_binomial_interval() -> None:
+    xs = [float(i) for i in range(1, 101)]  # value == rank
+    random.Random(1).shuffle(xs)
+    # n = 100: ranks 50 ± 1.96·√100/2 = 40.2 .. 59.8 -> the 40th and 61st order statistics
+    assert median_ci(xs) == (40.0, 61.0)
+    assert median_ci([3.0, 1.0, 2.0]) == (1.0, 3.0)  # too few samples: the whole range
+
+
+def test_ci_halfwidth_is_relative_to_the_median() -> None:
+    xs = [10.0] * 50 + [10.0 + i / 100 for i in range(50)]
+    lo, hi = median_ci(xs)
+    assert ci_halfwidth_pct(xs) == pytest.approx((hi - lo) / 2 / statistics.median(xs) * 100)
+    assert ci_halfwidth_pct([1.0]) == math.inf
+
+
+def test_summary_figures() -> None:
+    xs = [1.0, 2.0, 3.0, 4.0, 100.0]
+    s = summarize(xs, StopReason.CONVERGED)
+    assert (s.median_ms, s.min_ms, s.max_ms, s.n) == (3.0, 1.0, 100.0, 5)
+    assert s.iqr_ms == pytest.approx(2.0)  # inclusive quartiles 2 and 4: the outlier does not move them
+    assert s.stop is StopReason.CONVERGED
+
+
+class FakeClock:
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_adaptive_stops_once_every_median_is_tight() -> None:
+    rng = random.Random(0)
+    batches = []
+
+    def batch() -> list[list[float]]:
+        batches.append(1)
+        return [[1.0 + rng.random() * 0.01 for _ in range(10)], [2.0 + rng.random() * 0.02 for _ in range(10)]]
+
+    samples, stop = adaptive(batch, 2, min_n=30, target_pct=1.0, cap_s=1e9, clock=FakeClock(0.001))
+    assert stop is StopReason.CONVERGED
+    assert len(samples[0]) == len(samples[1]) == 30  # tight at once, but never before min_n
+    assert all(ci_halfwidth_pct(s) <= 1.0 for s in samples)
+
+
+def test_adaptive_stops_at_the_cap_when_one_side_stays_noisy() -> None:
+    rng = random.Random(0)
+
+    def batch() -> list[list[float]]:
+        return [[1.0] * 10, [rng.choice([1.0, 3.0]) for _ in range(10)]]  # bimodal: the median's CI stays wide
+
+    clock = FakeClock(1.0)
+    samples, stop = adaptive(batch, 2, min_n=10, target_pct=1.0, cap_s=5.0, clock=clock)
+    assert stop is StopReason.TIME_CAP
+    assert 10 <= len(samples[0]) <= 60
+
+
+def test_device_events_split_into_calls_between_markers() -> None:
+    timing = pytest.importorskip("reporter.validate.timing")
+    m = ("at::cuda::(anonymous namespace)::spin_kernel(long)", 1.1)
+    flush = ("vectorized_elementwise_kernel<FillFunctor>", 80.0)
+    events = [flush, m, ("gemm", 10.0), ("Memcpy DtoD", 2.0), m, flush, m, ("relu", 4.0), m]
+    assert timing.split_calls(events, [0, 1], 2) == [[0.012], [0.004]]
+    with pytest.raises(RuntimeError, match="marker"):
+        timing.split_calls(events[:-1], [0, 1], 2)
+
+
+def test_worker_result_is_what_validation_result_reads() -> None:
+    # The contract: every field the worker writes is a ValidationResult field of the very same type.
+    model = ValidationResult.model_fields
+    hints = get_type_hints(WorkerResult)
+    for f in fields(WorkerResult):
+        assert f.name in model, f.name
+        assert model[f.name].annotation == hints[f.name], f.name
+    stats = BasisStats(median_ms=1.0, min_ms=0.9, max_ms=1.5, n=40, iqr_ms=0.1, ci_low_ms=0.98, ci_high_ms=1.02,
+                       stop=StopReason.CONVERGED)
+    out = WorkerResult(Verdict.CORRECT, "ok", trials=[TrialResult(0, 1, False, True, ["8x8"], math.inf, 0.0)],
+                       kernel_timing=TimingFigures(device=stats, wall=stats, graph_note="why"),
+                       reference_timing=TimingFigures(device=stats), kernel_launches=LaunchStats(3, 12.5))
+    doc = json.loads(json.dumps(asdict(out)))
+    res = ValidationResult.model_validate({**doc, "kernel_sha256": "k", "reference_sha256": "r", "settings": {}})
+    assert res.kernel_timing == out.kernel_timing and res.trials == out.trials
+    assert res.verdict is Verdict.CORRECT and res.speedup == pytest.approx(1.0)
+    assert ValidationResult.model_validate_json(res.model_dump_json()) == res  # infinities survive too
+
+
+FORMAT_3 = {
+    "format": 3, "kernel_sha256": "k", "reference_sha256": "r", "settings": {"perf_trials": 100},
+    "verdict": "correct", "trials": [{"index": 0, "seed": 1, "jittered": False, "input_shapes": [], "passed": True}],
+    "kernel_timing": {"median_ms": 0.5, "mean_ms": 0.5, "std_ms": 0.01, "min_ms": 0.48, "max_ms": 0.57, "trials": 100},
+    "reference_timing": {"median_ms": 0.2, "mean_ms": 0.2, "std_ms": 0.01, "min_ms": 0.19, "max_ms": 0.3, "trials": 100},
+}
+
+
+def test_format_3_results_read_as_wall_time_only(tmp_path: Path) -> None:
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(FORMAT_3), encoding="utf-8")
+    res = cache.read_result(path)  # never a crash on an old cached result
+    assert res.format == 3
+    assert res.kernel_timing is not None and res.kernel_timing.wall == BasisStats(0.5, 0.48, 0.57, 100)
+    assert res.kernel_timing.device is None and "format-3" in (res.kernel_timing.device_note or "")
+    assert res.speedup is None  # no device time: no headline speedup from an old result
+    assert res.speedup_on(Basis.WALL) == pytest.approx(0.4)
