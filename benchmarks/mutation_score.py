@@ -46,6 +46,7 @@ FAR_OFF = EQUIVALENT + "this branch only sees ratio < 0.01 or > 100, where < 1, 
 NO_EMPTY_ROW = EQUIVALENT + "a row exists only for a model with an attempted problem, so the denominator is never 0"
 CPU_PATH = ("CPU path: on a CPU there is nothing to synchronise, move or poison; this differs only on a CUDA "
             "device, which only the GPU tests (tests/test_gpu.py) exercise")
+PROFILE = "CPU path: profile mode needs CUDA (an NVTX range for ncu); only the GPU tests run it"
 JUSTIFIED: list[tuple[str, str, str]] = [
     ("x__impossible", "if value <= 0 else", EQUIVALENT + "only ±Infinity reaches this line; -inf <= 0 as -inf < 0"),
     ("x__impossible", "if value < 1 else", EQUIVALENT + "only ±Infinity reaches this line; +inf is not < 1 either"),
@@ -73,6 +74,13 @@ JUSTIFIED: list[tuple[str, str, str]] = [
     ("x_run_check", "_sync(None)", CPU_PATH),
     ("x__trial", "poison_allocator(", CPU_PATH),
     ("x_compare", "rtol=rtol, )", EQUIVALENT + "equal_nan=False is torch.allclose's default"),
+    ("x_main", 'read_text(encoding=None)', EQUIVALENT + "the locale's encoding is UTF-8 wherever the worker runs"),
+    ("x_main", 'read_text(encoding="UTF-8")', EQUIVALENT + "codec names are case-insensitive"),
+    ("x_main", '"phase_s": {}}', EQUIVALENT + "every path through main() sets verdict and reason before writing"),
+    ("x_main", "job[\"kernel\"], None)", EQUIVALENT + "compile mode never calls get_inputs(), so the jitter is unused"),
+    ("x_main", 'mode == "XXprofileXX"', PROFILE),
+    ("x_main", 'mode == "PROFILE"', PROFILE),
+    ("x_main", "run_profile(", PROFILE),
     ("x_scan", 'backend = "XXtritonXX"', EQUIVALENT + 'the backend is only ever compared with "cuda"'),
     ("x_scan", 'backend = "TRITON"', EQUIVALENT + 'the backend is only ever compared with "cuda"'),
 ]

@@ -263,8 +263,8 @@ def test_a_failure_becomes_a_verdict_with_its_first_line_and_the_traceback(tmp_p
                                                                           reason: str) -> None:
     out = check(tmp_path, f"raise ValueError('{message}')\n", mode="compile")
     assert (out["verdict"], out["reason"]) == ("compile_error", reason)
-    assert out["traceback"].startswith("Traceback (most recent call last):")
-    assert "in <module>" in out["traceback"] and "ValueError" in out["traceback"]
+    assert out["log"].startswith("Traceback (most recent call last):")
+    assert "in <module>" in out["log"] and "ValueError" in out["log"]
 
 
 def test_an_unknown_mode_is_refused(tmp_path: Path) -> None:
