@@ -226,16 +226,16 @@ def test_compile_mode_loads_only(tmp_path: Path) -> None:
     assert (out["verdict"], out["reason"]) == ("compile_error", "RuntimeError: the kernel defines no ModelNew class")
 
 
-# The reference sleeps: any kernel looks ~100x faster than it.
+# The reference sleeps 5 ms a call: any kernel looks several times faster than it, even on a busy machine.
 SLOW_REFERENCE = "import time\n" + REFERENCE.replace(
     "        return torch.relu(self.lin(x)) * self.scale",
-    "        time.sleep(0.002)\n        return torch.relu(self.lin(x)) * self.scale")
+    "        time.sleep(0.005)\n        return torch.relu(self.lin(x)) * self.scale")
 
 
 def test_a_kernel_far_faster_than_the_reference_is_sent_for_review(tmp_path: Path) -> None:
-    out = check(tmp_path, fixture("correct"), reference=SLOW_REFERENCE, jitter_trials=0)
+    out = check(tmp_path, fixture("correct"), reference=SLOW_REFERENCE, jitter_trials=0, excessive_speedup=2.0)
     assert out["verdict"] == "correct" and out["reason"].startswith("all 2 trials passed; speedup ")
-    assert out["reason"].endswith("x is above 10x: review by hand")
+    assert out["reason"].endswith("x is above 2x: review by hand")
 
 
 def test_a_kernel_slower_than_the_reference_is_not(tmp_path: Path) -> None:
