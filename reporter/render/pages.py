@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 from ..collect.traces import RunRecord
 from ..errors import CollectError
-from . import leaderboard as lb
 from ..validate.schema import Basis
-from .timing_view import basis_view
+from . import leaderboard as lb
 from .runpage import HOME, Page, group_label
 from .summary import RunSummary, group_key, title
+from .timing_view import basis_view
 from .urls import GroupKey, ProblemKey, Urls
 
 
