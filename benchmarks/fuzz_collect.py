@@ -25,14 +25,15 @@ import tempfile
 import time
 import traceback
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from reporter.pipeline import build  # noqa: E402
-from reporter.records import ValidationSettings  # noqa: E402
+from reporter.pipeline import build
+from reporter.records import ValidationSettings
 
 HOSTILE_VALUES: list[Any] = [None, True, -1, 0, 10**30, 1e308, "", "\ud800", "x" * 5000, [], {}, "../../etc/passwd",
                              "<script>alert(1)</script>", "a\u0000b", "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7cDe0",
@@ -48,10 +49,10 @@ def paths_of(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     out = [prefix]
     if isinstance(node, dict):
         for k, v in node.items():
-            out += paths_of(v, prefix + (k,))
+            out += paths_of(v, (*prefix, k))
     elif isinstance(node, list):
         for i, v in enumerate(node):
-            out += paths_of(v, prefix + (i,))
+            out += paths_of(v, (*prefix, i))
     return out
 
 
@@ -74,8 +75,7 @@ def mutate_json(rng: random.Random, doc: dict[str, Any]) -> str:
         depth = rng.choice([20, 70, 990, 3000])
         set_at(doc, path, json.loads("[" * depth + "]" * depth) if depth < 900 else None)
         if depth >= 900:
-            text = json.dumps(doc).replace("null", "[" * depth + "]" * depth, 1)
-            return text
+            return json.dumps(doc).replace("null", "[" * depth + "]" * depth, 1)
     elif op == "surrogate":
         set_at(doc, path, f"before \ud800 {rng.random()} \udfff after")
     elif op == "bigint":

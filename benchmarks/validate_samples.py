@@ -41,8 +41,8 @@ def main(data: Path) -> None:
         results = validate_runs(copy, runs, settings, force=force, jobs=4)
         wall = time.perf_counter() - t0
         for run_id, (res, cached) in sorted(results.items()):
-            p = {k: 0.0 for k in ("compile", "load", "correctness", "timing", "profile")} if cached else res.phase_s
-            f = lambda k: f"{p.get(k, 0.0):.2f}"  # noqa: E731
+            p = dict.fromkeys(("compile", "load", "correctness", "timing", "profile"), 0.0) if cached else res.phase_s
+            f = lambda k, p=p: f"{p.get(k, 0.0):.2f}"  # noqa: E731
             print(f"{label:<7} {run_id:<22} {res.verdict:<14} {f('compile'):>10} {f('load'):>8} {f('correctness'):>10} "
                   f"{f('timing'):>9} {f('profile'):>10} {wall / max(1, len(results)):>8.2f}")
         print(f"{label:<7} {'(all ' + str(len(results)) + ' kernels)':<22} {'':<14} {'':>10} {'':>8} {'':>10} {'':>9} {'':>10} {wall:>8.2f}")

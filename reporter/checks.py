@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
@@ -334,7 +335,7 @@ def verdict_flip(recorded: str | None, reproduced: str) -> str | None:
     return f"verdict flip: recorded {recorded}, reproduced {reproduced}"
 
 
-def check_measured(figures: dict[str, object]) -> dict[str, Flag]:
+def check_measured(figures: Mapping[str, object]) -> dict[str, Flag]:
     """Flags for counters we measured ourselves: ncu can report a percentage above 100 too."""
     out: dict[str, Flag] = {}
     for key, fig in figures.items():

@@ -31,7 +31,7 @@ import hashlib
 import re
 import unicodedata
 from collections import defaultdict
-from typing import Iterable
+from collections.abc import Iterable
 
 # The longest slug; three joined slugs plus ".kernel.py" still fit in a 255-byte file name.
 MAX_SLUG_BYTES = 60

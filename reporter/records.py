@@ -8,7 +8,6 @@ Values that were not recorded are ``None`` and render as "—", never as 0.
 from __future__ import annotations
 
 import hashlib
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator

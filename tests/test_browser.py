@@ -144,6 +144,7 @@ def test_404_page_links_to_the_site_root(served: tuple[str, Path], browser: obje
     page, problems = open_page(browser, base + "404.html")
     assert page.locator("#home").get_attribute("href") in ("/index.html", "/project/index.html")
     page.close()
+    assert not problems, problems
 
 
 @pytest.fixture(scope="module")
@@ -192,6 +193,7 @@ def test_keyboard_moves_between_runs(corpus_site: Path, browser: object) -> None
 def test_published_branch_serves_the_same_site(tmp_path: Path, browser: object) -> None:
     # Publish into a real repository, check gh-pages out into an empty folder, serve that, browse it.
     import subprocess
+
     from reporter.publish import publish_site
     site = tmp_path / "site"
     build(DATA, site)

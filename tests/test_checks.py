@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from conftest import DATA
-from reporter.checks import (AGREEMENT_TOLERANCE, GpuRelation, check_measured, check_trace, compare_runtime,
-                            compare_speedup, gpu_label, gpu_model, gpu_relation, host_bound)
+from reporter.checks import AGREEMENT_TOLERANCE, GpuRelation, check_measured, check_trace, compare_runtime, compare_speedup, gpu_label, gpu_model, gpu_relation, host_bound
 from reporter.collect import read_trace
 from reporter.collect.ncu import Figure
 

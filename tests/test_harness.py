@@ -11,12 +11,12 @@ import pytest
 # not an import error.
 pytest.importorskip("torch")
 
-from conftest import KERNELS, kernel_run  # noqa: E402
-from reporter.collect import collect  # noqa: E402
-from reporter.records import ValidationSettings  # noqa: E402
-from reporter.validate import cache, validate_runs  # noqa: E402
-from reporter.validate.schema import NO_JITTER_HOOK, Basis  # noqa: E402
-from reporter.validate.worker import PopcornJitter  # noqa: E402
+from conftest import KERNELS, kernel_run
+from reporter.collect import collect
+from reporter.records import ValidationSettings
+from reporter.validate import cache, validate_runs
+from reporter.validate.schema import NO_JITTER_HOOK, Basis
+from reporter.validate.worker import PopcornJitter
 
 SETTINGS = ValidationSettings(nominal_trials=2, jitter_trials=4, perf_trials=3, warmup=1, timeout_s=30, time_cap_s=0.05)
 EXPECTED = {

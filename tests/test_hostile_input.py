@@ -6,8 +6,8 @@ import json
 import os
 import signal
 import socket
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from click.testing import CliRunner
@@ -242,6 +242,7 @@ def test_a_cached_result_linked_from_outside_data_is_refused(sample_data: Path, 
 
 def test_kernelbench_results_that_are_deep_huge_or_odd_become_messages(tmp_path: Path) -> None:
     import shutil
+
     from reporter.collect.kernelbench import import_kernelbench
     kb = Path(__file__).resolve().parent / "fixtures" / "kernelbench"
     for name, results in (("deep", "[" * 5000 + "]" * 5000), ("digits", '{"1": [{"sample_id": 1' + "0" * 5000 + "}]}"),

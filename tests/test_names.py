@@ -32,7 +32,7 @@ def test_slugs_are_stable_and_an_unrelated_name_renames_nothing() -> None:
     names = ["GPT 4", "gpt-4", "GPT_4", "Kimi-K2.6"]
     first = unique_slugs(names)
     assert unique_slugs(reversed(names)) == first
-    more = unique_slugs(names + ["claude", "Claude 3", "x" * 500])
+    more = unique_slugs([*names, "claude", "Claude 3", "x" * 500])
     assert {n: more[n] for n in names} == first
 
 

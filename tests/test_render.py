@@ -6,6 +6,7 @@ import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -16,7 +17,6 @@ from reporter.collect.validation import load_validations
 from reporter.render import build_site
 from reporter.render.build import BuildReport
 from reporter.render.writer import SiteWriter
-
 
 
 def build(data: Path, site: Path) -> BuildReport:
@@ -85,7 +85,7 @@ SEED_FIELDS = {
 class Echo(HTMLParser):
     """Splits a page's text into what we wrote and what is the trace's own text shown back (echoed)."""
 
-    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+    VOID: ClassVar[frozenset[str]] = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"})
 
     def __init__(self) -> None:
         super().__init__()
@@ -270,7 +270,7 @@ def test_timeline_figure_dict() -> None:
     from reporter.render.charts import turn_timeline
     run = next(r for r in collect(DATA).runs if r.run_id == "seed-000-l2-p10")
     fig = turn_timeline(run.trace.turns).to_dict()  # type: ignore[union-attr]
-    llm, tools, marks = fig["data"]
+    llm, _tools, marks = fig["data"]
     assert list(llm["y"]) == [t.llm_s for t in run.trace.turns]
     assert marks["marker"]["color"][0] == "#c62828"  # turn 0's compile failed
     assert "FINAL" in marks["text"][9]

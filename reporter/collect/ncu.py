@@ -332,9 +332,9 @@ def derive(k: NcuKernel) -> KernelFigures:
     f["block_size"] = Figure(k.num("launch__block_size"), "threads", "launch__block_size")
     f["grid_size"] = Figure(k.num("launch__grid_size"), "blocks", "launch__grid_size")
     for key in ("regs_per_thread", "smem_per_block", "block_size", "grid_size"):
-        v = f[key].value
-        if isinstance(v, float) and v.is_integer():
-            f[key] = Figure(int(v), f[key].unit, f[key].formula)  # type: ignore[arg-type]
+        count = f[key].value
+        if isinstance(count, float) and count.is_integer():
+            f[key] = Figure(int(count), f[key].unit, f[key].formula)
     raw_stalls = {n[len(STALL_PREFIX):-len(STALL_SUFFIX)]: v for n in k.metrics
                   if n.startswith(STALL_PREFIX) and n.endswith(STALL_SUFFIX) and (v := k.num(n)) is not None}
     total = sum(raw_stalls.values())

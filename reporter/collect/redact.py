@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ..errors import CollectError
 from ..records import ValidationResult
@@ -56,7 +57,8 @@ def detectors() -> tuple[tuple[str, re.Pattern[str]], ...]:
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.plugins.base import RegexBasedDetector
     found = list(KEY_SHAPES)
-    for secret_type, plugin in sorted(get_mapping_from_secret_type_to_class().items()):
+    plugins: dict[str, type] = get_mapping_from_secret_type_to_class()
+    for secret_type, plugin in sorted(plugins.items()):
         if issubclass(plugin, RegexBasedDetector) and plugin.__name__ not in _SKIPPED_PLUGINS:
             kind = re.sub(r"[^a-z0-9]+", "-", secret_type.lower()).strip("-")
             found.extend((kind, pattern) for pattern in plugin().denylist)
@@ -140,7 +142,7 @@ class Redactor:
 
     def trace_document(self, doc: dict[str, Any], counts: Counter[str]) -> dict[str, Any]:
         """A trace document redacted everywhere but its attachments' paths (the files must still be found)."""
-        out = self.document({k: v for k, v in doc.items() if k != "attachments"}, counts)
+        out: dict[str, Any] = self.document({k: v for k, v in doc.items() if k != "attachments"}, counts)
         if "attachments" in doc:
             atts = doc["attachments"]
             out["attachments"] = [{**self.document({k: v for k, v in a.items() if k != "path"}, counts),

@@ -17,8 +17,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from . import limits
 from ..errors import CollectError, replace_surrogates
+from . import limits
 
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))

@@ -252,7 +252,7 @@ def collect(data: Path, *, redact: bool = True) -> Collection:
     """
     runs: list[RunRecord] = []
     errors: list[CollectError] = []
-    redactor, config_errors = None, []
+    redactor, config_errors = None, list[CollectError]()
     if redact:
         allow, config_errors = load_allow_list(data)
         redactor = Redactor(allow)

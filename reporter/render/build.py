@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from .. import __version__
@@ -29,7 +29,7 @@ class BuildReport:
 def generated_at() -> str:
     # SOURCE_DATE_EPOCH makes builds reproducible (golden tests); otherwise the real build time.
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    when = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch else datetime.now(timezone.utc)
+    when = datetime.fromtimestamp(int(epoch), UTC) if epoch else datetime.now(UTC)
     return when.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
@@ -53,16 +53,18 @@ def site_pages(collection: Collection,
     outcomes = []
     pages: list[Page] = []
     problems: list[tuple[str, str]] = []
-    # prev/next walk the runs of one model in one group, the order its model page lists them.
+    def same(i: int, j: int) -> bool:
+        # prev/next walk the runs of one model in one group, the order its model page lists them.
+        return 0 <= j < len(runs) and (group_key(runs[j]), runs[j].trace.run.model) == (group_key(runs[i]), runs[i].trace.run.model)
+
     for i, r in enumerate(runs):
         cached = validations.get(r.run_id)
         t, run = r.trace, r.trace.run
-        same = lambda j: 0 <= j < len(runs) and (group_key(runs[j]), runs[j].trace.run.model) == (group_key(r), run.model)  # noqa: E731
         try:
             v = validation_view(t.final_kernel is not None, cached, t.metrics, run.recorded_verdict, run.precision,
                                 run.recorded_gpu)
-            page = run_page(r, cached, urls, urls.run(runs[i - 1].run_id) if same(i - 1) else None,
-                            urls.run(runs[i + 1].run_id) if same(i + 1) else None)
+            page = run_page(r, cached, urls, urls.run(runs[i - 1].run_id) if same(i, i - 1) else None,
+                            urls.run(runs[i + 1].run_id) if same(i, i + 1) else None)
             row, o = listed(r, run_summary(r, v), urls), outcome(r, v, urls.run(r.run_id))
         except Exception as exc:  # noqa: BLE001 - one run's bad data must not cost the rest of the site
             problems.append((str(r.trace_path), f"run page not built: {type(exc).__name__}: {exc}"))

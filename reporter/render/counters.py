@@ -10,7 +10,6 @@ from ..collect.ncu import KernelFigures
 from ..collect.traces import ProfileSet
 from ..records import NsightMetrics
 from . import charts, text
-from .recorded import Row
 
 # Measured ncu figure -> the recorded nsight field that claims the same thing (kernel side).
 RECORDED_FIGURE = {"sol_score": "sol_score", "compute_util": "compute_util_pct", "dram_util": "dram_util_pct",

@@ -55,7 +55,7 @@ class Outcome:
     suspect: bool = False  # an error-level static finding that no reviewer cleared
     speedups: tuple[tuple[str, float | None], ...] = ()  # re-validated speedup on each timing basis
 
-    def on_basis(self, basis: str) -> "Outcome":
+    def on_basis(self, basis: str) -> Outcome:
         """This outcome with its speedup taken on one timing basis (recorded-only outcomes have just one)."""
         return replace(self, speedup=dict(self.speedups)[basis]) if self.speedups else self
 

@@ -8,12 +8,12 @@ from typing import Any
 
 from ..collect.traces import RunRecord
 from ..errors import CollectError
-from . import charts
 from ..validate.schema import Basis
+from . import charts
 from . import leaderboard as lb
-from .timing_view import basis_view
 from .runpage import HOME, Page, group_label
 from .summary import RunSummary, group_key, title
+from .timing_view import basis_view
 from .urls import GroupKey, ProblemKey, Urls
 
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from ..checks import Flag
 from ..collect.traces import RunRecord
 from ..units import UNIT_LABEL, UNIT_TO_US
+from ..validate.schema import Basis, TimingFigures, Verdict
 from . import leaderboard as lb
 from . import text
-from ..validate.schema import Basis, TimingFigures, Verdict
 from .revalidation import ValidationView
 
 UNKNOWN = "unknown"

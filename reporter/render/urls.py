@@ -7,8 +7,8 @@ the other. Slugs are computed once per site from every name in it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from ..names import KEY_SEPARATOR, unique_slugs
 
@@ -34,7 +34,7 @@ class Urls:
 
     @classmethod
     def build(cls, run_ids: Iterable[str], groups: Iterable[GroupKey], models: Iterable[tuple[GroupKey, str]],
-              problems: Iterable[ProblemKey]) -> "Urls":
+              problems: Iterable[ProblemKey]) -> Urls:
         models = set(models)
         problem_names = {p: (f"l{p[0]}-p{p[1]}", p[2].removesuffix(".py") or "unnamed") for p in set(problems)}
         by_name = _composite(problem_names.values())

@@ -122,7 +122,7 @@ class SiteWriter:
         self.tmp: Path | None = None
         self._lock_fd: int | None = None
 
-    def __enter__(self) -> "SiteWriter":
+    def __enter__(self) -> SiteWriter:
         self.site.parent.mkdir(parents=True, exist_ok=True)
         # One build per parent folder at a time: cleanup must never remove a concurrent build's folder.
         self._lock_fd = os.open(self.site.parent, os.O_RDONLY)

@@ -18,9 +18,10 @@ import json
 import os
 import shutil
 import tarfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 MARKER = "BUILT.json"
 # Measured before trusting them (benchmarks/validate_throughput.py prints the build CPU time):
@@ -53,7 +54,8 @@ def built(root: Path, key: str) -> dict[str, Any] | None:
     """The marker of a finished build, or None."""
     path = build_dir(root, key) / MARKER
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        return doc if isinstance(doc, dict) else None
     except (OSError, ValueError):
         return None
 

@@ -13,6 +13,7 @@ waited for, e.g. ninja, nvcc and g++).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -86,6 +87,7 @@ def _reap(pids: dict[int, Any], out: IO[str]) -> None:
 
 def serve() -> None:
     import torch  # noqa: F401 - the whole point: children start with torch already imported
+
     from . import worker  # noqa: F401
     out = sys.stdout
     pids: dict[int, Any] = {}
@@ -214,10 +216,8 @@ def kill_group(pid: int) -> None:
     """Kill a child started in its own session (its process group id is its pid), and all it started."""
     if pid <= 0:
         return
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 if __name__ == "__main__":

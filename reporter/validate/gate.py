@@ -16,14 +16,15 @@ Standard library only: the timing side runs inside the isolated worker.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 POLL_S = 0.005
 # A window never waits longer than this for compiles to stop (a guard that died must not hang timing).
@@ -124,10 +125,8 @@ class CompileGuard:
 
     @staticmethod
     def _signal(pgid: int, sig: int) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(pgid, sig)
-        except ProcessLookupError:
-            pass
 
     def _open_windows(self) -> set[int]:
         return {pid for pid in _ids(self.folder, "timing") if _alive(pid)}

@@ -15,17 +15,17 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
+from ..records import DEFAULT_PRECISION, Environment, MachineState, StaticFinding, ValidationResult, ValidationSettings, sha256_text
 from . import buildcache, cache
 from .cheats import scan
 from .machine import machine_state
 from .schema import WorkerResult
-from ..records import (DEFAULT_PRECISION, Environment, MachineState, StaticFinding, ValidationResult, ValidationSettings,
-                       sha256_text)
 
 if TYPE_CHECKING:
     from ..collect.traces import RunRecord
@@ -93,10 +93,10 @@ def _compute_capability() -> str | None:
         return None
     # torch's own default when it asks the device: every present architecture, PTX for the newest
     archs = sorted(set(caps), key=lambda c: tuple(int(x) for x in c.split(".")))
-    return ";".join(archs[:-1] + [archs[-1] + "+PTX"]) if archs else None
+    return ";".join([*archs[:-1], archs[-1] + "+PTX"]) if archs else None
 
 
-def make_items(todo: list[tuple["RunRecord", str]], settings: ValidationSettings, device: str,
+def make_items(todo: list[tuple[RunRecord, str]], settings: ValidationSettings, device: str,
                tools: dict[str, str | None], root: Path) -> list[Item]:
     items = []
     for run, key in todo:
@@ -109,12 +109,12 @@ def make_items(todo: list[tuple["RunRecord", str]], settings: ValidationSettings
     return sorted(items, key=lambda it: buildcache.built(root, it.build_key) is None)
 
 
-def to_result(outcome: Outcome, run: "RunRecord", settings: ValidationSettings, env: Environment,
+def to_result(outcome: Outcome, run: RunRecord, settings: ValidationSettings, env: Environment,
               machine: MachineState | None = None) -> ValidationResult:
     out = outcome.out
     fk = run.source.final_kernel
     assert fk is not None and run.source.reference_source is not None
-    findings = [StaticFinding(check=f.check, severity=f.severity, line=f.line, text=f.text, message=f.message)  # type: ignore[arg-type]
+    findings = [StaticFinding(check=f.check, severity=f.severity, line=f.line, text=f.text, message=f.message)
                 for f in scan(fk.source, run.source.run.backend)]
     # The worker's JSON is a schema.WorkerResult, whose fields ValidationResult declares with the same types.
     return ValidationResult.model_validate({
@@ -122,7 +122,7 @@ def to_result(outcome: Outcome, run: "RunRecord", settings: ValidationSettings, 
         "precision": outcome.item.job["precision"], "precision_assumed": run.source.run.precision is None,
         "kernel_sha256": sha256_text(fk.source), "reference_sha256": sha256_text(run.source.reference_source),
         "settings": settings, "environment": env, "machine": machine, "static_findings": findings,
-        "measured_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "measured_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "problem_names": out.get("problem_names") or [],
         "phase_s": {k: round(v, 3) for k, v in out.get("phase_s", {}).items()}})
 
@@ -130,7 +130,7 @@ def to_result(outcome: Outcome, run: "RunRecord", settings: ValidationSettings, 
 class Recorder:
     """Writes each outcome to the results cache the moment it arrives (from any executor thread)."""
 
-    def __init__(self, data: Path, runs: dict[str, "RunRecord"], settings: ValidationSettings, env: Environment,
+    def __init__(self, data: Path, runs: dict[str, RunRecord], settings: ValidationSettings, env: Environment,
                  total: int, progress: bool, on_stored: Callable[[str], None] | None = None) -> None:
         self.data, self.runs, self.settings, self.env = data, runs, settings, env
         self.total, self.progress, self.on_stored = total, progress, on_stored

@@ -15,11 +15,11 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import Problem
+from ..records import Environment, ValidationResult, ValidationSettings
 from . import buildcache, cache
 from .executors.local import LocalExecutor
 from .pipeline import Recorder, RunStats, make_items, toolchain
-from ..errors import Problem
-from ..records import Environment, ValidationResult, ValidationSettings
 
 if TYPE_CHECKING:
     from ..collect.traces import RunRecord
@@ -65,7 +65,7 @@ def environment() -> Environment:
                        python=platform.python_version(), host=platform.node())
 
 
-def _key(run: "RunRecord") -> str | None:
+def _key(run: RunRecord) -> str | None:
     # The trace as written, never the redacted one: the key and the executed kernel must be the real ones.
     fk, ref = run.source.final_kernel, run.source.reference_source
     if fk is None or ref is None:
@@ -73,7 +73,7 @@ def _key(run: "RunRecord") -> str | None:
     return cache.content_key(fk.source, ref)
 
 
-def cached_lookup(data: Path, run: "RunRecord", problems: list[Problem] | None = None) -> tuple[ValidationResult, Path] | None:
+def cached_lookup(data: Path, run: RunRecord, problems: list[Problem] | None = None) -> tuple[ValidationResult, Path] | None:
     """The newest result for this kernel and reference, whatever machine and settings measured it."""
     key = _key(run)
     return cache.lookup(data, key, problems=problems) if key else None
@@ -90,7 +90,7 @@ def local_gpus() -> list[str]:
     return [str(i) for i in range(torch.cuda.device_count())]
 
 
-def validate_runs(data: Path, runs: list["RunRecord"], settings: ValidationSettings, *, ncu: bool = False,
+def validate_runs(data: Path, runs: list[RunRecord], settings: ValidationSettings, *, ncu: bool = False,
                   force: bool = False, progress: bool = False, jobs: int | None = None, device: str | None = None,
                   executor: str = "local", address: str | None = None, gate: bool = True, checks_per_gpu: int = 4,
                   stats: list[RunStats] | None = None) -> dict[str, tuple[ValidationResult, bool]]:
@@ -123,7 +123,7 @@ def validate_runs(data: Path, runs: list["RunRecord"], settings: ValidationSetti
     tools = toolchain(env)
     items = make_items(todo, settings, device, tools, root)
     recorder = Recorder(data, {r.run_id: r for r, _ in todo}, settings, env, len(items), progress)
-    toolchain_env = {"TORCH_CUDA_ARCH_LIST": tools["TORCH_CUDA_ARCH_LIST"]} if tools["TORCH_CUDA_ARCH_LIST"] else {}
+    toolchain_env: dict[str, str | None] = {"TORCH_CUDA_ARCH_LIST": tools["TORCH_CUDA_ARCH_LIST"]} if tools["TORCH_CUDA_ARCH_LIST"] else {}
     if remote:
         from .executors.ray import RayExecutor
         run_stats = RayExecutor(address, toolchain_env, settings.timeout_s, gate).run(items, recorder)

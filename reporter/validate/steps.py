@@ -9,8 +9,9 @@ worker from a warm `ForkServer`. Standard library only (Ray GPU workers import t
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from . import buildcache
 from .forkserver import ForkServer
@@ -52,11 +53,11 @@ def build(server: ForkServer, job: dict[str, Any], root: Path, key: str, job_dir
             return {"verdict": Verdict.CORRECT, "reason": "built earlier (build cache)", "phase_s": {"compile": 0.0},
                     "build": "cached", "build_env": marker["env"], "cpu_s": 0.0, "wall_s": time.perf_counter() - t0}
         base = {**toolchain_env, "TORCH_EXTENSIONS_DIR": job["extensions_dir"], "REPORTER_NICE": buildcache.COMPILE_NICE}
-        plain = {**base, **{k: None for k in BUILD_VARS}}
+        plain = {**base, **dict.fromkeys(BUILD_VARS)}
         tries = [("accelerated", {**base, **buildcache.ACCELERATIONS}), ("plain-retry", plain)] if accelerate \
             else [("plain", plain)]
         cpu = 0.0
-        for label, env in tries:
+        for label, env in tries:  # noqa: B007 - the label of the attempt that ended the loop is recorded below
             out = _attempt(server, "compile", job, job_dir, timeout_s, env, on_start, on_end)
             cpu += out.get("cpu_s", 0.0)
             if out.get("verdict") != Verdict.COMPILE_ERROR:

@@ -15,17 +15,18 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .. import steps
 from ..forkserver import ForkServer
 from ..gate import CompileGuard
-from ..schema import Verdict
 from ..pipeline import Item, Outcome, RunStats
 from ..process import package_env
 from ..profiling import profile_ncu
+from ..schema import Verdict
 
 
 class LocalExecutor:
@@ -54,7 +55,7 @@ class _Run:
         self.compiler = ForkServer(package_env())
         self.checkers = [(g, ForkServer(package_env({"CUDA_VISIBLE_DEVICES": g}))) for g in ex.gpus] or \
             [("default", ForkServer(package_env()))]
-        self.ready: queue.Queue[tuple[Item, dict, float] | None] = queue.Queue()
+        self.ready: queue.Queue[tuple[Item, dict[str, Any], float] | None] = queue.Queue()
         self.cpu_threads = max(1, len(os.sched_getaffinity(0)) // (len(self.checkers) * ex.checks_per_gpu))
         self.errors: list[BaseException] = []
         self.emit_lock = threading.Lock()

@@ -15,15 +15,16 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .. import buildcache, steps
 from ..forkserver import ForkServer
 from ..gate import CompileGuard
-from ..schema import Verdict
 from ..pipeline import Item, Outcome, RunStats
 from ..process import package_env
+from ..schema import Verdict
 
 # Per Ray worker process: one warm fork server per CUDA_VISIBLE_DEVICES value, one compile guard.
 _SERVERS: dict[str, ForkServer] = {}

@@ -1,0 +1,273 @@
+"""The worker's verdict logic, run in this process on CPU: compare, the trials and the verdict they lead to.
+
+test_harness.py runs the worker as a child process, the way validation does; these tests call it directly
+so that a broken rule fails here in seconds (and so mutation testing can see the worker's code run).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from conftest import KERNELS  # noqa: E402
+from reporter.records import ValidationSettings  # noqa: E402
+from reporter.validate import worker  # noqa: E402
+from reporter.validate.worker import compare  # noqa: E402
+
+REFERENCE = (KERNELS / "reference.py").read_text()
+SETTINGS = ValidationSettings(nominal_trials=2, jitter_trials=3, perf_trials=2, warmup=1)
+
+# Right for its first calls, then wrong: passes every trial before the timed loop, not the re-check after it.
+GOES_STALE = """
+import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def __init__(self, width, scale):
+        super().__init__()
+        self.lin = nn.Linear(width, width)
+        self.scale = scale
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        y = torch.relu(self.lin(x)) * self.scale
+        return y if self.calls <= 4 else y + 1
+"""
+
+# Fails (raises) only at jittered shapes; the first jittered failure ends the jittered trials.
+RAISES_WHEN_JITTERED = """
+import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def __init__(self, width, scale):
+        super().__init__()
+        self.lin = nn.Linear(width, width)
+        self.scale = scale
+
+    def forward(self, x):
+        if tuple(x.shape[:2]) != (8, 16):
+            raise ValueError(f"only 8x16 is supported\\nsecond line")
+        return torch.relu(self.lin(x)) * self.scale
+"""
+
+# The reference supports the nominal shapes only: jittered trials are skipped, not failed.
+NOMINAL_REFERENCE = REFERENCE.replace(
+    "        return torch.relu(self.lin(x)) * self.scale",
+    "        if tuple(x.shape[:2]) != (8, 16):\n            raise IndexError('fixed size')\n"
+    "        return torch.relu(self.lin(x)) * self.scale")
+
+
+def check(tmp_path: Path, kernel: str, reference: str = REFERENCE, mode: str = "check",
+          **settings: Any) -> dict[str, Any]:
+    """Run the worker's main() in this process on one job and return what it wrote."""
+    job = {"reference": reference, "kernel": kernel, "device": "cpu", "precision": "fp32",
+           "settings": SETTINGS.model_copy(update=settings).model_dump(mode="json"),
+           "extensions_dir": str(tmp_path / "ext")}
+    (tmp_path / "job.json").write_text(json.dumps(job), encoding="utf-8")
+    assert worker.main([mode, str(tmp_path)]) == 0
+    result: dict[str, Any] = json.loads((tmp_path / f"{mode}.json").read_text(encoding="utf-8"))
+    return result
+
+
+def fixture(name: str) -> str:
+    return (KERNELS / f"{name}.py").read_text()
+
+
+# compare(): the one correctness rule for one output ----------------------------------------------------
+
+def test_equal_outputs_agree_with_zero_error() -> None:
+    x = torch.tensor([1.0, -2.0, 3.0])
+    assert compare(x, x.clone(), 1e-4, 1e-4) == (True, 0.0, 0.0, None)
+
+
+def test_worst_errors_are_reported_across_all_outputs() -> None:
+    f64 = torch.float64  # exact enough to pin the figures
+    ref = (torch.tensor([1.0, 2.0], dtype=f64), torch.tensor([[4.0]], dtype=f64))
+    new = (torch.tensor([1.0, 2.00001], dtype=f64), torch.tensor([[4.0002]], dtype=f64))
+    ok, worst_abs, worst_rel, problem = compare(ref, new, 1e-4, 1e-4)
+    assert ok and problem is None  # 2e-4 <= atol + rtol * 4 = 5e-4
+    assert worst_abs == pytest.approx(4.0002 - 4.0, rel=1e-12)
+    assert worst_rel == pytest.approx((4.0002 - 4.0) / (4.0 + 1e-4), rel=1e-12)  # relative to |ref| + atol
+    ok, worst_abs, _, problem = compare(ref, (ref[0], torch.tensor([[4.001]], dtype=f64)), 1e-4, 1e-4)
+    assert not ok and problem == "values differ beyond atol=0.0001, rtol=0.0001"
+    assert worst_abs == pytest.approx(1e-3, rel=1e-3)
+
+
+def test_tolerances_are_the_ones_given() -> None:
+    ref, new = torch.tensor([100.0]), torch.tensor([100.5])  # off by 0.5: allowed is atol + rtol * 100
+    assert compare(ref, new, 0.0, 0.01)[0] is True
+    assert compare(ref, new, 0.0, 0.004)[0] is False
+    assert compare(ref, new, 0.6, 0.0)[0] is True
+    assert compare(ref, new, 0.4, 0.0)[0] is False
+
+
+def test_a_count_or_shape_mismatch_fails_without_error_figures() -> None:
+    a = torch.zeros(2, 3)
+    assert compare((a, a), (a,), 1e-4, 1e-4) == (False, None, None, "output count mismatch: expected 2 tensors, got 1")
+    assert compare(a, torch.zeros(3, 2), 1e-4, 1e-4) == (
+        False, None, None, "output shape mismatch: expected (2, 3), got (3, 2)")
+    assert compare([a, a], [a, torch.zeros(6)], 1e-4, 1e-4)[3] == "output shape mismatch: expected (2, 3), got (6,)"
+
+
+def test_nan_where_the_reference_is_finite_is_named_and_counts_as_infinite_error() -> None:
+    ref = torch.tensor([1.0, 2.0, 3.0])
+    ok, worst_abs, worst_rel, problem = compare(ref, torch.tensor([1.0, float("nan"), float("inf")]), 1e-4, 1e-4)
+    assert (ok, problem) == (False, "2 NaN/Inf values where the reference is finite")
+    assert worst_abs == float("inf") and worst_rel == float("inf")
+    # NaN in both is not the kernel's fault, but it is not "close" either
+    ok, _, _, problem = compare(torch.tensor([float("nan")]), torch.tensor([float("nan")]), 1e-4, 1e-4)
+    assert not ok and problem is not None and problem.startswith("values differ")
+
+
+def test_empty_outputs_agree() -> None:
+    assert compare(torch.zeros(0), torch.zeros(0), 1e-4, 1e-4) == (True, 0.0, 0.0, None)
+
+
+# The verdict of a whole check, through main() --------------------------------------------------------
+
+def test_a_correct_kernel_passes_every_trial_in_order(tmp_path: Path) -> None:
+    out = check(tmp_path, fixture("correct"))
+    assert out["verdict"] == "correct" and out["reason"] == "all 5 trials passed"
+    trials = out["trials"]
+    assert [(t["index"], t["jittered"], t["passed"]) for t in trials] == [
+        (0, False, True), (1, False, True), (2, True, True), (3, True, True), (4, True, True)]
+    assert all(t["problem"] is None and 0 <= t["max_abs_error"] < 1e-4 and 0 <= t["max_rel_error"] < 1e-3
+               for t in trials)
+    # the trial seeds come from the settings' seed, so a re-run checks the very same inputs
+    gen = random.Random(SETTINGS.seed)
+    assert [t["seed"] for t in trials] == [gen.randrange(2**31) for _ in range(5)]
+    assert out["problem_names"] == [] and out["weights_note"] == "all 2 tensors copied from Model by name"
+    assert trials[0]["input_shapes"] == ["8x16x64"] and trials[2]["input_shapes"] != ["8x16x64"]
+    assert len({t["seed"] for t in trials}) == 5
+    assert out["deterministic"] is True
+
+
+@pytest.mark.parametrize("name, reason", [
+    ("wrong", "trial 0 (nominal shapes) failed: values differ beyond atol=0.0001, rtol=0.0001"),
+    ("mutates", "trial 0 (nominal shapes) failed: the kernel modified its input(s) [0]"),
+    ("caches", "trial 1 (nominal shapes) failed: values differ beyond atol=0.0001, rtol=0.0001"),
+])
+def test_a_nominal_failure_is_incorrect_and_stops_there(tmp_path: Path, name: str, reason: str) -> None:
+    out = check(tmp_path, fixture(name))
+    assert (out["verdict"], out["reason"]) == ("incorrect", reason)
+    assert all(not t["jittered"] for t in out["trials"])  # no jittered trial after a nominal failure
+
+
+def test_a_kernel_that_goes_stale_fails_the_recheck_after_timing(tmp_path: Path) -> None:
+    out = check(tmp_path, GOES_STALE)
+    assert out["verdict"] == "incorrect"
+    assert out["reason"] == ("correct before the timed loop but not after it: "
+                             "values differ beyond atol=0.0001, rtol=0.0001")
+    assert [t["passed"] for t in out["trials"]] == [True, True]
+
+
+def test_a_jittered_failure_is_incorrect_and_names_the_shapes(tmp_path: Path) -> None:
+    out = check(tmp_path, fixture("nominal_only"))
+    bad = next(t for t in out["trials"] if t["passed"] is False)
+    assert bad["jittered"] and out["verdict"] == "incorrect"
+    assert out["reason"] == (f"correct at the nominal shapes, but trial {bad['index']} (jittered shapes "
+                             f"{' '.join(bad['input_shapes'])}) failed: {bad['problem']}")
+
+
+@pytest.mark.parametrize("message, problem", [
+    ("only 8x16 is supported\\nsecond line", "raised ValueError: only 8x16 is supported"),
+    ("!" * 300, "raised ValueError: " + "!" * 200),  # the first line, cut at 200 characters
+    ("", "raised ValueError: "),
+])
+def test_a_kernel_raising_at_jittered_shapes_ends_the_jittered_trials(tmp_path: Path, message: str,
+                                                                     problem: str) -> None:
+    out = check(tmp_path, RAISES_WHEN_JITTERED.replace("only 8x16 is supported\\nsecond line", message),
+                jitter_trials=3)
+    trials = out["trials"]
+    assert [t["passed"] for t in trials] == [True, True, False]  # the third jittered trial never ran
+    assert trials[2]["problem"] == problem
+    assert trials[2]["max_abs_error"] is None and trials[2]["max_rel_error"] is None and "raised" not in trials[2]
+    assert out["verdict"] == "incorrect" and "trial 2 (jittered shapes" in out["reason"]
+
+
+def test_shapes_the_reference_cannot_run_are_skipped_not_failed(tmp_path: Path) -> None:
+    out = check(tmp_path, fixture("correct"), reference=NOMINAL_REFERENCE)
+    jittered = [t for t in out["trials"] if t["jittered"]]
+    assert jittered and all(t["passed"] is None for t in jittered)
+    assert {t["problem"] for t in jittered} == {"skipped: the reference raised IndexError"}
+    assert (out["verdict"], out["reason"]) == ("correct", "all 2 trials passed")
+
+
+def test_failures_at_the_nominal_shapes_are_runtime_errors(tmp_path: Path) -> None:
+    out = check(tmp_path, fixture("raises"))
+    assert (out["verdict"], out["reason"]) == ("runtime_error",
+                                               "RuntimeError: CUDA error: an illegal memory access was encountered")
+    broken_reference = REFERENCE.replace("torch.relu(self.lin(x))", "torch.relu(self.lin(x[..., :3]))")
+    out = check(tmp_path, fixture("correct"), reference=broken_reference)
+    assert out["verdict"] == "runtime_error"
+    assert out["reason"].startswith("RuntimeError: the reference Model itself fails: ")
+
+
+@pytest.mark.parametrize("limit, flagged", [(0.0, True), (1e9, False)])
+def test_an_excessive_speedup_is_sent_for_review(tmp_path: Path, limit: float, flagged: bool) -> None:
+    out = check(tmp_path, fixture("correct"), jitter_trials=0, excessive_speedup=limit)
+    assert out["verdict"] == "correct"
+    assert out["reason"].startswith("all 2 trials passed")
+    assert ("review by hand" in out["reason"]) is flagged
+
+
+def test_compile_mode_loads_only(tmp_path: Path) -> None:
+    out = check(tmp_path, fixture("uses_problem_names"), mode="compile")
+    assert (out["verdict"], out["reason"], out["problem_names"]) == ("correct", "compiled", ["batch"])
+    out = check(tmp_path, "x = 1\n", mode="compile")
+    assert (out["verdict"], out["reason"]) == ("compile_error", "RuntimeError: the kernel defines no ModelNew class")
+
+
+# The reference sleeps 5 ms a call: any kernel looks several times faster than it, even on a busy machine.
+SLOW_REFERENCE = "import time\n" + REFERENCE.replace(
+    "        return torch.relu(self.lin(x)) * self.scale",
+    "        time.sleep(0.005)\n        return torch.relu(self.lin(x)) * self.scale")
+
+
+def test_a_kernel_far_faster_than_the_reference_is_sent_for_review(tmp_path: Path) -> None:
+    out = check(tmp_path, fixture("correct"), reference=SLOW_REFERENCE, jitter_trials=0, excessive_speedup=2.0)
+    assert out["verdict"] == "correct" and out["reason"].startswith("all 2 trials passed; speedup ")
+    assert out["reason"].endswith("x is above 2x: review by hand")
+
+
+def test_a_kernel_slower_than_the_reference_is_not(tmp_path: Path) -> None:
+    slow_kernel = "import time\n" + fixture("correct").replace("        return torch.clamp(",
+                                                               "        time.sleep(0.002)\n        return torch.clamp(")
+    out = check(tmp_path, slow_kernel, jitter_trials=0, excessive_speedup=1.0)
+    assert (out["verdict"], out["reason"]) == ("correct", "all 2 trials passed")
+
+
+def test_precision_defaults_to_fp32(tmp_path: Path) -> None:
+    job = {"reference": REFERENCE, "kernel": fixture("wrong"), "device": "cpu",
+           "settings": SETTINGS.model_copy(update={"atol": {"fp32": 1.0}, "rtol": {"fp32": 1.0}}).model_dump(mode="json")}
+    (tmp_path / "job.json").write_text(json.dumps(job), encoding="utf-8")
+    worker.main(["check", str(tmp_path)])
+    out = json.loads((tmp_path / "check.json").read_text(encoding="utf-8"))
+    assert out["verdict"] == "correct"  # 1% off passes the (only) fp32 tolerance of 1.0
+
+
+@pytest.mark.parametrize("message, reason", [
+    ("x" * 600, "ValueError: " + "x" * 488),  # the reason is cut at 500 characters
+    ("first line\\nsecond line", "ValueError: first line"),
+    ("", "ValueError: "),
+])
+def test_a_failure_becomes_a_verdict_with_its_first_line_and_the_traceback(tmp_path: Path, message: str,
+                                                                          reason: str) -> None:
+    out = check(tmp_path, f"raise ValueError('{message}')\n", mode="compile")
+    assert (out["verdict"], out["reason"]) == ("compile_error", reason)
+    assert out["log"].startswith("Traceback (most recent call last):")
+    assert "in <module>" in out["log"] and "ValueError" in out["log"]
+
+
+def test_an_unknown_mode_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "job.json").write_text(json.dumps({"reference": REFERENCE, "kernel": ""}), encoding="utf-8")
+    with pytest.raises(SystemExit, match="unknown mode 'bogus'; expected one of"):
+        worker.main(["bogus", str(tmp_path)])
