@@ -81,6 +81,7 @@ def test_roofline_point_uses_total_flops_over_total_bytes(site: Path) -> None:
     fig = json.loads(re.search(r'<script type="application/json" id="fig-roofline">(.*?)</script>', html, re.S).group(1))  # type: ignore[union-attr]
     kernel = next(t for t in fig["data"] if t.get("name") == "kernel")
     from test_gpu_metrics import _seed0_kernel_csv
+
     from reporter.collect import ncu
     ks = [ncu.derive(k) for k in ncu.load_ncu(_seed0_kernel_csv())]
     flops = sum((k.figures["fp32_tflops"].value or 0) * (k.duration_ns or 0) for k in ks)
