@@ -35,7 +35,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from benchmarks.page_text import expanded_text_bytes, to_markdown  # noqa: E402
+from benchmarks.page_text import expanded_text_bytes, to_markdown
 
 # The targets of issue 15, on 2 cores.
 COLD_OVER_FLOOR = 10.0

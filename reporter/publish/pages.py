@@ -12,8 +12,8 @@ import contextlib
 import json
 import os
 import shutil
-import tempfile
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path

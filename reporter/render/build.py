@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .. import __version__
 from ..collect.traces import Collection, RunRecord
 from ..collect.validation import CachedValidation
 from .pages import Listed, listed, listing_pages

@@ -58,8 +58,8 @@ def _redactor(data: Path, redact: bool, allow: str | None) -> tuple[Any, list[Co
     if not redact:
         return None, []
     from ..collect.redact import Redactor, load_allow_list
-    allow, errors = load_allow_list(data)
-    return Redactor(allow), errors
+    allowed, errors = load_allow_list(data)
+    return Redactor(allowed), errors
 
 
 def _load(data: Path, rel: str, run_id: str, slug: str) -> Any:
@@ -130,7 +130,8 @@ def _navigation(digests: list[dict[str, Any]], urls: Any) -> dict[str, dict[str,
     group, and every URL the page names (they change when another run's name collides with its own)."""
     nav: dict[str, dict[str, Any]] = {}
     for i, d in enumerate(digests):
-        same = lambda j: 0 <= j < len(digests) and (digests[j]["key"], digests[j]["model"]) == (d["key"], d["model"])  # noqa: E731
+        def same(j: int, d: dict[str, Any] = d) -> bool:
+            return 0 <= j < len(digests) and (digests[j]["key"], digests[j]["model"]) == (d["key"], d["model"])
         key = tuple(d["key"])
         nav[d["run_id"]] = {"slug": d["slug"], "self": urls.run(d["run_id"]),
                             "prev": urls.run(digests[i - 1]["run_id"]) if same(i - 1) else None,
@@ -185,7 +186,7 @@ def _listing_pages(digests: list[dict[str, Any]], urls: Any, errors: list[Collec
     rows = {r.run_id: listed(r, pagemaker.summary_of(d), urls) for r, d in zip(stubs, digests)}
     outcomes = [o for d in digests if (o := pagemaker.outcome_of(d, urls.run(d["run_id"]))) is not None]
     search = Page("search.html", "search.html", {"title": "All runs · search", "crumbs": [HOME], "runs": len(digests)})
-    return listing_pages(stubs, rows, outcomes, urls, errors, boards) + [search]
+    return [*listing_pages(stubs, rows, outcomes, urls, errors, boards), search]
 
 
 def build_incremental(data: Path, site: Path, jobs: int | None = None, settings: dict[str, Any] | None = None,
@@ -243,10 +244,10 @@ def _order(d: dict[str, Any]) -> list[Any]:
 def _write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, status.RunStatus], plan: tuple[Any, ...],
            jobs: int | None, strict: bool, upstream_problems: int, shared: dict[str, Any]) -> None:
     """Render what changed into a folder seeded from the live site, then swap it in."""
+    from . import pagemaker
     from .build import generated_at
     from .search import index_js
     from .writer import SiteWriter
-    from . import pagemaker
     keep, todo, urls, aggregates, g = plan
     generated = generated_at()
     with SiteWriter(site, data, generated) as writer:

@@ -46,7 +46,8 @@ def _splits(ch: str) -> bool:
 
 @lru_cache(maxsize=65536)
 def tokens(text: str) -> tuple[str, ...]:
-    out, cur = [], []
+    out: list[str] = []
+    cur: list[str] = []
     for ch in text:
         if _splits(ch):
             if cur or not out:

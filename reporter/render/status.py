@@ -80,7 +80,7 @@ class BuildStatus:
     tree: str = ""  # hash of the site's file list (names, sizes, times): a file added or edited by hand is a change
 
     @classmethod
-    def load(cls, site: Path) -> "BuildStatus":
+    def load(cls, site: Path) -> BuildStatus:
         """The previous build's status, or an empty one when there is none or it cannot be trusted."""
         try:
             doc = json.loads((site / STATUS_FILE).read_text(encoding="utf-8"))

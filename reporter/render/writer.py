@@ -9,6 +9,7 @@ restored by the next build. Temporary folders of killed builds are removed by th
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import fcntl
@@ -102,10 +103,8 @@ def write_new(root: Path, rel: str, content: str) -> None:
     """Write a file as a new inode: a build folder seeded with hard links to the live site is never written through."""
     out = root / rel
     out.parent.mkdir(parents=True, exist_ok=True)
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.unlink(out)
-    except FileNotFoundError:
-        pass
     out.write_text(content, encoding="utf-8")
 
 
