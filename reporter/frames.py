@@ -227,9 +227,10 @@ EXPORT_FORMATS = ("csv", "parquet", "jsonl")
 def export_bytes(frame: pd.DataFrame, fmt: str) -> bytes:
     """The table as a file's bytes; parquet needs the `parquet` extra (pyarrow)."""
     if fmt == "csv":
-        return frame.to_csv(index=False, lineterminator="\n").encode("utf-8")
+        csv_text: str = frame.to_csv(index=False, lineterminator="\n")
+        return csv_text.encode("utf-8")
     if fmt == "jsonl":
-        text = frame.to_json(orient="records", lines=True, force_ascii=False)
+        text: str = frame.to_json(orient="records", lines=True, force_ascii=False)
         return (text if text.endswith("\n") or not text else text + "\n").encode("utf-8")
     if fmt == "parquet":
         try:

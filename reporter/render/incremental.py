@@ -266,10 +266,10 @@ def _write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, st
         from .boards import leaderboards
         frame = load(data)
         frame = frame[frame["run_id"].isin(list(runs))].reset_index(drop=True)
-        boards, files, links = leaderboards(frame, urls)
-        files["runs.csv"] = export_bytes(frame, "csv")
+        boards, board_files, links = leaderboards(frame, urls)
+        board_files["runs.csv"] = export_bytes(frame, "csv")
         n = writer.render(_listing_pages(digests, urls, report.errors, data, links) + boards)
-        for path, blob in sorted(files.items()):
+        for path, blob in sorted(board_files.items()):
             writer.write_text(path, blob.decode("utf-8"))
         writer.write_text("search-index.js", index_js([pagemaker.index_row(d, urls) for d in digests]))
         writer.write_text("build-info.json", json.dumps({"generated": generated, "pages": n + report.rendered,

@@ -9,7 +9,6 @@ the sanitised result is marked safe for the (autoescaping) templates.
 from __future__ import annotations
 
 import json
-import math
 import re
 from functools import lru_cache
 from typing import Any

@@ -1,6 +1,7 @@
 import torch
 import torch.nn as nn
 
+
 class Model(nn.Module):
     """
     A model that performs an exclusive cumulative sum (does not include the current element).
@@ -10,7 +11,7 @@ class Model(nn.Module):
     """
 
     def __init__(self, dim):
-        super(Model, self).__init__()
+        super().__init__()
         self.dim = dim
 
     def forward(self, x):

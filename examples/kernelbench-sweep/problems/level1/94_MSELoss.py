@@ -2,6 +2,7 @@ import torch
 import torch.nn as nn
 from torch.distributions import Pareto
 
+
 class Model(nn.Module):
     """
     A model that computes the Mean Squared Error loss for regression tasks.
@@ -10,7 +11,7 @@ class Model(nn.Module):
         None
     """
     def __init__(self):
-        super(Model, self).__init__()
+        super().__init__()
 
     def forward(self, predictions, targets):
         return torch.mean((predictions - targets) ** 2)
