@@ -26,18 +26,14 @@ from .safeio import checked_path, parse_json, read_bounded
 __all__ = ["ProfilerSummary", "parse_chrome_trace"]  # re-exported: callers know one module for GPU exports
 
 HEADER_PREFIX = '"ID","Process ID"'
-ID_COLUMNS = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
-              "Block Size", "Grid Size", "Device", "CC", "Kernel Time"}
-
-# Base-unit factors; ncu spells units differently across versions even with --print-units base.
+ID_COLUMNS = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size", "Grid Size", "Device", "CC", "Kernel Time"}
 
 # Launch shapes make no sense averaged across different kernels: those come from the longest kernel.
 PER_LAUNCH = {"regs_per_thread", "smem_per_block", "block_size", "grid_size", "dominant_pipe", "bottleneck"}
 STALL_PREFIX = "smsp__average_warps_issue_stalled_"
 STALL_SUFFIX = "_per_issue_active.ratio"
-PIPE_NAMES = {"fma": "FP32 (FMA)", "alu": "ALU", "lsu": "LSU", "xu": "XU", "fp64": "FP64", "adu": "ADU",
-              "cbu": "CBU", "uniform": "Uniform", "tensor_op_hmma": "Tensor (HMMA)", "tensor_op_gmma": "Tensor (GMMA)",
-              "fma_type_fp16": "FP16", "tex": "TEX", "tma": "TMA", "ipa": "IPA"}
+PIPE_NAMES = {"fma": "FP32 (FMA)", "alu": "ALU", "lsu": "LSU", "xu": "XU", "fp64": "FP64", "adu": "ADU", "cbu": "CBU", "uniform": "Uniform",
+              "tensor_op_hmma": "Tensor (HMMA)", "tensor_op_gmma": "Tensor (GMMA)", "fma_type_fp16": "FP16", "tex": "TEX", "tma": "TMA", "ipa": "IPA"}
 
 
 @dataclass(frozen=True)
@@ -280,6 +276,27 @@ def _rates(k: NcuKernel, dur_s: float | None) -> tuple[float | None, float | Non
     return flops_s, bw
 
 
+def _access_and_launch(k: NcuKernel) -> dict[str, Figure]:
+    """Sectors per request and the launch configuration (counts shown as integers)."""
+    f: dict[str, Figure] = {}
+    for op, key in (("ld", "ld_sectors_per_req"), ("st", "st_sectors_per_req")):
+        s = k.num(f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum")
+        r = k.num(f"l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum")
+        f[key] = Figure(s / r if s is not None and r else None, "sectors/req",
+                        f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum ÷ l1tex__t_requests_…_op_{op}.sum (ideal 4)")
+    f["regs_per_thread"] = Figure(k.num("launch__registers_per_thread"), "", "launch__registers_per_thread")
+    smem = [k.num(f"launch__shared_mem_per_block_{p}") for p in ("static", "dynamic")]
+    f["smem_per_block"] = Figure(sum(smem) if None not in smem else None, "B",  # type: ignore[arg-type]
+                                 "launch__shared_mem_per_block_static + _dynamic")
+    f["block_size"] = Figure(k.num("launch__block_size"), "threads", "launch__block_size")
+    f["grid_size"] = Figure(k.num("launch__grid_size"), "blocks", "launch__grid_size")
+    for key in ("regs_per_thread", "smem_per_block", "block_size", "grid_size"):
+        count = f[key].value
+        if isinstance(count, float) and count.is_integer():
+            f[key] = Figure(int(count), f[key].unit, f[key].formula)
+    return f
+
+
 def derive(k: NcuKernel) -> KernelFigures:
     """Every figure of the report for one launch."""
     f: dict[str, Figure] = {}
@@ -320,21 +337,7 @@ def derive(k: NcuKernel) -> KernelFigures:
     f["theoretical_occupancy"] = Figure(k.num("sm__maximum_warps_per_active_cycle_pct"), "%", "sm__maximum_warps_per_active_cycle_pct")
     f["l1_hit"] = Figure(k.num("l1tex__t_sector_hit_rate.pct"), "%", "l1tex__t_sector_hit_rate.pct (already 0–100)")
     f["l2_hit"] = Figure(k.num("lts__t_sector_hit_rate.pct"), "%", "lts__t_sector_hit_rate.pct (already 0–100)")
-    for op, key in (("ld", "ld_sectors_per_req"), ("st", "st_sectors_per_req")):
-        s = k.num(f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum")
-        r = k.num(f"l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum")
-        f[key] = Figure(s / r if s is not None and r else None, "sectors/req",
-                        f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum ÷ l1tex__t_requests_…_op_{op}.sum (ideal 4)")
-    f["regs_per_thread"] = Figure(k.num("launch__registers_per_thread"), "", "launch__registers_per_thread")
-    smem = [k.num(f"launch__shared_mem_per_block_{p}") for p in ("static", "dynamic")]
-    f["smem_per_block"] = Figure(sum(smem) if None not in smem else None, "B",  # type: ignore[arg-type]
-                                 "launch__shared_mem_per_block_static + _dynamic")
-    f["block_size"] = Figure(k.num("launch__block_size"), "threads", "launch__block_size")
-    f["grid_size"] = Figure(k.num("launch__grid_size"), "blocks", "launch__grid_size")
-    for key in ("regs_per_thread", "smem_per_block", "block_size", "grid_size"):
-        count = f[key].value
-        if isinstance(count, float) and count.is_integer():
-            f[key] = Figure(int(count), f[key].unit, f[key].formula)
+    f.update(_access_and_launch(k))
     raw_stalls = {n[len(STALL_PREFIX):-len(STALL_SUFFIX)]: v for n in k.metrics
                   if n.startswith(STALL_PREFIX) and n.endswith(STALL_SUFFIX) and (v := k.num(n)) is not None}
     total = sum(raw_stalls.values())
