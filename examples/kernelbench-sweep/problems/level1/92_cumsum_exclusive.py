@@ -1,7 +1,6 @@
 import torch
 import torch.nn as nn
 
-
 class Model(nn.Module):
     """
     A model that performs an exclusive cumulative sum (does not include the current element).
@@ -11,7 +10,7 @@ class Model(nn.Module):
     """
 
     def __init__(self, dim):
-        super().__init__()
+        super(Model, self).__init__()
         self.dim = dim
 
     def forward(self, x):

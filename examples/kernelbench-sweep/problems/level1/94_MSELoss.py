@@ -2,7 +2,6 @@ import torch
 import torch.nn as nn
 from torch.distributions import Pareto
 
-
 class Model(nn.Module):
     """
     A model that computes the Mean Squared Error loss for regression tasks.
@@ -11,7 +10,7 @@ class Model(nn.Module):
         None
     """
     def __init__(self):
-        super().__init__()
+        super(Model, self).__init__()
 
     def forward(self, predictions, targets):
         return torch.mean((predictions - targets) ** 2)

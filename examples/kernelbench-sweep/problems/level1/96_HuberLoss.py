@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
-from torch.distributions import Pareto
 
+from torch.distributions import Pareto
 
 class Model(nn.Module):
     """
@@ -11,7 +11,7 @@ class Model(nn.Module):
         None
     """
     def __init__(self):
-        super().__init__()
+        super(Model, self).__init__()
 
     def forward(self, predictions, targets):
         return torch.nn.functional.smooth_l1_loss(predictions, targets)

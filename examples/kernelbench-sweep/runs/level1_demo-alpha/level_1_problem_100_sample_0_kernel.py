@@ -1,3 +1,4 @@
+import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
@@ -46,7 +47,7 @@ alpha_hinge_ext = load_inline(name="alpha_hinge", cpp_sources=cpp_source, cuda_s
 
 class ModelNew(nn.Module):
     def __init__(self):
-        super().__init__()
+        super(ModelNew, self).__init__()
 
     def forward(self, predictions, targets):
         return alpha_hinge_ext.hinge(predictions, targets)
