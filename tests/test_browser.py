@@ -75,6 +75,8 @@ def test_run_page_draws_charts_and_expands_reasoning(served: tuple[str, Path], b
     assert not turn.evaluate("d => d.open")
     assert not page.locator("details.turn .reasoning").first.is_visible()
     turn.locator("summary").click()
+    # The turn's text arrives from its lazily loaded chunk: wait for it rather than race it.
+    page.locator("details.turn .reasoning").first.wait_for(state="visible", timeout=10000)
     assert turn.evaluate("d => d.open") and page.locator("details.turn .reasoning").first.is_visible()
     assert not problems, problems
     page.close()
