@@ -29,13 +29,6 @@ class CachedValidation:
     errors: tuple[CollectError, ...] = ()
 
 
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        return path.resolve().is_relative_to(root.resolve())
-    except (OSError, RuntimeError, ValueError):
-        return False
-
-
 def load_validation(data: Path, run: RunRecord, problems: list[Problem] | None = None,
                     redactor: Redactor | None = None) -> CachedValidation | None:
     """The cached result for `run`, or None when it has no kernel, no reference or no result yet.
@@ -56,13 +49,10 @@ def load_validation(data: Path, run: RunRecord, problems: list[Problem] | None =
     errors: list[CollectError] = []
     profiles: dict[str, ProfileSet] = {}
     for role, name in sorted(result.ncu_files.items()):
-        csv_path = path.parent / name
-        # The result file is data too: a name that climbs out of its folder is refused, not followed.
-        if Path(name).name != name or not _inside(csv_path, path.parent) or not csv_path.is_file():
-            errors.append(CollectError(path, f"ncu_files.{role}", f"{name!r} is not a file beside the result"))
-            continue
+        # `cache.lookup` already dropped names that are not plain files beside the result; load_ncu still
+        # refuses anything that resolves outside the result's folder.
         try:
-            kernels = tuple(ncu.derive(k) for k in ncu.load_ncu(csv_path))
+            kernels = tuple(ncu.derive(k) for k in ncu.load_ncu(path.parent / name, root=path.parent))
         except CollectError as exc:
             errors.append(exc)
             continue
