@@ -9,6 +9,7 @@ figure the aggregates use: our re-validation's where one exists, otherwise the r
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -179,12 +180,12 @@ def from_records(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return _typed(rows, COLUMNS)
 
 
-def runs_frame(runs: list[RunRecord], validations: dict[str, CachedValidation | None]) -> pd.DataFrame:
+def runs_frame(runs: Sequence[RunRecord], validations: dict[str, CachedValidation | None]) -> pd.DataFrame:
     """One row per run, in the order given, with each run's cached re-validation (by run id) where it has one."""
     return _typed([run_row(r, validations.get(r.run_id)) for r in runs], COLUMNS)
 
 
-def turns_frame(runs: list[RunRecord]) -> pd.DataFrame:
+def turns_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
     """One row per tool call; a turn without calls is one row with an empty `call`."""
     rows = []
     for r in runs:
@@ -200,7 +201,7 @@ def turns_frame(runs: list[RunRecord]) -> pd.DataFrame:
     return _typed(rows, TURN_COLUMNS)
 
 
-def _collect(data: str | Path) -> tuple[Path, list[RunRecord]]:
+def _collect(data: str | Path) -> tuple[Path, Sequence[RunRecord]]:
     from .collect import collect
     from .errors import ReporterError
     root = Path(data)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ NCU_SECTIONS = ["SpeedOfLight", "SpeedOfLight_RooflineChart", "ComputeWorkloadAn
                 "Occupancy", "LaunchStats", "WarpStateStats"]
 
 
-def profile_ncu(job: dict[str, Any], root: Path, build_key: str, env: dict[str, str | None], work: Path,
+def profile_ncu(job: Mapping[str, Any], root: Path, build_key: str, env: dict[str, str | None], work: Path,
                 timeout_s: float) -> dict[str, Path]:
     """role -> raw CSV of the profile, for the roles that profiled; empty without ncu."""
     ncu = shutil.which("ncu")
