@@ -40,7 +40,7 @@ class ImportReport:
     messages: list[str] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(frozen=True)
 class EvalEntry:
     compiled: bool | None
     correct: bool | None

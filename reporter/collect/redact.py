@@ -106,7 +106,7 @@ def load_allow_list(data: Path) -> tuple[AllowList, list[CollectError]]:
     return AllowList(frozenset(literals), tuple(patterns)), errors
 
 
-@dataclass
+@dataclass(frozen=True)
 class Redactor:
     """Finds secrets in text and replaces them; counts what it replaced by kind."""
 
