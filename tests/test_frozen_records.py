@@ -75,3 +75,19 @@ def test_validation_pipeline_records_are_frozen() -> None:
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(record, name, getattr(record, name))
     _rejects(stats.outcomes, "append")
+
+
+def test_result_sequences_are_tuples_and_still_redacted() -> None:
+    from collections import Counter
+
+    from reporter.collect.redact import Redactor
+    from reporter.records import ValidationResult
+    from reporter.validate.schema import LaunchStats, TrialResult, Verdict
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    res = ValidationResult(kernel_sha256="k", reference_sha256="r", settings={}, verdict=Verdict.CORRECT,  # type: ignore[arg-type]
+                           trials=[TrialResult(0, 1, False, True, (f"8x{token}",))],
+                           kernel_launches=LaunchStats(1, 2.0, kernel_names=(f"kern_{token}",)))
+    assert isinstance(res.trials[0].input_shapes, tuple) and isinstance(res.kernel_launches.kernel_names, tuple)  # type: ignore[union-attr]
+    counts: Counter[str] = Counter()
+    clean = Redactor().result(res, counts)
+    assert token not in clean.model_dump_json() and counts["github-token"] == 2
