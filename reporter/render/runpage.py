@@ -103,6 +103,7 @@ def run_page(r: RunRecord, cached: CachedValidation | None, urls: Urls, prev: st
         "kernel_chars": text.num(len(fk.source)) if fk else "0",
         "kernel_file": urls.download(r.run_id, "kernel").removeprefix("runs/"),
         "reference_file": urls.download(r.run_id, "reference").removeprefix("runs/"),
-        "validate_cmd": f"reporter validate DATA --run {r.run_id}", "versions": kernel_versions(trace),
+        "validate_cmd": f"reporter validate DATA --run {r.run_id}", "versions": (versions := kernel_versions(trace)),
+        "show_evolution": len(versions) > 1,  # one kernel has no evolution to show
         "metadata": sorted(trace.harness_metadata.items()),
     })
