@@ -58,3 +58,17 @@ class ReviewStatus(StrEnum):
     CLEARED = "cleared"  # error-level findings, cleared by a reviewer for this exact kernel
     WARNINGS = "warnings"  # warn-level findings only
     CLEAN = "clean"  # no findings
+
+
+class GridState(StrEnum):
+    """A run's cell on the problem grid (`aggregates.states`), in the order of the legend."""
+
+    SUSPECT = RunVerdict.SUSPECT.value
+    FASTER = "faster"  # correct, and faster than the reference
+    SLOWER = "slower"  # correct, and not faster
+    CORRECT = RunVerdict.CORRECT.value  # correct, speedup unknown
+    INCORRECT = RunVerdict.INCORRECT.value
+    COMPILE_ERROR = RunVerdict.COMPILE_ERROR.value
+    RUNTIME_ERROR = RunVerdict.RUNTIME_ERROR.value  # timeouts and crashes too
+    NO_SUBMISSION = RunVerdict.NO_SUBMISSION.value
+    UNKNOWN = RunVerdict.UNKNOWN.value
