@@ -11,6 +11,9 @@ from enum import StrEnum
 
 from .validate.schema import Verdict
 
+# A group key's benchmark, configuration or model when the trace records none (a word of its own, not a verdict).
+MISSING_LABEL = "unknown"
+
 
 class RunVerdict(StrEnum):
     """A run's verdict as the site shows it: a harness's recorded verdict or our re-validation's, plus

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..collect.traces import ProfileSet, RunRecord
 from ..collect.validation import CachedValidation
-from ..vocab import RevalidationState, Source
+from ..vocab import MISSING_LABEL, RevalidationState, Source
 from . import charts, text
 from .counters import CountersView, counters_view
 from .evolution import kernel_versions
@@ -32,9 +32,9 @@ class Page:
 def group_label(key: tuple[str, str]) -> str:
     """How a (benchmark, configuration) group is named on pages; partial traces have neither."""
     bench, conf = key
-    if key == ("unknown", "unknown"):
+    if key == (MISSING_LABEL, MISSING_LABEL):
         return "not recorded (partial traces)"
-    return bench if conf == "unknown" else f"{bench} · {conf}"
+    return bench if conf == MISSING_LABEL else f"{bench} · {conf}"
 
 
 def measured_profiles(r: RunRecord, cached: CachedValidation | None) -> tuple[dict[str, ProfileSet], dict[str, str]]:
