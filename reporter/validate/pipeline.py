@@ -67,6 +67,7 @@ class RunStats:
     check_workers: int = 0
     paused_s: float = 0.0
     timing_windows: int = 0
+    retried_alone: list[str] = field(default_factory=list)  # checks run again alone after running out of GPU memory
     outcomes: list[Outcome] = field(default_factory=list)
     stored_at: dict[str, float] = field(default_factory=dict)
 
