@@ -131,3 +131,17 @@ def test_format_3_results_read_as_wall_time_only(tmp_path: Path) -> None:
     assert res.kernel_timing.device is None and "format-3" in (res.kernel_timing.device_note or "")
     assert res.speedup is None  # no device time: no headline speedup from an old result
     assert res.speedup_on(Basis.WALL) == pytest.approx(0.4)
+
+
+def test_a_graph_whose_replay_writes_nothing_is_not_capturable() -> None:
+    # A kernel launched outside the capturing stream runs during capture, not in the graph: its output
+    # holds the right values, but replays do nothing. Poisoning the output first shows it.
+    torch = pytest.importorskip("torch")
+    from reporter.validate.timing import replay_recomputes
+    x = torch.arange(6, dtype=torch.float32)
+    captured = (x * 2, torch.arange(3))  # an integer output is left as it is
+    assert not replay_recomputes(lambda: None, captured, lambda: (x * 2, torch.arange(3)), lambda: None)
+
+    def replay() -> None:
+        captured[0].copy_(x * 2)
+    assert replay_recomputes(replay, captured, lambda: (x * 2, torch.arange(3)), lambda: None)
