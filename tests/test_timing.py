@@ -104,7 +104,7 @@ def test_worker_result_is_what_validation_result_reads() -> None:
         assert model[f.name].annotation == hints[f.name], f.name
     stats = BasisStats(median_ms=1.0, min_ms=0.9, max_ms=1.5, n=40, iqr_ms=0.1, ci_low_ms=0.98, ci_high_ms=1.02,
                        stop=StopReason.CONVERGED)
-    out = WorkerResult(Verdict.CORRECT, "ok", trials=[TrialResult(0, 1, False, True, ["8x8"], math.inf, 0.0)],
+    out = WorkerResult(Verdict.CORRECT, "ok", trials=[TrialResult(0, 1, False, True, ("8x8",), math.inf, 0.0)],
                        kernel_timing=TimingFigures(device=stats, wall=stats, graph_note="why"),
                        reference_timing=TimingFigures(device=stats), kernel_launches=LaunchStats(3, 12.5))
     doc = json.loads(json.dumps(asdict(out)))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,14 +26,14 @@ NCU_SECTIONS = ["SpeedOfLight", "SpeedOfLight_RooflineChart", "ComputeWorkloadAn
                 "Occupancy", "LaunchStats", "WarpStateStats"]
 
 
-def profile_ncu(job: dict[str, Any], root: Path, build_key: str, env: dict[str, str | None], work: Path,
+def profile_ncu(job: Mapping[str, Any], root: Path, build_key: str, env: dict[str, str | None], work: Path,
                 timeout_s: float) -> dict[str, Path]:
     """role -> raw CSV of the profile, for the roles that profiled; empty without ncu."""
     args = [*[a for s in NCU_SECTIONS for a in ("--section", s)], "--metrics", NCU_METRICS]
     return _profile_roles(job, root, build_key, env, work, timeout_s, args, "ncu")
 
 
-def profile_durations(job: dict[str, Any], root: Path, build_key: str, env: dict[str, str | None], work: Path,
+def profile_durations(job: Mapping[str, Any], root: Path, build_key: str, env: dict[str, str | None], work: Path,
                       timeout_s: float, cache_control: str) -> dict[str, Path]:
     """role -> raw CSV of `gpu__time_duration.sum` alone, in one pass, with ncu's `--cache-control`.
 
@@ -44,7 +45,7 @@ def profile_durations(job: dict[str, Any], root: Path, build_key: str, env: dict
     return _profile_roles(job, root, build_key, env, work, timeout_s, args, f"ncu-duration-{cache_control}")
 
 
-def _profile_roles(job: dict[str, Any], root: Path, build_key: str, env: dict[str, str | None], work: Path,
+def _profile_roles(job: Mapping[str, Any], root: Path, build_key: str, env: dict[str, str | None], work: Path,
                    timeout_s: float, args: list[str], label: str) -> dict[str, Path]:
     ncu = shutil.which("ncu")
     if ncu is None:

@@ -100,7 +100,7 @@ class LaunchStats:
     cuda_time_us: float
     memcpy: int = 0
     memset: int = 0
-    kernel_names: list[str] = field(default_factory=list)
+    kernel_names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ class TrialResult:
     seed: int
     jittered: bool
     passed: bool | None  # None: skipped (the reference itself fails at these shapes)
-    input_shapes: list[str] = field(default_factory=list)
+    input_shapes: tuple[str, ...] = ()
     max_abs_error: float | None = None
     max_rel_error: float | None = None
     problem: str | None = None  # why it failed: shape mismatch, NaN, mutated inputs, ...

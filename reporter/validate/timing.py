@@ -280,7 +280,7 @@ def count_launches(fn: Callable[..., Any], inputs: list[Any], device: str) -> La
     return LaunchStats(launches=len(kernels), cuda_time_us=float(sum(e.device_time_total for e in kernels)),
                        memcpy=sum(1 for e in dev if e.name.startswith("Memcpy")),
                        memset=sum(1 for e in dev if e.name.startswith("Memset")),
-                       kernel_names=sorted({e.name[:120] for e in kernels}))
+                       kernel_names=tuple(sorted({e.name[:120] for e in kernels})))
 
 
 def peak_memory(fn: Callable[..., Any], inputs: list[Any], device: str) -> int | None:

@@ -226,7 +226,7 @@ def _trial(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitter, i: int
            device: str, atol: float, rtol: float) -> tuple[TrialResult, bool]:
     """One correctness trial and whether the kernel raised; raises only when it fails at the nominal shapes."""
     inputs = make_inputs(ns, jitter, seed, jittered, device)
-    row = TrialResult(index=i, seed=seed, jittered=jittered, passed=None, input_shapes=[_shape(x) for x in inputs])
+    row = TrialResult(index=i, seed=seed, jittered=jittered, passed=None, input_shapes=tuple(_shape(x) for x in inputs))
     pristine = _clone(inputs)
     try:
         ref_out = ref(*_clone(inputs))

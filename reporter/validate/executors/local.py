@@ -9,6 +9,7 @@ length of every timing window.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import queue
 import shutil
@@ -69,7 +70,7 @@ class _Run:
         return {"on_start": g.register if g else None, "on_end": g.unregister if g else None}
 
     def emit(self, outcome: Outcome) -> None:
-        outcome.finished_at = time.monotonic() - self.t0
+        outcome = dataclasses.replace(outcome, finished_at=time.monotonic() - self.t0)
         with self.emit_lock:
             if self.errors:
                 return  # the run is stopping: write nothing more
@@ -161,12 +162,12 @@ class _Run:
             raise
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
-            stats = RunStats(wall_s=time.monotonic() - self.t0, compile_jobs=self.ex.compile_jobs,
-                             check_workers=len(threads))
             if self.guard is not None:
                 self.guard.close()
-                stats.paused_s, stats.timing_windows = self.guard.paused_s, self.guard.windows
-            stats.retried_alone = sorted(self.retried_alone)
+            stats = RunStats(wall_s=time.monotonic() - self.t0, compile_jobs=self.ex.compile_jobs,
+                             check_workers=len(threads), paused_s=self.guard.paused_s if self.guard else 0.0,
+                             timing_windows=self.guard.windows if self.guard else 0,
+                             retried_alone=tuple(sorted(self.retried_alone)))
             for server in servers:
                 server.close()
             shutil.rmtree(self.work, ignore_errors=True)
