@@ -43,11 +43,9 @@ def bottleneck_label(sm_pct: float | None, mem_pct: float | None) -> str | None:
 
 
 def same_gpu(a: str | None, b: str | None) -> bool | None:
-    """Whether two recorded GPU names are the same model ("NVIDIA L40S" = "L40S"); None when either is unknown."""
-    if not a or not b:
-        return None
-    norm = [x.lower().removeprefix("nvidia").strip() for x in (a, b)]
-    return norm[0] == norm[1]
+    """Whether two recorded GPU names are the same model (`gpu_relation`); None when either is unknown."""
+    relation = gpu_relation(a, b)
+    return None if relation is GpuRelation.UNKNOWN else relation is GpuRelation.SAME
 
 
 def _pct_flags(prefix: str, name: str, value: float | None) -> list[Flag]:
@@ -228,30 +226,61 @@ class GpuRelation(StrEnum):
     UNKNOWN = "unknown"
 
 
-_GPU_NOISE = re.compile(r"\b(NVIDIA|GEFORCE|TESLA|\d+\s?GB|HBM\d?E?|SXM\d?|PCIE|NVL)\b")
+# What a device name says besides the model: vendor and brand words, memory size and type. The form
+# factor is kept apart: an H100 PCIe and an H100 SXM differ materially in clocks and memory bandwidth.
+_GPU_NOISE = re.compile(r"\b(NVIDIA|GEFORCE|TESLA|QUADRO|\d+\s?GB|HBM\d?E?|GDDR\d?X?)\b")
+_GPU_FORM = re.compile(r"\b(SXM\d?|PCIE|NVL)\b")
+_FORM_LABEL = {"SXM": "SXM", "PCIE": "PCIe", "NVL": "NVL"}
+
+
+@dataclass(frozen=True)
+class GpuName:
+    """A device name reduced to what matters for comparing timings: `NVIDIA A100-SXM4-80GB` -> A100, SXM."""
+
+    model: str  # "H100", "RTX 4090"
+    form: str | None  # "SXM", "PCIe" or "NVL" when the name says; torch's name for an SXM H100 does not
+
+    @property
+    def label(self) -> str:
+        return f"{self.model} {self.form}" if self.form else self.model
+
+
+def gpu_name(name: str | None) -> GpuName | None:
+    """The model and form factor in a device name (`torch.cuda.get_device_name`, `nvidia-smi`); None when empty."""
+    if not name or not name.strip():
+        return None
+    text = re.sub(r"[-_]", " ", name.upper())
+    forms = {re.sub(r"\d", "", f) for f in _GPU_FORM.findall(text)}
+    words = _GPU_NOISE.sub(" ", _GPU_FORM.sub(" ", text)).split()
+    if not words:
+        return None
+    return GpuName(" ".join(words), _FORM_LABEL[forms.pop()] if len(forms) == 1 else None)
 
 
 def gpu_model(name: str | None) -> str | None:
     """The model in a GPU name: `NVIDIA H100 80GB HBM3` -> `H100`, `NVIDIA L40S` -> `L40S`."""
-    if not name or not name.strip():
-        return None
-    words = _GPU_NOISE.sub(" ", re.sub(r"[-_]", " ", name.upper())).split()
-    return " ".join(words) or None
+    parsed = gpu_name(name)
+    return parsed.model if parsed else None
 
 
 def gpu_relation(recorded: str | None, measured: str | None) -> GpuRelation:
-    rec, got = gpu_model(recorded), gpu_model(measured)
+    """SAME when the models match and the form factors do not contradict each other: a name that gives no
+    form factor (torch calls the SXM H100 "NVIDIA H100 80GB HBM3") matches any; two named ones must agree."""
+    rec, got = gpu_name(recorded), gpu_name(measured)
     if rec is None or got is None:
         return GpuRelation.UNKNOWN
-    return GpuRelation.SAME if rec == got else GpuRelation.DIFFERENT
+    if rec.model != got.model or (rec.form and got.form and rec.form != got.form):
+        return GpuRelation.DIFFERENT
+    return GpuRelation.SAME
 
 
 def gpu_label(recorded: str | None, measured: str | None) -> str:
     """Where each figure came from, e.g. "recorded on L40S · re-measured on H200"."""
-    got = gpu_model(measured) or "an unknown GPU"
+    rec_name, got_name = gpu_name(recorded), gpu_name(measured)
+    got = got_name.label if got_name else "an unknown GPU"
     if gpu_relation(recorded, measured) is GpuRelation.SAME:
         return f"recorded and re-measured on {got}"
-    rec = "recorded GPU unknown" if gpu_model(recorded) is None else f"recorded on {gpu_model(recorded)}"
+    rec = f"recorded on {rec_name.label}" if rec_name else "recorded GPU unknown"
     return f"{rec} · re-measured on {got}"
 
 

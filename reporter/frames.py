@@ -9,12 +9,15 @@ figure the aggregates use: our re-validation's where one exists, otherwise the r
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from .units import to_ms
+from .validate.schema import Verdict
+from .vocab import UNJUDGED, RunVerdict, Source
 
 if TYPE_CHECKING:
     from .collect.traces import RunRecord
@@ -25,9 +28,6 @@ if TYPE_CHECKING:
 TIMING_BASES: tuple[str, ...] = ("device", "graph", "wall")
 # The basis whose speedup the aggregates use when a run was re-validated.
 PRIMARY_BASIS = "device"
-# Verdicts that say nothing about whether the kernel compiled.
-UNKNOWN_VERDICTS = ("unknown", "not_evaluated", "partial", "no_submission")
-RUNTIME_FAILURES = ("runtime_error", "timeout", "crashed")
 NCU_FIGURES = {"duration": "ncu_kernel_duration_us", "sol_score": "ncu_sol_score", "compute_util": "ncu_compute_util_pct",
                "dram_util": "ncu_dram_util_pct", "occupancy": "ncu_occupancy_pct", "fp32_tflops": "ncu_fp32_tflops",
                "dram_bandwidth": "ncu_dram_bandwidth_gbps", "arithmetic_intensity": "ncu_arithmetic_intensity",
@@ -76,21 +76,23 @@ def _verdicts(r: RunRecord, res: ValidationResult | None) -> dict[str, Any]:
     run = r.trace.run
     submitted = r.trace.final_kernel is not None
     rec = run.recorded_verdict
+    verdict: str  # a trace may record a verdict outside RunVerdict: it is kept as written
+    source: Source
     if not run.complete:
-        verdict, source = "partial", "partial"
+        verdict, source = RunVerdict.PARTIAL, Source.PARTIAL
     elif res is not None:
-        verdict, source = res.verdict, "re-validated"
+        verdict, source = res.verdict, Source.RE_VALIDATED
     else:
-        verdict, source = rec or "unknown", "recorded"
-    rec_ok = None if rec is None else rec == "correct"
-    reval_ok = None if res is None else res.verdict == "correct"
+        verdict, source = rec or RunVerdict.UNKNOWN, Source.RECORDED
+    rec_ok = None if rec is None else rec == RunVerdict.CORRECT
+    reval_ok = None if res is None else res.verdict == Verdict.CORRECT
     return {
         "submitted": submitted, "recorded_verdict": rec, "revalidated_verdict": res.verdict if res else None,
         "verdict": verdict, "verdict_source": source, "recorded_correct": rec_ok, "revalidated_correct": reval_ok,
         # Correct by the best evidence: our re-validation when we have it, else the harness.
         "correct": bool(reval_ok if reval_ok is not None else rec_ok),
         # Only a submission can have compiled; an unknown verdict says nothing either way.
-        "compiled": (None if verdict in UNKNOWN_VERDICTS else verdict != "compile_error") if submitted else False,
+        "compiled": (None if verdict in UNJUDGED else verdict != RunVerdict.COMPILE_ERROR) if submitted else False,
         "verdicts_disagree": None if rec_ok is None or reval_ok is None else rec != res.verdict,  # type: ignore[union-attr]
     }
 
@@ -118,10 +120,10 @@ def _timing(r: RunRecord, res: ValidationResult | None) -> dict[str, Any]:
     measured = any(out[f"kernel_{b}_ms"] is not None and out[f"ref_{b}_ms"] is not None for b in TIMING_BASES)
     if measured:
         out.update(kernel_ms=out[f"kernel_{PRIMARY_BASIS}_ms"], ref_ms=out[f"ref_{PRIMARY_BASIS}_ms"],
-                   speedup=out[f"speedup_{PRIMARY_BASIS}"], speedup_source="re-validated")
+                   speedup=out[f"speedup_{PRIMARY_BASIS}"], speedup_source=Source.RE_VALIDATED)
     elif t is not None:
         out.update(kernel_ms=out["recorded_kernel_ms"], ref_ms=out["recorded_ref_ms"], speedup=t.speedup,
-                   speedup_source="recorded" if t.speedup is not None else None)
+                   speedup_source=Source.RECORDED if t.speedup is not None else None)
     return out
 
 
@@ -180,12 +182,12 @@ def from_records(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return _typed(rows, COLUMNS)
 
 
-def runs_frame(runs: list[RunRecord], validations: dict[str, CachedValidation | None]) -> pd.DataFrame:
+def runs_frame(runs: Sequence[RunRecord], validations: dict[str, CachedValidation | None]) -> pd.DataFrame:
     """One row per run, in the order given, with each run's cached re-validation (by run id) where it has one."""
     return _typed([run_row(r, validations.get(r.run_id)) for r in runs], COLUMNS)
 
 
-def turns_frame(runs: list[RunRecord]) -> pd.DataFrame:
+def turns_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
     """One row per tool call; a turn without calls is one row with an empty `call`."""
     rows = []
     for r in runs:
@@ -201,7 +203,7 @@ def turns_frame(runs: list[RunRecord]) -> pd.DataFrame:
     return _typed(rows, TURN_COLUMNS)
 
 
-def _collect(data: str | Path) -> tuple[Path, list[RunRecord]]:
+def _collect(data: str | Path) -> tuple[Path, Sequence[RunRecord]]:
     from .collect import collect
     from .errors import ReporterError
     root = Path(data)

@@ -2,8 +2,23 @@
 
 from __future__ import annotations
 
+import pytest
+
 from conftest import DATA
-from reporter.checks import AGREEMENT_TOLERANCE, GpuRelation, check_measured, check_trace, compare_runtime, compare_speedup, gpu_label, gpu_model, gpu_relation, host_bound
+from reporter.checks import (
+    AGREEMENT_TOLERANCE,
+    GpuRelation,
+    check_measured,
+    check_trace,
+    compare_runtime,
+    compare_speedup,
+    gpu_label,
+    gpu_model,
+    gpu_name,
+    gpu_relation,
+    host_bound,
+    same_gpu,
+)
 from reporter.collect import read_trace
 from reporter.collect.ncu import Figure
 
@@ -47,20 +62,59 @@ def test_runtime_comparison() -> None:
     assert compare_runtime(None, "ms", 0.5) == (None, "")
 
 
+# torch.cuda.get_device_name() strings of real devices, and what they reduce to.
+DEVICE_NAMES = {
+    "NVIDIA H100 80GB HBM3": ("H100", None),  # the SXM H100: torch's name does not say SXM
+    "NVIDIA H100 PCIe": ("H100", "PCIe"),
+    "NVIDIA H100 NVL": ("H100", "NVL"),
+    "NVIDIA H200": ("H200", None),
+    "NVIDIA L40S": ("L40S", None),
+    "NVIDIA A100-SXM4-80GB": ("A100", "SXM"),
+    "NVIDIA A100 80GB PCIe": ("A100", "PCIe"),
+    "Tesla V100-SXM2-16GB": ("V100", "SXM"),
+    "NVIDIA GeForce RTX 4090": ("RTX 4090", None),
+    "H100": ("H100", None),
+}
+
+
+@pytest.mark.parametrize(("name", "expected"), DEVICE_NAMES.items())
+def test_gpu_names_reduce_to_model_and_form_factor(name: str, expected: tuple[str, str | None]) -> None:
+    parsed = gpu_name(name)
+    assert parsed is not None and (parsed.model, parsed.form) == expected
+    assert gpu_model(name) == expected[0]
+
+
+@pytest.mark.parametrize(("a", "b", "relation"), [
+    ("NVIDIA H100 80GB HBM3", "NVIDIA H100", GpuRelation.SAME),  # memory size and type say nothing of the model
+    ("NVIDIA H100 80GB HBM3", "H100", GpuRelation.SAME),
+    ("nvidia h100", "NVIDIA H100 80GB HBM3", GpuRelation.SAME),
+    ("NVIDIA H100 PCIe", "NVIDIA H100", GpuRelation.SAME),  # one side names no form factor: same model
+    ("NVIDIA H100 PCIe", "NVIDIA H100 NVL", GpuRelation.DIFFERENT),  # both name one, and they differ
+    ("NVIDIA A100-SXM4-80GB", "NVIDIA A100 80GB PCIe", GpuRelation.DIFFERENT),
+    ("NVIDIA A100-SXM4-80GB", "NVIDIA A100 SXM4 40GB", GpuRelation.SAME),
+    ("NVIDIA H200", "NVIDIA H200 NVL", GpuRelation.SAME),
+    ("NVIDIA H100 80GB HBM3", "NVIDIA H200", GpuRelation.DIFFERENT),
+    ("Tesla V100-SXM2-16GB", "NVIDIA A100-SXM4-80GB", GpuRelation.DIFFERENT),
+    ("NVIDIA L40S", "NVIDIA L40", GpuRelation.DIFFERENT),
+    ("NVIDIA GeForce RTX 4090", "RTX 4090", GpuRelation.SAME),
+    (None, "NVIDIA H200", GpuRelation.UNKNOWN),
+    ("NVIDIA H200", " ", GpuRelation.UNKNOWN),
+])
+def test_gpu_relation_of_real_device_names(a: str | None, b: str | None, relation: GpuRelation) -> None:
+    assert gpu_relation(a, b) is relation and gpu_relation(b, a) is relation
+    assert same_gpu(a, b) == {GpuRelation.SAME: True, GpuRelation.DIFFERENT: False, GpuRelation.UNKNOWN: None}[relation]
+
+
 def test_gpu_model_names() -> None:
-    assert gpu_model("NVIDIA H100 80GB HBM3") == "H100"
-    assert gpu_model("NVIDIA A100-SXM4-80GB") == "A100"
-    assert gpu_model("NVIDIA GeForce RTX 4090") == "RTX 4090"
-    assert gpu_model(" ") is None and gpu_model(None) is None
-    assert gpu_relation("NVIDIA H200", "NVIDIA H200 NVL") is GpuRelation.SAME
-    assert gpu_relation("NVIDIA H100 80GB HBM3", "NVIDIA H200") is GpuRelation.DIFFERENT
-    assert gpu_relation(None, "NVIDIA H200") is GpuRelation.UNKNOWN
+    assert gpu_model(" ") is None and gpu_model(None) is None and gpu_model("NVIDIA 80GB") is None
 
 
 def test_gpu_labels() -> None:
     assert gpu_label("NVIDIA L40S", "NVIDIA H200") == "recorded on L40S · re-measured on H200"
     assert gpu_label(None, "NVIDIA H200") == "recorded GPU unknown · re-measured on H200"
     assert gpu_label("NVIDIA H200", "NVIDIA H200") == "recorded and re-measured on H200"
+    assert gpu_label("NVIDIA H100 PCIe", "NVIDIA H100 NVL") == "recorded on H100 PCIe · re-measured on H100 NVL"
+    assert gpu_label("NVIDIA H100", "NVIDIA H100 80GB HBM3") == "recorded and re-measured on H100"
 
 
 def test_no_time_claims_across_gpus_but_unit_mixups_still_flagged() -> None:

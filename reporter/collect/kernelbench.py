@@ -23,6 +23,7 @@ import yaml
 
 from ..errors import CollectError, ReporterError
 from ..records import Trace
+from ..vocab import RunVerdict
 from .safeio import parse_json, read_bounded
 
 KERNEL_RE = re.compile(r"level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.py$")
@@ -39,7 +40,7 @@ class ImportReport:
     messages: list[str] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(frozen=True)
 class EvalEntry:
     compiled: bool | None
     correct: bool | None
@@ -160,16 +161,16 @@ def problem_file(problems: Path, level: int, pid: int) -> Path | None:
     return None
 
 
-def _verdict(e: EvalEntry | None) -> str:
+def _verdict(e: EvalEntry | None) -> RunVerdict:
     if e is None:
-        return "not_evaluated"
+        return RunVerdict.NOT_EVALUATED
     if e.compiled is False:
-        return "compile_error"
+        return RunVerdict.COMPILE_ERROR
     if e.correct is True:
-        return "correct"
+        return RunVerdict.CORRECT
     if e.metadata.get("runtime_error") or e.metadata.get("cuda_error"):
-        return "runtime_error"
-    return "incorrect" if e.correct is False else "not_evaluated"
+        return RunVerdict.RUNTIME_ERROR
+    return RunVerdict.INCORRECT if e.correct is False else RunVerdict.NOT_EVALUATED
 
 
 def _ratio(ref: float | None, runtime: float | None) -> float | None:

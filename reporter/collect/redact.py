@@ -106,7 +106,7 @@ def load_allow_list(data: Path) -> tuple[AllowList, list[CollectError]]:
     return AllowList(frozenset(literals), tuple(patterns)), errors
 
 
-@dataclass
+@dataclass(frozen=True)
 class Redactor:
     """Finds secrets in text and replaces them; counts what it replaced by kind."""
 
@@ -136,7 +136,7 @@ class Redactor:
             return self.text(node, counts)
         if isinstance(node, dict):
             return {self.text(k, counts): self.document(v, counts) for k, v in node.items()}
-        if isinstance(node, list):
+        if isinstance(node, list | tuple):  # tuples: the frozen result records' sequences
             return [self.document(v, counts) for v in node]
         return node
 

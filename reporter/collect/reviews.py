@@ -38,11 +38,11 @@ class Clearance:
     note: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class Reviews:
     path: Path
-    clearances: list[Clearance]
-    errors: list[CollectError]
+    clearances: tuple[Clearance, ...]
+    errors: tuple[CollectError, ...]
 
     def for_run(self, run_id: str, kernel_sha256: str | None) -> tuple[Clearance | None, str]:
         """The clearance that applies to this kernel, or None and (when one names the run) why it does not."""
@@ -79,25 +79,25 @@ def load_reviews(data: Path) -> Reviews:
     """Clearances from DATA/reviews.toml (none when the file is absent)."""
     path = data / REVIEWS_FILE
     if not path.exists() and not path.is_symlink():
-        return Reviews(path, [], [])
+        return Reviews(path, (), ())
     # A FIFO would block the build and a link could publish a file from elsewhere: regular files in DATA only.
     try:
         doc = tomllib.loads(read_bounded(path, data, "(file)", "MAX_CONFIG_FILE_BYTES").decode("utf-8"))
     except CollectError as exc:
-        return Reviews(path, [], [CollectError(path, exc.field, f"{exc.message}; no clearance applies")])
+        return Reviews(path, (), (CollectError(path, exc.field, f"{exc.message}; no clearance applies"),))
     except UnicodeDecodeError as exc:
-        return Reviews(path, [], [CollectError(path, "(file)", f"not UTF-8 text (byte {exc.start:,}); no clearance applies")])
+        return Reviews(path, (), (CollectError(path, "(file)", f"not UTF-8 text (byte {exc.start:,}); no clearance applies"),))
     except (tomllib.TOMLDecodeError, RecursionError) as exc:
-        return Reviews(path, [], [CollectError(path, "(toml)", f"not valid TOML: {str(exc)[:200]}; no clearance applies")])
+        return Reviews(path, (), (CollectError(path, "(toml)", f"not valid TOML: {str(exc)[:200]}; no clearance applies"),))
     clearances: list[Clearance] = []
     errors = [CollectError(path, key, "unknown table; this file holds [[cleared]] entries only")
               for key in sorted(doc) if key != "cleared"]
     entries = doc.get("cleared", [])
     if not isinstance(entries, list):
-        return Reviews(path, [], [*errors, CollectError(path, "cleared", "must be an array of tables: write [[cleared]]")])
+        return Reviews(path, (), (*errors, CollectError(path, "cleared", "must be an array of tables: write [[cleared]]")))
     for i, item in enumerate(entries):
         try:
             clearances.append(_entry(path, i, item))
         except CollectError as exc:
             errors.append(exc)
-    return Reviews(path, clearances, errors)
+    return Reviews(path, tuple(clearances), tuple(errors))

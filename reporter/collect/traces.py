@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -23,6 +25,8 @@ from . import ncu as gm
 from .redact import RedactionReport, Redactor, load_allow_list
 from .reviews import Clearance, Reviews, load_reviews
 from .safeio import checked_path, parse_json, read_bounded
+
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -38,27 +42,39 @@ class ProfileSet:
         return gm.summarize(list(self.ncu_kernels))
 
 
-@dataclass
+def _frozen_map(value: Mapping[str, V]) -> Mapping[str, V]:
+    """A read-only copy of `value`: a record's mappings cannot change after collection."""
+    return MappingProxyType(dict(value))
+
+
+@dataclass(frozen=True)
 class RunRecord:
-    """One readable run and everything derived from its files.
+    """One readable run and everything derived from its files; frozen, built whole by `collect`.
 
     `trace` is what may be published: secrets in it are redacted (`redact.py`). `source` is the trace as
     written, for the validator only: its cache key and the kernel it executes must be the real ones.
+    Sequences are stored as tuples and mappings as read-only views, so nothing downstream can edit them.
     """
 
     run_id: str  # the trace's folder under DATA (or its file, for `*.trace.json`), as a POSIX path
     trace_path: Path
     trace: Trace
-    flags: list[Flag]
-    unknown: list[str]
-    profiles: dict[str, ProfileSet] = field(default_factory=dict)
-    attachment_errors: list[CollectError] = field(default_factory=list)
-    slug: str = ""  # unique among the collection's runs (`reporter.names.unique_slugs`); set by `collect`
-    findings: tuple[Finding, ...] = ()  # static cheat scan of the final kernel
+    flags: Sequence[Flag]
+    unknown: Sequence[str]
+    profiles: Mapping[str, ProfileSet] = field(default_factory=dict)
+    attachment_errors: Sequence[CollectError] = ()
+    slug: str = ""  # unique among the collection's runs (`reporter.names.unique_slugs`)
+    findings: Sequence[Finding] = ()  # static cheat scan of the final kernel
     clearance: Clearance | None = None  # a reviewer's clearance of exactly this kernel
     review_problem: str = ""  # why a clearance naming this run does not apply
     original: Trace | None = None  # the unredacted trace, kept only when redaction changed something
-    redactions: dict[str, int] = field(default_factory=dict)  # secrets redacted, by kind (never the secrets)
+    redactions: Mapping[str, int] = field(default_factory=dict)  # secrets redacted, by kind (never the secrets)
+
+    def __post_init__(self) -> None:
+        for name in ("flags", "unknown", "attachment_errors", "findings"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        for name in ("profiles", "redactions"):
+            object.__setattr__(self, name, _frozen_map(getattr(self, name)))
 
     @property
     def source(self) -> Trace:
@@ -77,13 +93,17 @@ class RunRecord:
         return sha256_text(fk.source) if fk else None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Collection:
-    runs: list[RunRecord]
-    errors: list[CollectError]
+    runs: Sequence[RunRecord]
+    errors: Sequence[CollectError]
     reviews: Reviews | None = None  # DATA/reviews.toml; its errors are kept apart from the traces'
     redactor: Redactor | None = None  # None: built with --no-redact, nothing was redacted
-    config_errors: list[CollectError] = field(default_factory=list)  # e.g. a bad line in redact-allow.txt
+    config_errors: Sequence[CollectError] = ()  # e.g. a bad line in redact-allow.txt
+
+    def __post_init__(self) -> None:
+        for name in ("runs", "errors", "config_errors"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
 
     @property
     def redaction(self) -> RedactionReport | None:
@@ -172,20 +192,21 @@ def read_trace(path: Path, root: Path | None = None) -> Trace:
     return validate_document(read_document(path, root), path)
 
 
-def _load_profiles(record: RunRecord) -> None:
+def _load_profiles(trace_path: Path, trace: Trace) -> tuple[dict[str, ProfileSet], list[CollectError]]:
     """Parse the run's attachments; each must resolve inside the trace's folder (no links out, no `..`)."""
-    base = record.trace_path.parent
+    base = trace_path.parent
     parts: dict[str, dict[str, object]] = {"kernel": {}, "reference": {}}
-    for i, att in enumerate(record.trace.attachments):
+    errors: list[CollectError] = []
+    for i, att in enumerate(trace.attachments):
         where = f"attachments[{i}].path"
         try:
             if "\0" in att.path or not att.path.strip():
-                raise CollectError(record.trace_path, where, f"{att.path!r} is not a usable file name")
+                raise CollectError(trace_path, where, f"{att.path!r} is not a usable file name")
             path = base / att.path
             try:
                 checked_path(path, base, where, "MAX_ATTACHMENT_BYTES")
             except CollectError as exc:
-                raise CollectError(record.trace_path, where, f"{att.path}: {exc.message}") from exc
+                raise CollectError(trace_path, where, f"{att.path}: {exc.message}") from exc
             if att.kind == "torch_profiler_trace":
                 parts[att.role]["profiler"] = gm.parse_chrome_trace(path, base)
             elif "ncu_kernels" not in parts[att.role]:
@@ -193,8 +214,8 @@ def _load_profiles(record: RunRecord) -> None:
                 parts[att.role]["ncu_kernels"] = tuple(gm.derive(k) for k in gm.load_ncu(path, base))
                 parts[att.role]["ncu_source"] = att.path
         except CollectError as exc:
-            record.attachment_errors.append(exc)
-    record.profiles = {role: ProfileSet(**p) for role, p in parts.items() if p}  # type: ignore[arg-type]
+            errors.append(exc)
+    return {role: ProfileSet(**p) for role, p in parts.items() if p}, errors  # type: ignore[arg-type]
 
 
 def run_ids(data: Path, paths: list[Path]) -> dict[Path, str]:
@@ -226,22 +247,22 @@ def _read_run(data: Path, path: Path, run_id: str, redactor: Redactor | None) ->
         published = redactor.trace_document(doc, counts)
         if counts:
             trace = validate_document(published, path)
-    record = RunRecord(run_id, path, trace, check_trace(trace), unknown_fields(trace),
-                       original=original if counts else None, redactions=dict(sorted(counts.items())))
-    if trace.final_kernel is not None:
-        record.findings = tuple(scan(trace.final_kernel.source, trace.run.backend))
-    _load_profiles(record)
-    return record
+    profiles, attachment_errors = _load_profiles(path, trace)
+    findings = tuple(scan(trace.final_kernel.source, trace.run.backend)) if trace.final_kernel is not None else ()
+    return RunRecord(run_id, path, trace, check_trace(trace), unknown_fields(trace), profiles, attachment_errors,
+                     findings=findings, original=original if counts else None, redactions=dict(sorted(counts.items())))
+
+
+def _placed(record: RunRecord, slug: str, reviews: Reviews | None) -> RunRecord:
+    """`record` with its slug among the collection's runs and the reviewers' word on its kernel."""
+    clearance, problem = reviews.for_run(record.run_id, record.kernel_hash) if reviews is not None else (None, "")
+    return replace(record, slug=slug, clearance=clearance, review_problem=problem)
 
 
 def load_run(data: Path, path: Path, run_id: str, slug: str, reviews: Reviews | None,
              redactor: Redactor | None) -> RunRecord:
     """One run as `collect` reads it (checks, findings, attachments, redaction), with its slug and clearance."""
-    record = _read_run(data, path, run_id, redactor)
-    record.slug = slug
-    if reviews is not None:
-        record.clearance, record.review_problem = reviews.for_run(run_id, record.kernel_hash)
-    return record
+    return _placed(_read_run(data, path, run_id, redactor), slug, reviews)
 
 
 def collect(data: Path, *, redact: bool = True) -> Collection:
@@ -267,20 +288,12 @@ def collect(data: Path, *, redact: bool = True) -> Collection:
             errors.append(CollectError(path, "(internal)", f"reporter failed on this file ({type(exc).__name__}: "
                                        f"{str(exc)[:200]}); the run is skipped. Please report this as a bug."))
     slugs = unique_slugs(r.run_id for r in runs)
-    for r in runs:
-        r.slug = slugs[r.run_id]
     reviews = load_reviews(data)
-    _apply_reviews(runs, reviews)
-    return Collection(runs, errors, reviews, redactor, config_errors)
+    reviews = replace(reviews, errors=(*reviews.errors, *unknown_clearances(reviews, {r.run_id for r in runs})))
+    return Collection([_placed(r, slugs[r.run_id], reviews) for r in runs], errors, reviews, redactor, config_errors)
 
 
 def unknown_clearances(reviews: Reviews, run_ids: set[str]) -> list[CollectError]:
     """A clearance that names no run found is an error in reviews.toml."""
     return [CollectError(reviews.path, f"cleared[{i}].run", f"no run {c.run!r} was found; it clears nothing")
             for i, c in enumerate(reviews.clearances) if c.run not in run_ids]
-
-
-def _apply_reviews(runs: list[RunRecord], reviews: Reviews) -> None:
-    reviews.errors.extend(unknown_clearances(reviews, {r.run_id for r in runs}))
-    for r in runs:
-        r.clearance, r.review_problem = reviews.for_run(r.run_id, r.kernel_hash)

@@ -8,15 +8,20 @@ aborted build.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 from ..errors import CollectError, Problem
 from ..records import ValidationResult
 from ..validate import cache
+from ..validate.schema import checked_graph
 from . import ncu
 from .redact import Redactor
 from .traces import ProfileSet, RunRecord
+
+TIMED_SIDES = ("kernel_timing", "reference_timing", "compile_timing")
 
 
 @dataclass(frozen=True)
@@ -25,15 +30,27 @@ class CachedValidation:
 
     result: ValidationResult
     shown_path: str  # the result file, relative to DATA, as pages name it
-    ncu: dict[str, ProfileSet]  # role -> counters profiled by `reporter validate --ncu`
+    ncu: Mapping[str, ProfileSet]  # role -> counters profiled by `reporter validate --ncu`
     errors: tuple[CollectError, ...] = ()
+    redactions: Mapping[str, int] = field(default_factory=dict)  # secrets redacted from the result's text, by kind
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ncu", MappingProxyType(dict(self.ncu)))
+        object.__setattr__(self, "redactions", MappingProxyType(dict(self.redactions)))
+
+
+def redactions(run: RunRecord, cached: CachedValidation | None) -> dict[str, int]:
+    """Secrets redacted for one run's pages, by kind: from its trace and from its cached result."""
+    counts = Counter(run.redactions)
+    counts.update(cached.redactions if cached is not None else {})
+    return dict(sorted(counts.items()))
 
 
 def load_validation(data: Path, run: RunRecord, problems: list[Problem] | None = None,
                     redactor: Redactor | None = None) -> CachedValidation | None:
     """The cached result for `run`, or None when it has no kernel, no reference or no result yet.
     Unreadable result files go to `problems` (see `cache.lookup`). With a `redactor`, the result's text
-    (log, reason, findings' source lines) is redacted and counted in `run.redactions`."""
+    (log, reason, findings' source lines) is redacted and counted in the result's `redactions`."""
     # The key is the trace as written (`source`): the redacted one would never match a cached result.
     fk, ref = run.source.final_kernel, run.source.reference_source
     if fk is None or ref is None:
@@ -42,10 +59,12 @@ def load_validation(data: Path, run: RunRecord, problems: list[Problem] | None =
     if found is None:
         return None
     result, path = found
+    # Results measured before the worker applied this rule get it here, so no page shows such a figure.
+    result = result.model_copy(update={side: checked_graph(getattr(result, side)) for side in TIMED_SIDES
+                                       if getattr(result, side) is not None})
+    counts: Counter[str] = Counter()
     if redactor is not None:
-        counts = Counter(run.redactions)
         result = redactor.result(result, counts)
-        run.redactions = dict(sorted(counts.items()))
     errors: list[CollectError] = []
     profiles: dict[str, ProfileSet] = {}
     for role, name in sorted(result.ncu_files.items()):
@@ -61,10 +80,10 @@ def load_validation(data: Path, run: RunRecord, problems: list[Problem] | None =
         shown = path.relative_to(data).as_posix()
     except ValueError:
         shown = path.name
-    return CachedValidation(result, shown, profiles, tuple(errors))
+    return CachedValidation(result, shown, profiles, tuple(errors), dict(sorted(counts.items())))
 
 
-def load_validations(data: Path, runs: list[RunRecord], redactor: Redactor | None = None
+def load_validations(data: Path, runs: Sequence[RunRecord], redactor: Redactor | None = None
                      ) -> tuple[dict[str, CachedValidation | None], list[Problem]]:
     """Cached results for every run; a result that cannot be read is a problem naming its file, and the
     run is shown as not re-validated rather than costing the build."""

@@ -21,6 +21,11 @@ class Version:
     def previous(self) -> int:
         return self.number - 1
 
+    @property
+    def has_previous(self) -> bool:
+        """Whether there is an earlier version to diff against (the first has none)."""
+        return self.number > 1
+
 
 def kernel_versions(trace: Trace) -> list[Version]:
     """Distinct `kernel_code` arguments in call order; a resend of the same code adds its result to that version."""

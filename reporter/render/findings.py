@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ..collect.reviews import REVIEWS_FILE
 from ..collect.traces import RunRecord
+from ..vocab import ReviewStatus
 from . import text
 
 
@@ -25,7 +26,7 @@ class FindingRow:
 @dataclass(frozen=True)
 class FindingsView:
     rows: tuple[FindingRow, ...]
-    status: str  # "suspect" | "cleared" | "clean" | "warnings"
+    status: ReviewStatus
     banner: str  # what the status means for this run, in a sentence or two
     kernel_sha256: str
     review_problem: str
@@ -40,14 +41,14 @@ def findings_view(r: RunRecord) -> FindingsView | None:
                             str(f.line) if f.line is not None else text.DASH, f.text, f.message) for f in r.findings)
     errors = sum(1 for f in r.findings if f.severity == "error")
     if r.suspect:
-        status = "suspect"
+        status = ReviewStatus.SUSPECT
         banner = (f"Suspect: {errors} error-level finding{'s' if errors != 1 else ''} below. This run is left out of "
                   f"fast_p and the geomean until a reviewer clears this exact kernel in {REVIEWS_FILE} beside the data.")
     elif r.clearance is not None and errors:
         c = r.clearance
-        status = "cleared"
+        status = ReviewStatus.CLEARED
         banner = f"Cleared by {c.reviewer}: {c.note} (recorded in {REVIEWS_FILE} for this kernel's sha256)."
     else:
-        status = "warnings" if rows else "clean"
+        status = ReviewStatus.WARNINGS if rows else ReviewStatus.CLEAN
         banner = "Only warnings: worth a look, they do not change the verdict." if rows else "No known cheat pattern found."
     return FindingsView(rows, status, banner, sha, r.review_problem)

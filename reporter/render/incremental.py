@@ -100,8 +100,10 @@ def _digest_job(item: tuple[str, str, str]) -> dict[str, Any]:
     if trace_sig is not None:
         inputs[rel] = trace_sig
     problems = [e.problem("attachment") for e in r.attachment_errors]
-    d = pagemaker.digest(r, _lookup(data, r, problems))
-    d["path"], d["redactions"] = rel, dict(r.redactions)
+    from ..collect.validation import redactions
+    cached = _lookup(data, r, problems)
+    d = pagemaker.digest(r, cached)
+    d["path"], d["redactions"] = rel, redactions(r, cached)
     d["problems"] = [[p.path, p.field, p.message, p.kind] for p in problems]
     return {"digest": d, "inputs": inputs, "folders": folders}
 

@@ -13,10 +13,9 @@ from ..collect.validation import CachedValidation
 from ..records import DEFAULT_PRECISION, RecordedMetrics, ValidationResult
 from ..units import UNIT_LABEL
 from ..validate.schema import Basis, LaunchStats, TimingFigures, Verdict
+from ..vocab import RevalidationState
 from . import text
 from .timing_view import TimingView, timing_view
-
-STATES = ("measured", "not_validated", "no_kernel")
 
 
 @dataclass(frozen=True)
@@ -48,7 +47,7 @@ class TrialRow:
 class ValidationView:
     """What the run page shows of a re-validation, or why there is none."""
 
-    state: str  # one of STATES
+    state: RevalidationState
     result: ValidationResult | None = None
     where: str = ""
     comparisons: tuple[ComparisonRow, ...] = ()
@@ -154,15 +153,15 @@ def _tolerance_note(res: ValidationResult, recorded: str | None) -> str:
 def validation_view(has_kernel: bool, cached: CachedValidation | None, m: RecordedMetrics,
                     recorded_verdict: str | None, precision: str | None, recorded_gpu: str | None = None) -> ValidationView:
     if not has_kernel:
-        return ValidationView("no_kernel")
+        return ValidationView(RevalidationState.NO_KERNEL)
     if cached is None:
-        return ValidationView("not_validated")
+        return ValidationView(RevalidationState.NOT_VALIDATED)
     res = cached.result
     env = res.environment
     where = (f"{env.gpu or 'unknown GPU'} · torch {env.torch or '?'} · CUDA {env.cuda or '?'} · driver {env.driver or '?'}"
              f" · measured {res.measured_at or 'at an unknown time'} · {cached.shown_path}")
     return ValidationView(
-        "measured", res, where, comparisons(m, recorded_verdict, res, recorded_gpu), timing_view(res, recorded_gpu),
+        RevalidationState.MEASURED, res, where, comparisons(m, recorded_verdict, res, recorded_gpu), timing_view(res, recorded_gpu),
         _launch_rows(res),
         _trial_rows(res), _tolerance_note(res, precision), checks.verdict_flip(recorded_verdict, res.verdict),
         tuple(str(e) for e in cached.errors))

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..collect.traces import ProfileSet, RunRecord
 from ..collect.validation import CachedValidation
+from ..vocab import RevalidationState, Source
 from . import charts, text
 from .counters import CountersView, counters_view
 from .evolution import kernel_versions
@@ -62,7 +63,7 @@ def _summary_rows(r: RunRecord, s: RunSummary) -> tuple[Row, ...]:
             else f"{text.DASH} (not recorded)"),
         Row("benchmark", run.benchmark or text.DASH),
         Row(f"runtime ({s.verdict_source})", s.runtime, s.runtime_flag),
-        Row("ref runtime", s.ref_runtime, flags.get("timing.ref_runtime") if s.verdict_source == "recorded" else None),
+        Row("ref runtime", s.ref_runtime, flags.get("timing.ref_runtime") if s.verdict_source == Source.RECORDED else None),
         Row("speedup", s.speedup),
         Row("started", run.started_at or text.DASH),
     )
@@ -96,12 +97,13 @@ def run_page(r: RunRecord, cached: CachedValidation | None, urls: Urls, prev: st
         "problem": run.problem_file or run.title or r.run_id, "problem_href": urls.problem(pkey) if pkey else None,
         "sections": recorded_sections((trace.metrics.timing, trace.metrics.precision, trace.metrics.memory,
                                        trace.metrics.launches, trace.metrics.nsight), flags),
-        "recorded_badge": "compare with re-validation above" if v.state == "measured" else "not re-measured",
+        "recorded_badge": "compare with re-validation above" if v.state is RevalidationState.MEASURED else "not re-measured",
         "v": v, "findings": findings_view(r), "counters": counters, "figures": _figures(r, counters), "prev": prev, "next": nxt,
         "kernel_lines": text.num(fk.source.count("\n") + (0 if fk.source.endswith("\n") else 1)) if fk else "0",
         "kernel_chars": text.num(len(fk.source)) if fk else "0",
         "kernel_file": urls.download(r.run_id, "kernel").removeprefix("runs/"),
         "reference_file": urls.download(r.run_id, "reference").removeprefix("runs/"),
-        "validate_cmd": f"reporter validate DATA --run {r.run_id}", "versions": kernel_versions(trace),
+        "validate_cmd": f"reporter validate DATA --run {r.run_id}", "versions": (versions := kernel_versions(trace)),
+        "show_evolution": len(versions) > 1,  # one kernel has no evolution to show
         "metadata": sorted(trace.harness_metadata.items()),
     })

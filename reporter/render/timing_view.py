@@ -17,7 +17,7 @@ from ..checks import (
     tolerance_note,
 )
 from ..records import MachineState, ValidationResult
-from ..validate.schema import BASIS_LABEL, Basis, BasisStats, StopReason, TimingFigures
+from ..validate.schema import BASIS_LABEL, Basis, BasisStats, StopReason, TimingFigures, Verdict
 from . import text
 
 DEFAULT_BASIS = Basis.DEVICE  # the headline and leaderboards: the basis that repeats
@@ -119,7 +119,7 @@ def timing_view(res: ValidationResult, recorded_gpu: str | None) -> TimingView:
                        ("reference (torch.compile)", res.compile_timing)):
         if figs is not None:
             rows += _rows(side, figs, res.settings.ci_target_pct)
-    correct = res.verdict == "correct"
+    correct = res.verdict == Verdict.CORRECT
     speedups = [(BASIS_LABEL[b], text.speedup(res.speedup_on(b)) if correct else "kernel incorrect",
                  "headline" if b is DEFAULT_BASIS else "") for b in Basis]
     s = res.settings

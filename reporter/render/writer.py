@@ -27,6 +27,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from .. import __version__
 from ..errors import SiteError
 from ..publish.pages import MARKER, marker_text  # MARKER: in every finished build, this folder is ours to replace
+from ..vocab import RevalidationState, ReviewStatus, RunVerdict, Source
 from . import text
 from .assets import asset_dir
 from .runpage import Page
@@ -89,6 +90,8 @@ def template_env() -> Environment:
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters.update(num=text.num, ms=text.ms, speedup=text.speedup, markdown=text.markdown, plain=text.plain,
                        prose=text.prose, code=text.code, json_args=text.json_args)
+    # The vocabulary, so a template compares with `State.NO_KERNEL`, never a string spelled a second time.
+    env.globals.update(State=RevalidationState, Review=ReviewStatus, Verdict=RunVerdict, Source=Source)
     return env
 
 

@@ -12,6 +12,7 @@ import hashlib
 import json
 import logging
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -82,7 +83,7 @@ def entry_dir(data: Path, key: str) -> Path:
     return data / CACHE_DIR / key
 
 
-def store(data: Path, key: str, result: ValidationResult, extra_files: dict[str, Path] | None = None) -> Path:
+def store(data: Path, key: str, result: ValidationResult, extra_files: Mapping[str, Path] | None = None) -> Path:
     folder = entry_dir(data, key)
     folder.mkdir(parents=True, exist_ok=True)
     ek = env_key(result.environment, result.settings)

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,20 +34,23 @@ if TYPE_CHECKING:
 RESULT_FIELDS = tuple(f.name for f in dataclasses.fields(WorkerResult))
 
 
-@dataclass
+@dataclass(frozen=True)
 class Item:
-    """One kernel to validate; `job` is what the worker reads (trace content stays data here)."""
+    """One kernel to validate; `job` is what the worker reads (trace content stays data here).
+
+    `job` stays a plain dict (read-only to the type checker): it is pickled to Ray tasks and written as the
+    worker's JSON, which a read-only view cannot be; the steps copy it before adding to it."""
     run_id: str
     key: str
     build_key: str
-    job: dict[str, Any]
+    job: Mapping[str, Any]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Outcome:
     """What an executor reports for one item; times in seconds, `*_at` since the run started."""
     item: Item
-    out: dict[str, Any]
+    out: Mapping[str, Any]
     compile_s: float = 0.0
     compile_cpu_s: float = 0.0
     queue_s: float = 0.0
@@ -56,10 +59,10 @@ class Outcome:
     finished_at: float = 0.0
     build: str = ""
     worker: str = ""
-    ncu_files: dict[str, Path] = field(default_factory=dict)
+    ncu_files: Mapping[str, Path] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunStats:
     """The whole run, for the benchmark and the progress line."""
     wall_s: float = 0.0
@@ -67,8 +70,9 @@ class RunStats:
     check_workers: int = 0
     paused_s: float = 0.0
     timing_windows: int = 0
-    outcomes: list[Outcome] = field(default_factory=list)
-    stored_at: dict[str, float] = field(default_factory=dict)
+    retried_alone: tuple[str, ...] = ()  # checks run again alone after running out of GPU memory beside others
+    outcomes: tuple[Outcome, ...] = ()
+    stored_at: Mapping[str, float] = field(default_factory=dict)  # run id -> seconds after the start when stored
 
 
 def toolchain(env: Environment) -> dict[str, str | None]:
@@ -102,7 +106,7 @@ def make_items(todo: list[tuple[RunRecord, str]], settings: ValidationSettings, 
     for run, key in todo:
         fk, ref = run.source.final_kernel, run.source.reference_source
         assert fk is not None and ref is not None
-        job = {"reference": ref, "kernel": fk.source, "settings": settings.model_dump(mode="json"), "device": device,
+        job: dict[str, Any] = {"reference": ref, "kernel": fk.source, "settings": settings.model_dump(mode="json"), "device": device,
                "precision": run.source.run.precision or DEFAULT_PRECISION}
         items.append(Item(run.run_id, key, buildcache.build_key(fk.source, tools), job))
     # Built kernels first: they reach the GPU at once while the first compiles are still running.
@@ -137,7 +141,8 @@ class Recorder:
         self.lock = threading.Lock()
         self.machine: MachineState | None = None
         self.results: dict[str, tuple[ValidationResult, bool]] = {}
-        self.stats = RunStats()
+        self.outcomes: list[Outcome] = []
+        self.stored_at: dict[str, float] = {}
         self.t0 = time.monotonic()
 
     def __call__(self, outcome: Outcome) -> None:
@@ -149,8 +154,8 @@ class Recorder:
         with self.lock:
             cache.store(self.data, outcome.item.key, result, outcome.ncu_files)
             self.results[outcome.item.run_id] = (result, False)
-            self.stats.outcomes.append(outcome)
-            self.stats.stored_at[outcome.item.run_id] = time.monotonic() - self.t0
+            self.outcomes.append(outcome)
+            self.stored_at[outcome.item.run_id] = time.monotonic() - self.t0
             n = len(self.results)
         if self.progress and run.source.run.precision is None:
             print(f"[{n}/{self.total}] {outcome.item.run_id}: the trace records no precision; checked at "

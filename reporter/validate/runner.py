@@ -8,11 +8,14 @@ executor: `executors/local.py` (this machine's cores and GPUs) or `executors/ray
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import platform
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ..errors import Problem
@@ -90,7 +93,7 @@ def local_gpus() -> list[str]:
     return [str(i) for i in range(torch.cuda.device_count())]
 
 
-def validate_runs(data: Path, runs: list[RunRecord], settings: ValidationSettings, *, ncu: bool = False,
+def validate_runs(data: Path, runs: Sequence[RunRecord], settings: ValidationSettings, *, ncu: bool = False,
                   force: bool = False, progress: bool = False, jobs: int | None = None, device: str | None = None,
                   executor: str = "local", address: str | None = None, gate: bool = True, checks_per_gpu: int = 4,
                   stats: list[RunStats] | None = None) -> dict[str, tuple[ValidationResult, bool]]:
@@ -134,7 +137,7 @@ def validate_runs(data: Path, runs: list[RunRecord], settings: ValidationSetting
         gpus = local_gpus() if device == "cuda" else []
         run_stats = LocalExecutor(gpus, compile_jobs, root, toolchain_env, settings.timeout_s, gate, ncu,
                                   checks_per_gpu).run(items, recorder)
-    run_stats.outcomes, run_stats.stored_at = recorder.stats.outcomes, recorder.stats.stored_at
+    run_stats = dataclasses.replace(run_stats, outcomes=tuple(recorder.outcomes), stored_at=MappingProxyType(recorder.stored_at))
     if stats is not None:
         stats.append(run_stats)
     results.update(recorder.results)

@@ -8,7 +8,7 @@ anything outside the standard library.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 
@@ -74,13 +74,33 @@ class TimingFigures:
         return {Basis.DEVICE: self.device, Basis.GRAPH: self.graph, Basis.WALL: self.wall}[basis]
 
 
+# A graph replays the call's kernels back to back, so its time cannot fall far below their summed
+# device time; when it does, the graph left work out (a kernel launched outside the capturing stream).
+GRAPH_BELOW_DEVICE = 0.8
+
+
+def doubtful_graph(fig: TimingFigures) -> str | None:
+    """Why a graph figure cannot be the call's time, or None when it can."""
+    if fig.graph is None or fig.device is None or fig.graph.median_ms >= GRAPH_BELOW_DEVICE * fig.device.median_ms:
+        return None
+    return (f"not used: the graph replayed in {fig.graph.median_ms * 1e3:.3g} µs, below the {fig.device.median_ms * 1e3:.3g} µs "
+            "its kernels take one after another on the device, so the graph leaves work out (e.g. a kernel launched "
+            "on the legacy default stream) or overlaps kernels on several streams")
+
+
+def checked_graph(fig: TimingFigures) -> TimingFigures:
+    """`fig` without a graph figure that cannot be the call's time; the note says what it was and why."""
+    why = doubtful_graph(fig)
+    return fig if why is None else replace(fig, graph=None, graph_note=why)
+
+
 @dataclass(frozen=True)
 class LaunchStats:
     launches: int
     cuda_time_us: float
     memcpy: int = 0
     memset: int = 0
-    kernel_names: list[str] = field(default_factory=list)
+    kernel_names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -89,7 +109,7 @@ class TrialResult:
     seed: int
     jittered: bool
     passed: bool | None  # None: skipped (the reference itself fails at these shapes)
-    input_shapes: list[str] = field(default_factory=list)
+    input_shapes: tuple[str, ...] = ()
     max_abs_error: float | None = None
     max_rel_error: float | None = None
     problem: str | None = None  # why it failed: shape mismatch, NaN, mutated inputs, ...

@@ -9,7 +9,7 @@ worker from a warm `ForkServer`. Standard library only (Ray GPU workers import t
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from .schema import Verdict
 BUILD_VARS = ("TORCH_EXTENSION_SKIP_NVCC_GEN_DEPENDENCIES",)
 
 
-def _attempt(server: ForkServer, mode: str, job: dict[str, Any], job_dir: Path, timeout_s: float,
+def _attempt(server: ForkServer, mode: str, job: Mapping[str, Any], job_dir: Path, timeout_s: float,
              env: dict[str, str | None], on_start: Callable[[int], None] | None,
              on_end: Callable[[int], None] | None) -> dict[str, Any]:
     """One forked child; `on_start`/`on_end` get its pid (a guard registers it for the timing gate)."""
@@ -40,7 +40,7 @@ def _attempt(server: ForkServer, mode: str, job: dict[str, Any], job_dir: Path, 
             on_end(pid)
 
 
-def build(server: ForkServer, job: dict[str, Any], root: Path, key: str, job_dir: Path, timeout_s: float,
+def build(server: ForkServer, job: Mapping[str, Any], root: Path, key: str, job_dir: Path, timeout_s: float,
           toolchain_env: dict[str, str | None], accelerate: bool = True,
           on_start: Callable[[int], None] | None = None, on_end: Callable[[int], None] | None = None) -> dict[str, Any]:
     """The compile step's worker output plus `build` ("cached", "accelerated", "plain", "plain-retry"),
@@ -71,7 +71,7 @@ def build(server: ForkServer, job: dict[str, Any], root: Path, key: str, job_dir
         return out
 
 
-def check(server: ForkServer, job: dict[str, Any], root: Path, key: str, build_env: dict[str, str | None],
+def check(server: ForkServer, job: Mapping[str, Any], root: Path, key: str, build_env: dict[str, str | None],
           job_dir: Path, timeout_s: float, gate_dir: str | None, on_start: Callable[[int], None] | None = None,
           on_end: Callable[[int], None] | None = None, threads: int | None = None) -> dict[str, Any]:
     """Correctness and timing of a built kernel, in one forked child (`threads`: its torch CPU threads)."""

@@ -15,7 +15,7 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +72,7 @@ def _guard() -> CompileGuard:
         return _GUARD[0]
 
 
-def compile_task(job: dict[str, Any], key: str, timeout_s: float, toolchain_env: dict[str, str | None],
+def compile_task(job: Mapping[str, Any], key: str, timeout_s: float, toolchain_env: dict[str, str | None],
                  gate: bool) -> tuple[dict[str, Any], bytes]:
     """On a CPU worker: (the build step's output, the built folder as an archive or b"")."""
     root = buildcache.default_root()
@@ -83,7 +83,7 @@ def compile_task(job: dict[str, Any], key: str, timeout_s: float, toolchain_env:
     return comp, buildcache.pack(root, key) if comp["verdict"] == Verdict.CORRECT else b""
 
 
-def check_task(job: dict[str, Any], key: str, build_env: dict[str, str | None], archive: bytes, timeout_s: float,
+def check_task(job: Mapping[str, Any], key: str, build_env: dict[str, str | None], archive: bytes, timeout_s: float,
                gate: bool) -> dict[str, Any]:
     """On a GPU worker: unpack the build unless this node has it, then check in a forked child."""
     root = buildcache.default_root()

@@ -1,0 +1,60 @@
+"""The words the stages hand each other, each vocabulary one `StrEnum` and each word spelled once.
+
+Standard library only (like `validate.schema`, whose `Verdict` the re-validation writes): the worker, the
+records, the tables and the templates can all import it. A `StrEnum` member equals its string, so JSON,
+pandas columns and CSS classes built from these read exactly as before.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from .validate.schema import Verdict
+
+
+class RunVerdict(StrEnum):
+    """A run's verdict as the site shows it: a harness's recorded verdict or our re-validation's, plus
+    the words for runs that have neither. A trace may record any other word; it is shown as written."""
+
+    CORRECT = Verdict.CORRECT.value
+    INCORRECT = Verdict.INCORRECT.value
+    COMPILE_ERROR = Verdict.COMPILE_ERROR.value
+    RUNTIME_ERROR = Verdict.RUNTIME_ERROR.value
+    TIMEOUT = Verdict.TIMEOUT.value
+    CRASHED = Verdict.CRASHED.value
+    NOT_EVALUATED = "not_evaluated"  # the harness ran no evaluation (KernelBench: no eval entry)
+    NO_SUBMISSION = "no_submission"  # the agent submitted no kernel
+    PARTIAL = "partial"  # a partial trace (e.g. a reasoning dump): nothing to judge
+    UNKNOWN = "unknown"  # no verdict recorded
+    SUSPECT = "suspect"  # an error-level static cheat finding no reviewer cleared
+
+
+# Verdicts that say nothing about whether the kernel compiled (or worked).
+UNJUDGED = (RunVerdict.UNKNOWN, RunVerdict.NOT_EVALUATED, RunVerdict.PARTIAL, RunVerdict.NO_SUBMISSION)
+# Verdicts of a kernel that compiled and then failed while running.
+RUNTIME_FAILURES = (RunVerdict.RUNTIME_ERROR, RunVerdict.TIMEOUT, RunVerdict.CRASHED)
+
+
+class Source(StrEnum):
+    """Where a run's verdict or speedup came from."""
+
+    RE_VALIDATED = "re-validated"  # measured by us (reporter validate)
+    RECORDED = "recorded"  # as the harness recorded it
+    PARTIAL = RunVerdict.PARTIAL.value  # a partial trace: neither
+
+
+class RevalidationState(StrEnum):
+    """What a run page can say of a re-validation."""
+
+    MEASURED = "measured"  # a cached result exists
+    NOT_VALIDATED = Verdict.NOT_VALIDATED.value  # a kernel, but no result yet
+    NO_KERNEL = "no_kernel"  # nothing was submitted, so nothing can be re-validated
+
+
+class ReviewStatus(StrEnum):
+    """What the static cheat scan and the reviewers say of a run's kernel."""
+
+    SUSPECT = RunVerdict.SUSPECT.value  # error-level findings, not cleared
+    CLEARED = "cleared"  # error-level findings, cleared by a reviewer for this exact kernel
+    WARNINGS = "warnings"  # warn-level findings only
+    CLEAN = "clean"  # no findings
