@@ -31,7 +31,7 @@ TARGET = 0.85
 SELECTION: dict[str, list[str]] = {
     "reporter/checks.py": ["*"],
     "reporter/validate/cheats.py": ["*"],
-    "reporter/render/leaderboard.py": ["*"],
+    "reporter/aggregates.py": ["*"],
     "reporter/validate/worker.py": ["x_compare", "x__trial", "x__jittered_trials", "x_run_check", "x__conclude",
                                     "x_main"],
 }
@@ -43,7 +43,6 @@ ONLY_OUTSIDE = EQUIVALENT + "only values outside 0–100 reach this line, so 100
 SAME_FIELD = EQUIVALENT + ("a figure that is not usable is flagged impossible on its own field, and check_trace "
                            "drops every other flag on that field")
 FAR_OFF = EQUIVALENT + "this branch only sees ratio < 0.01 or > 100, where < 1, <= 1 and < 2 agree"
-NO_EMPTY_ROW = EQUIVALENT + "a row exists only for a model with an attempted problem, so the denominator is never 0"
 CPU_PATH = ("CPU path: on a CPU there is nothing to synchronise, move or poison; this differs only on a CUDA "
             "device, which only the GPU tests (tests/test_gpu.py) exercise")
 PROFILE = "CPU path: profile mode needs CUDA (an NVTX range for ncu); only the GPU tests run it"
@@ -63,12 +62,6 @@ JUSTIFIED: list[tuple[str, str, str]] = [
     ("x_compare_runtime", "ratio < 2 else", FAR_OFF),
     ("x_bottleneck_label", '"compute-bound" if sm_pct >= mem_pct else "memory-bound"',
      EQUIVALENT + "equal utilisations differ by 0 < 10 and never reach this line"),
-    ("x__rank", "is not None else 1.0)", EQUIVALENT + "every run that does not count gets the same constant, and "
-                                                     "`counts` comes first in the tuple"),
-    ("x_leaderboard", "max(1, r.fast[2.0][1])", EQUIVALENT + "every fast_p of a row has the same denominator"),
-    ("x_leaderboard_rows", "if (d) or True else", NO_EMPTY_ROW),
-    ("x_leaderboard_rows", 'if d else "XX0XX"', NO_EMPTY_ROW),
-    ("x_leaderboard_rows", "if d else 1.0", NO_EMPTY_ROW),
     ("x__trial", "jittered, None)", CPU_PATH),
     ("x__trial", "_sync(None)", CPU_PATH),
     ("x_run_check", "_sync(None)", CPU_PATH),

@@ -29,9 +29,13 @@ sys.path.insert(0, str(ROOT))
 
 from reporter.collect import collect
 from reporter.collect.ncu import parse_ncu_raw
+from reporter.collect.traces import RunRecord
 from reporter.records import ValidationResult, ValidationSettings
-from reporter.validate import cached_lookup, gpu_available, validate_runs
+from reporter.validate import buildcache, cached_lookup, gpu_available, validate_runs
 from reporter.validate.cache import content_key
+from reporter.validate.pipeline import make_items, toolchain
+from reporter.validate.profiling import profile_durations
+from reporter.validate.runner import environment
 from reporter.validate.schema import Basis
 
 SIDES = (("kernel", "kernel_timing"), ("reference", "reference_timing"))
@@ -48,24 +52,57 @@ def validate(data: Path, ncu: bool = False) -> dict[str, ValidationResult]:
     return {run_id: res for run_id, (res, _) in sorted(done.items())}
 
 
-def fidelity(data: Path, results: dict[str, ValidationResult]) -> None:
+def _ncu_sum_us(csv: Path | None) -> float | None:
+    if csv is None:
+        return None
+    total = sum(k.base("gpu__time_duration.sum") or 0.0 for k in parse_ncu_raw(csv))
+    return total * 1e6 if total else None
+
+
+def ncu_durations(data: Path, runs: list[RunRecord], work: Path) -> dict[tuple[str, str, str], float | None]:
+    """(run id, side, cache control) -> Σ gpu__time_duration.sum in µs, from a duration-only ncu pass."""
+    env = environment()
+    root = buildcache.default_root()
+    todo = [(r, content_key(r.source.final_kernel.source, r.source.reference_source or ""))
+            for r in runs if r.source.final_kernel is not None]
+    out: dict[tuple[str, str, str], float | None] = {}
+    for item in make_items(todo, ValidationSettings(), "cuda", toolchain(env), root):
+        marker = buildcache.built(root, item.build_key)
+        if marker is None:
+            continue
+        for cc in ("all", "none"):
+            files = profile_durations(item.job, root, item.build_key, marker["env"], work / item.key, 120, cc)
+            for side, _ in SIDES:
+                out[(item.run_id, side, cc)] = _ncu_sum_us(files.get(side))
+    return out
+
+
+def fidelity(data: Path, results: dict[str, ValidationResult], work: Path) -> None:
+    """Device time against three ncu readings of the same call: the site's full profile (caches flushed
+    before every kernel, several replay passes), a duration-only pass with caches flushed before every
+    kernel, and one that leaves the caches as the previous kernel left them (as in the eager call)."""
+    runs = [r for r in collect(data).runs if r.run_id in results]
+    warm = ncu_durations(data, runs, work / "ncu-durations")
     print(f"\nfidelity: device time vs ncu's Σ gpu__time_duration.sum for the same call ({data.name})")
-    print(f"{'run':<24} {'side':<10} {'device µs':>10} {'ncu µs':>10} {'ratio':>7}")
-    for run in collect(data).runs:
-        found = cached_lookup(data, run) if run.run_id in results else None
+    print("  profile = the site's ncu profile (--cache-control all, all sections); cold = duration only,")
+    print("  --cache-control all; warm = duration only, --cache-control none (L2 flushed once before the call)")
+    print(f"{'run':<30} {'side':<10} {'device µs':>10} {'profile':>9} {'ratio':>6} {'cold':>9} {'ratio':>6} "
+          f"{'warm':>9} {'ratio':>6}")
+    for run in runs:
+        found = cached_lookup(data, run)
         if found is None:
             continue
         res, path = found
         for side, attr in SIDES:
             figs = getattr(res, attr)
-            dev = figs.device if figs else None
-            csv = path.parent / res.ncu_files[side] if side in res.ncu_files else None
-            if dev is None or csv is None:
-                print(f"{run.run_id:<24} {side:<10} {'—':>10} {'—':>10} {'—':>7}  ({res.verdict}; no device time or no ncu CSV)")
+            dev = figs.device.median_ms * 1e3 if figs and figs.device else None
+            cols = [_ncu_sum_us(path.parent / res.ncu_files[side] if side in res.ncu_files else None),
+                    warm.get((run.run_id, side, "all")), warm.get((run.run_id, side, "none"))]
+            if dev is None:
+                print(f"{run.run_id:<30} {side:<10} {'—':>10}  ({res.verdict}; no device time)")
                 continue
-            ncu_s = sum(k.base("gpu__time_duration.sum") or 0.0 for k in parse_ncu_raw(csv))
-            ratio = dev.median_ms * 1e3 / (ncu_s * 1e6) if ncu_s else float("nan")
-            print(f"{run.run_id:<24} {side:<10} {dev.median_ms * 1e3:>10.2f} {ncu_s * 1e6:>10.2f} {ratio:>7.3f}")
+            shown = " ".join(f"{c:>9.2f} {dev / c:>6.3f}" if c else f"{'—':>9} {'—':>6}" for c in cols)
+            print(f"{run.run_id:<30} {side:<10} {dev:>10.2f} {shown}")
 
 
 def spread(values: list[float]) -> str:
@@ -106,7 +143,7 @@ def revalidate(datas: list[Path], work: Path, out: Path | None) -> dict[str, Val
     for i, data in enumerate(datas):
         copy_data(data, combined / str(i))
     results = validate(combined, ncu=True)
-    fidelity(combined, results)
+    fidelity(combined, results, work)
     for run in collect(combined).runs:
         fk, ref = run.source.final_kernel, run.source.reference_source  # the cache keys the unredacted trace
         if out is not None and fk is not None and ref is not None and run.run_id in results:

@@ -12,6 +12,10 @@ a notebook never disagree. Rules, once:
 - The geometric mean covers correct runs with a known speedup; its `geomean_n` says how many.
 - `speedup` is our re-validation's where one exists, else the recorded one (`speedup_source`).
   `revalidated_only=True` keeps only re-validated runs and their own verdicts and speedups.
+- `basis` picks the timing basis (device, graph or wall; default device, the one that repeats). A
+  re-validated run takes kernel_ms, ref_ms and speedup on that basis; where it has no figure there (a
+  call that was not capturable as a CUDA graph) its speedup is unknown: correct but never "slower", never
+  counting. A run we did not re-validate keeps its recorded figures, whatever the basis.
 - A run counts towards fast_p and the geomean when it is correct, not excluded and has a real speedup
   (finite, above 0). `exclude` names a boolean column, by default `suspect` (an error-level static cheat
   finding no reviewer cleared): those runs stay attempted (in the denominator) but never count.
@@ -25,12 +29,15 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from .validate.schema import Basis
+
 FAST_P: tuple[float, ...] = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)
 LEADERBOARD_KEYS: tuple[str, ...] = ("benchmark", "level", "configuration")
 PROBLEM_KEYS: tuple[str, ...] = ("benchmark", "level", "problem_id", "problem")
 UNKNOWN = "unknown"
 
 DEFAULT_EXCLUDE = "suspect"
+DEFAULT_BASIS = Basis.DEVICE
 
 # Grid states, in the order of the legend.
 STATES: dict[str, str] = {
@@ -60,9 +67,22 @@ def comparable(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def scoped(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | None = DEFAULT_EXCLUDE) -> pd.DataFrame:
-    """`comparable` runs (optionally re-validated ones only) with `excluded` and `counts` columns added."""
-    out = comparable(frame)
+def on_basis(frame: pd.DataFrame, basis: Basis | str = DEFAULT_BASIS) -> pd.DataFrame:
+    """The runs with kernel_ms, ref_ms and speedup taken on one timing basis (a `basis` column says which).
+
+    Re-validated runs (`speedup_source` "re-validated") take that basis's figures, unknown where they have
+    none; the others keep their recorded figures and source."""
+    b = Basis(basis)
+    measured = frame["speedup_source"].eq("re-validated").fillna(False).astype(bool)
+    picked = {col: frame[f"{src}_{b.value}{unit}"].where(measured, frame[col])
+              for col, src, unit in (("kernel_ms", "kernel", "_ms"), ("ref_ms", "ref", "_ms"), ("speedup", "speedup", ""))}
+    return frame.assign(basis=b.value, **picked)
+
+
+def scoped(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | None = DEFAULT_EXCLUDE,
+           basis: Basis | str = DEFAULT_BASIS) -> pd.DataFrame:
+    """`comparable` runs on one basis (optionally re-validated ones only) with `excluded` and `counts` added."""
+    out = on_basis(comparable(frame), basis)
     if revalidated_only:
         out = out.loc[out["revalidated_correct"].notna()].copy()
         out["correct"] = out["revalidated_correct"].astype(bool)
@@ -85,9 +105,10 @@ def best_per_problem(frame: pd.DataFrame, by: Sequence[str] = LEADERBOARD_KEYS) 
 
 
 def leaderboard(frame: pd.DataFrame, by: Sequence[str] = LEADERBOARD_KEYS, fast_ps: Sequence[float] = FAST_P,
-                revalidated_only: bool = False, exclude: str | None = DEFAULT_EXCLUDE) -> pd.DataFrame:
+                revalidated_only: bool = False, exclude: str | None = DEFAULT_EXCLUDE,
+                basis: Basis | str = DEFAULT_BASIS) -> pd.DataFrame:
     """A row per group × model: denominators, counts, fast_p (share and numerator) and the geometric mean."""
-    runs = scoped(frame, revalidated_only, exclude)
+    runs = scoped(frame, revalidated_only, exclude, basis)
     keys = [*by, "model"]
     best = best_per_problem(runs, by)
     counts = best["counts"]
@@ -140,25 +161,28 @@ def states(frame: pd.DataFrame) -> pd.Series:
     return pd.Series(picked, index=frame.index, name="state", dtype="string")
 
 
-def grid(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | None = DEFAULT_EXCLUDE) -> pd.DataFrame:
+def grid(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | None = DEFAULT_EXCLUDE,
+         basis: Basis | str = DEFAULT_BASIS) -> pd.DataFrame:
     """Every comparable run with its grid state, ordered by problem, then model, then run id."""
-    runs = scoped(frame, revalidated_only, exclude)
+    runs = scoped(frame, revalidated_only, exclude, basis)
     runs = runs.assign(state=states(runs))
     return runs.sort_values([*PROBLEM_KEYS, "model", "run_id"], kind="stable").reset_index(drop=True)
 
 
 def grid_table(frame: pd.DataFrame, value: str = "speedup", revalidated_only: bool = False,
-               exclude: str | None = DEFAULT_EXCLUDE) -> pd.DataFrame:
+               exclude: str | None = DEFAULT_EXCLUDE, basis: Basis | str = DEFAULT_BASIS) -> pd.DataFrame:
     """Problem × model, one cell per model's best run of the problem (`value`: speedup, state, ...)."""
-    best = best_per_problem(grid(frame, revalidated_only, exclude), ())
+    best = best_per_problem(grid(frame, revalidated_only, exclude, basis), ())
     return best.pivot(index=list(PROBLEM_KEYS), columns="model", values=value)
 
 
-def problems(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | None = DEFAULT_EXCLUDE) -> pd.DataFrame:
-    """Per-problem comparison: runs, models, correct runs, re-validated runs, best correct speedup."""
-    runs = scoped(frame, revalidated_only, exclude)
+def problems(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | None = DEFAULT_EXCLUDE,
+             basis: Basis | str = DEFAULT_BASIS, by: Sequence[str] = PROBLEM_KEYS) -> pd.DataFrame:
+    """Per-problem comparison: runs, models, correct runs, re-validated runs, best correct speedup.
+    `by` names a problem (the site's problem pages leave out the benchmark: level, problem id and file)."""
+    runs = scoped(frame, revalidated_only, exclude, basis)
     runs = runs.assign(_correct_speed=runs["speedup"].where(runs["counts"]))
-    out = runs.groupby(list(PROBLEM_KEYS), dropna=False).agg(
+    out = runs.groupby(list(by), dropna=False).agg(
         runs=("run_id", "size"), models=("model", "nunique"), correct=("correct", "sum"),
         revalidated=("revalidated_correct", "count"), best_speedup=("_correct_speed", "max"))
     return out.reset_index().astype({"runs": "int64", "models": "int64", "correct": "int64", "revalidated": "int64"})

@@ -87,10 +87,18 @@
     var switches = document.querySelectorAll('[data-basis-switch]');
     if (!switches.length) return;
     var show = function (basis) {
-      document.querySelectorAll('[data-basis]').forEach(function (el) { el.hidden = el.getAttribute('data-basis') !== basis; });
+      document.querySelectorAll('[data-basis]').forEach(function (el) {
+        el.hidden = el.getAttribute('data-basis') !== basis;
+        // a chart drawn while hidden has no size: fit it to its box now that it shows
+        if (!el.hidden && window.Plotly) el.querySelectorAll('.js-plotly-plot').forEach(function (c) { window.Plotly.Plots.resize(c); });
+      });
       switches.forEach(function (a) {
         if (a.getAttribute('data-basis-switch') === basis) a.setAttribute('aria-current', 'true');
         else a.removeAttribute('aria-current');
+      });
+      // links to the same view of another page (re-validated only, per level) carry the choice along
+      document.querySelectorAll('a[data-keep-basis]').forEach(function (a) {
+        a.setAttribute('href', a.getAttribute('href').split('#')[0] + '#basis=' + basis);
       });
     };
     switches.forEach(function (a) {
@@ -116,5 +124,5 @@
     });
   }
 
-  document.addEventListener('DOMContentLoaded', function () { drawCharts(); setupTables(); setupBasis(); setupKeys(); });
+  document.addEventListener('DOMContentLoaded', function () { setupBasis(); drawCharts(); setupTables(); setupKeys(); });
 })();

@@ -21,7 +21,9 @@ def run(model: str, pid: int, correct: bool | None, speedup: float | None, *, re
             "correct": bool(reval if reval is not None else correct), "verdict": verdict,
             "compiled": None if verdict in ("not_evaluated", "no_submission") else (submitted and verdict != "compile_error"),
             "speedup": speedup, "speedup_source": None if speedup is None else ("re-validated" if reval is not None else "recorded"),
-            "tokens_total": tokens, "turns": turns, "revalidated_verdict": None if reval is None else verdict, **extra}
+            "tokens_total": tokens, "turns": turns, "revalidated_verdict": None if reval is None else verdict,
+            # a re-validated run's headline speedup is its device-time one
+            "speedup_device": speedup if reval is not None else None, **extra}
 
 
 # Model A, level 1: 5 problems attempted.
@@ -115,3 +117,100 @@ def test_problem_comparison() -> None:
 def test_all_levels_leaderboard_groups_by_benchmark_only() -> None:
     a = row(ag.leaderboard(SET, by=("benchmark",)).assign(level=1), "A")
     assert a["attempted"] == 6 and a["fast_1.0_n"] == 2  # level 1's five problems and level 2's one
+
+
+def timed(pid: int, correct: bool, device: float, graph: float | None, wall: float) -> dict[str, Any]:
+    """A re-validated run of model H with a speedup on each basis (kernel 1 ms on device time)."""
+    return run("H", pid, correct, device, reval=correct, speedup_graph=graph, speedup_wall=wall,
+               kernel_device_ms=1.0, ref_device_ms=device, kernel_wall_ms=2.0, ref_wall_ms=2.0 * wall)
+
+
+# Model H: p1 host-bound (0.5x on device time, 1.6x on wall time); p2 not capturable as a CUDA graph;
+# p3 recorded only (1.2x on every basis); p4 re-validated incorrect (its 5x never counts on any basis).
+BASES = from_records([timed(1, True, 0.5, 0.9, 1.6), timed(2, True, 3.0, None, 2.5), run("H", 3, True, 1.2),
+                      timed(4, False, 5.0, 5.0, 5.0)])
+
+
+@pytest.mark.parametrize("basis, fast, geomean, n", [
+    # fast_p over all 4 attempted problems at p = 0, 1, 1.5, 2 (strictly greater)
+    ("device", (3, 2, 1, 1), (0.5 * 3.0 * 1.2) ** (1 / 3), 3),
+    ("graph", (2, 1, 0, 0), (0.9 * 1.2) ** (1 / 2), 2),  # p2 has no graph figure: correct, never counts
+    ("wall", (3, 3, 2, 1), (1.6 * 2.5 * 1.2) ** (1 / 3), 3),
+])
+def test_leaderboard_on_each_timing_basis(basis: str, fast: tuple[int, ...], geomean: float, n: int) -> None:
+    h = row(ag.leaderboard(BASES, basis=basis), "H")
+    assert (h["attempted"], h["correct"]) == (4, 3)
+    assert tuple(h[f"{ag.fast_column(p)}_n"] for p in (0.0, 1.0, 1.5, 2.0)) == fast
+    assert h["fast_1.0"] == pytest.approx(fast[1] / 4)
+    assert h["geomean"] == pytest.approx(geomean) and h["geomean_n"] == n
+    assert h["recorded_only"] == 1  # p3's recorded figure stands on every basis
+
+
+def test_basis_picks_each_runs_figures_and_unknown_is_never_slower() -> None:
+    wall = ag.scoped(BASES, basis="wall").set_index("problem_id")
+    assert (wall.loc[1, "kernel_ms"], wall.loc[1, "ref_ms"], wall.loc[1, "speedup"]) == (2.0, 3.2, 1.6)
+    assert wall.loc[3, "speedup"] == 1.2 and wall.loc[3, "speedup_source"] == "recorded"
+    assert set(wall["basis"]) == {"wall"}
+    states = {b: ag.grid_table(BASES, "state", basis=b) for b in ("device", "graph", "wall")}
+    p1, p2 = ("kernelbench", 1, 1, "1_p.py"), ("kernelbench", 1, 2, "2_p.py")
+    assert (states["device"].loc[p1, "H"], states["wall"].loc[p1, "H"]) == ("slower", "faster")
+    assert states["graph"].loc[p2, "H"] == "correct"  # correct, speedup unknown on this basis
+    assert math.isnan(ag.grid_table(BASES, basis="graph").loc[p2, "H"])
+    assert math.isnan(ag.problems(BASES, basis="graph").set_index("problem_id").loc[2, "best_speedup"])
+    with pytest.raises(ValueError):
+        ag.leaderboard(BASES, basis="cuda-events")
+
+
+def best_of(*runs: dict[str, Any]) -> str:
+    """The run id `best_per_problem` keeps for model A's problem 1 among `runs`."""
+    best = ag.best_per_problem(ag.scoped(from_records(list(runs))), ())
+    assert len(best) == 1
+    return str(best.iloc[0]["run_id"])
+
+
+def test_best_run_correct_first_then_fastest_then_first_by_id() -> None:
+    good, worse = run("A", 1, True, 2.0), run("A", 1, True, 1.5)
+    assert best_of(good, worse) == best_of(worse, good) == good["run_id"]  # the order of the table does not matter
+    tie = {**good, "run_id": "A-0-tie"}
+    assert best_of(tie, good) == best_of(good, tie) == "A-0-tie"  # equally good: the first by run id
+    slow_wrong, fast_wrong = run("A", 1, False, 1.0), run("A", 1, False, 9.0)
+    assert best_of(fast_wrong, slow_wrong) == min(slow_wrong["run_id"], fast_wrong["run_id"])  # neither counts
+    unknown, counting = run("A", 1, True, None), run("A", 1, True, 0.5)
+    assert best_of(fast_wrong, unknown) == unknown["run_id"]  # correct beats incorrect, even without a speedup
+    assert best_of(unknown, fast_wrong, counting) == counting["run_id"]  # counting beats both
+    cheat = run("A", 1, True, 3.0, suspect=True)
+    assert best_of(cheat, counting) == counting["run_id"]  # a clean slower run beats a faster suspect one
+
+
+def test_rows_are_ordered_by_fast_1_share_then_geomean_then_name() -> None:
+    board = ag.leaderboard(from_records([
+        run("one-of-one", 1, True, 1.5),  # fast_1 1/1
+        run("two-of-four", 1, True, 3.0), run("two-of-four", 2, True, 1.2),
+        run("two-of-four", 3, False, None), run("two-of-four", 4, False, None),  # fast_1 2/4
+        run("b-slow", 1, True, 0.9),  # fast_1 0/1, geomean 0.9
+        run("a-nothing", 1, False, None),  # fast_1 0/1, no geomean
+        run("c-slower", 1, True, 0.5),  # fast_1 0/1, geomean 0.5
+        run("a-slow", 1, True, 0.9),  # ties b-slow: by name
+    ]))
+    assert list(board["model"]) == ["one-of-one", "two-of-four", "a-slow", "b-slow", "c-slower", "a-nothing"]
+
+
+def test_a_row_counts_best_runs_but_medians_cover_every_run() -> None:
+    m = row(ag.leaderboard(from_records([
+        run("M", 1, True, 2.0, reval=True, turns=4, tokens=100), run("M", 1, False, None, turns=8, tokens=300),
+        run("M", 2, True, 0.5, turns=5, tokens=0), run("M", 3, True, 8.0, turns=None)])), "M")
+    assert (m["attempted"], m["revalidated"], m["correct_revalidated"], m["recorded_only"]) == (3, 1, 1, 2)
+    assert m["geomean"] == pytest.approx(2.0) and m["geomean_n"] == 3  # (2 * 0.5 * 8) ** (1/3)
+    assert m["median_turns"] == 5.0  # 4, 8, 5: the run without a turn count is left out
+    assert m["median_tokens"] == 300.0  # 100, 300 and 1000: 0 tokens is "not counted"
+    assert (m["fast_0.0_n"], m["fast_1.0_n"], m["fast_2.0_n"]) == (3, 2, 1)  # 2.0 is not > 2
+
+
+@pytest.mark.parametrize("verdict, state", [
+    ("runtime_error", "runtime_error"), ("incorrect", "incorrect"), ("timeout", "runtime_error"),
+    ("crashed", "runtime_error"), ("unknown", "unknown"), ("not_evaluated", "unknown"), ("partial", "unknown"),
+    ("something new", "incorrect"),
+])
+def test_states_of_runs_that_are_not_correct(verdict: str, state: str) -> None:
+    for recorded in (False, None):
+        assert list(ag.grid(from_records([run("A", 1, recorded, None, verdict=verdict)]))["state"]) == [state]

@@ -163,12 +163,22 @@ def corpus_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_leaderboard_charts_and_point_click(corpus_site: Path, browser: object) -> None:
     page, problems = open_page(browser, (corpus_site / "leaderboards" / "popcorn--synthetic-l12.html").as_uri())
-    page.wait_for_selector("[data-plotly=scatter] .main-svg", timeout=15000)
-    assert page.locator(".js-plotly-plot").count() == 3
-    target = page.evaluate("JSON.parse(document.getElementById('fig-scatter').textContent).data[0].customdata[0]")
+    page.wait_for_selector("[data-plotly=scatter-device] .main-svg", timeout=15000)
+    assert page.locator(".js-plotly-plot").count() == 9  # three charts on each of the three timing bases
+    width = lambda name: page.locator(f"[data-plotly={name}] .main-svg").first.bounding_box()["width"]  # noqa: E731
+    shown = width("scatter-device")
+    # a chart drawn while its basis was hidden is fitted to its box once that basis is chosen
+    page.locator('[data-basis-switch="wall"]').click()
+    for _ in range(50):  # Plotly resizes asynchronously (the page's CSP rules out wait_for_function's eval)
+        if abs(width("scatter-wall") - shown) < 2:
+            break
+        page.wait_for_timeout(100)
+    assert abs(width("scatter-wall") - shown) < 2, (width("scatter-wall"), shown)
+    target = page.evaluate("JSON.parse(document.getElementById('fig-scatter-wall').textContent).data[0].customdata[0]")
     with page.expect_navigation():
-        page.evaluate("document.querySelector('[data-plotly=scatter]').emit('plotly_click', "
-                      "{points: [{customdata: JSON.parse(document.getElementById('fig-scatter').textContent).data[0].customdata[0]}]})")
+        page.evaluate("document.querySelector('[data-plotly=scatter-wall]').emit('plotly_click', "
+                      "{points: [{customdata: JSON.parse(document.getElementById('fig-scatter-wall').textContent)"
+                      ".data[0].customdata[0]}]})")
     assert page.url.endswith(target.replace("../", "/"))
     assert not problems, problems
     page.close()
@@ -297,8 +307,6 @@ def test_no_horizontal_overflow_on_a_390px_phone(served: tuple[str, Path], brows
     page.close()
 
 
-@pytest.mark.xfail(strict=True, reason="sweeps branch: leaderboards now come from reporter.aggregates (device basis only); "
-                   "the per-basis views of the timing branch are not wired into render/boards.py yet")
 def test_basis_switch_shows_one_basis_and_keeps_it_in_the_url(served: tuple[str, Path], browser: object) -> None:
     base, site = served
     board = sorted((site / "leaderboards").glob("*.html"))[0].relative_to(site).as_posix()

@@ -67,7 +67,7 @@ def test_export_csv_matches_the_run_pages(tmp_path: Path) -> None:
         html = (tmp_path / "site" / "runs" / f"{slugs[row.run_id]}.html").read_text()
         assert f"v-{row.verdict.replace('_', '-')}" in html
         shown = _page_value(html, "speedup")
-        if row.speedup_source == "re-validated" and row.revalidated_verdict != "correct":
+        if row.verdict_source == "re-validated" and row.revalidated_verdict != "correct":
             assert shown == "kernel incorrect"  # an incorrect kernel's speedup is no result on the page
         else:
             assert shown == numbers.speedup(None if pd.isna(row.speedup) else row.speedup)

@@ -96,7 +96,8 @@ def test_the_validator_keeps_the_original_sources(tmp_path: Path) -> None:
 
 
 def test_cached_validation_text_is_redacted_too(sample_data: Path, tmp_path: Path) -> None:
-    for res in sorted((sample_data / "validation").glob("*/*.json")):
+    stored = sorted((sample_data / "validation").glob("*/*.json"))
+    for res in stored:
         doc = json.loads(res.read_text(encoding="utf-8"))
         doc["log"] = f"Traceback: token {KEYS['ghp']}"
         doc["reason"] = f"failed with {KEYS['openai-key']}"
@@ -105,7 +106,7 @@ def test_cached_validation_text_is_redacted_too(sample_data: Path, tmp_path: Pat
     pages = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "site").rglob("*.html"))
     assert KEYS["ghp"] not in pages and KEYS["openai-key"] not in pages
     assert "[redacted: github-token]" in pages
-    assert "redacted 4 secrets in 2 runs" in out
+    assert f"redacted {2 * len(stored)} secrets in {len(stored)} runs" in out  # one result per run
 
 
 def test_no_redact_publishes_as_written_and_says_so(tmp_path: Path) -> None:

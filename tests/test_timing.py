@@ -131,3 +131,62 @@ def test_format_3_results_read_as_wall_time_only(tmp_path: Path) -> None:
     assert res.kernel_timing.device is None and "format-3" in (res.kernel_timing.device_note or "")
     assert res.speedup is None  # no device time: no headline speedup from an old result
     assert res.speedup_on(Basis.WALL) == pytest.approx(0.4)
+
+
+def test_a_graph_whose_replay_writes_nothing_is_not_capturable() -> None:
+    # A kernel launched outside the capturing stream runs during capture, not in the graph: its output
+    # holds the right values, but replays do nothing. Poisoning the output first shows it.
+    torch = pytest.importorskip("torch")
+    from reporter.validate.timing import replay_recomputes
+    x = torch.arange(6, dtype=torch.float32)
+    captured = (x * 2, torch.arange(3))  # an integer output is left as it is
+    assert not replay_recomputes(lambda: None, captured, lambda: (x * 2, torch.arange(3)), lambda: None)
+
+    def replay() -> None:
+        captured[0].copy_(x * 2)
+    assert replay_recomputes(replay, captured, lambda: (x * 2, torch.arange(3)), lambda: None)
+
+
+def test_a_graph_far_below_the_device_time_is_not_used() -> None:
+    from reporter.validate.schema import BasisStats, TimingFigures, checked_graph, doubtful_graph
+
+    def stats(ms: float) -> BasisStats:
+        return BasisStats(median_ms=ms, min_ms=ms, max_ms=ms, n=30)
+    # KernelBench L1 P2's ReLU, launched on the legacy default stream: an empty graph replayed in 1.28 µs
+    fig = TimingFigures(device=stats(0.0049), graph=stats(0.00128), wall=stats(0.0243))
+    checked = checked_graph(fig)
+    assert checked.graph is None and checked.device == fig.device and checked.wall == fig.wall
+    assert checked.graph_note is not None and "1.28 µs, below the 4.9 µs" in checked.graph_note
+    ok = TimingFigures(device=stats(0.0049), graph=stats(0.0049 * 0.8))  # at the limit: launch gaps only add time
+    assert doubtful_graph(ok) is None and checked_graph(ok) is ok
+    assert doubtful_graph(TimingFigures(device=stats(0.0049), graph=stats(0.0049 * 0.79))) is not None
+    assert doubtful_graph(TimingFigures(graph=stats(0.001))) is None  # nothing to compare with
+
+
+def test_cached_results_lose_a_graph_figure_that_cannot_be_the_calls_time(tmp_path: Path) -> None:
+    # Results stored before the worker applied the rule: the loader applies it, so no page shows the figure.
+    from conftest import KERNELS, kernel_run
+    from reporter.collect import collect
+    from reporter.collect.validation import load_validation
+    from reporter.records import Environment, ValidationSettings, sha256_text
+    from reporter.validate.schema import BasisStats, TimingFigures
+
+    def stats(ms: float) -> BasisStats:
+        return BasisStats(median_ms=ms, min_ms=ms, max_ms=ms, n=30)
+    kernel = (KERNELS / "correct.py").read_text()
+    kernel_run(tmp_path, "relu", kernel)
+    run = collect(tmp_path).runs[0]
+    ref = run.source.reference_source
+    assert ref is not None
+    empty_graph = TimingFigures(device=stats(0.0049), graph=stats(0.00128))
+    real_graph = TimingFigures(device=stats(0.0038), graph=stats(0.0060))
+    cache.store(tmp_path, cache.content_key(kernel, ref), ValidationResult(
+        kernel_sha256=sha256_text(kernel), reference_sha256=sha256_text(ref), settings=ValidationSettings(),
+        environment=Environment(gpu="Test GPU"), verdict="correct", measured_at="2030-01-01T00:00:00Z",  # type: ignore[arg-type]
+        kernel_timing=empty_graph, reference_timing=real_graph))
+    loaded = load_validation(tmp_path, run)
+    assert loaded is not None
+    kt, rt = loaded.result.kernel_timing, loaded.result.reference_timing
+    assert kt is not None and kt.graph is None and kt.graph_note and "leaves work out" in kt.graph_note
+    assert kt.device == empty_graph.device
+    assert rt == real_graph

@@ -109,6 +109,25 @@ def test_tolerances_are_the_ones_given() -> None:
     assert compare(ref, new, 0.4, 0.0)[0] is False
 
 
+def test_every_chunk_of_a_large_output_is_compared(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(worker, "COMPARE_CHUNK", 4)  # 10 values: chunks of 4, 4 and 2
+    ref = torch.arange(10, dtype=torch.float64)
+    assert compare(ref, ref.clone(), 1e-4, 1e-4) == (True, 0.0, 0.0, None)
+    off = ref.clone()
+    off[9] += 0.5  # only in the last, short chunk
+    ok, worst_abs, worst_rel, problem = compare(ref, off, 1e-4, 1e-4)
+    assert not ok and problem == "values differ beyond atol=0.0001, rtol=0.0001"
+    assert worst_abs == pytest.approx(0.5) and worst_rel == pytest.approx(0.5 / (9 + 1e-4))
+    off[1], off[5] = float("nan"), float("inf")  # one in each of the first two chunks
+    assert compare(ref, off, 1e-4, 1e-4)[3] == "2 NaN/Inf values where the reference is finite"
+
+
+def test_inputs_are_made_on_the_device() -> None:
+    # get_inputs() runs with the device as torch's default, so its factory calls never fill host memory
+    ns = {"get_inputs": lambda: [torch.empty(2).device]}
+    assert worker.make_inputs(ns, worker.PopcornJitter(), 0, False, "meta") == [torch.device("meta")]
+
+
 def test_a_count_or_shape_mismatch_fails_without_error_figures() -> None:
     a = torch.zeros(2, 3)
     assert compare((a, a), (a,), 1e-4, 1e-4) == (False, None, None, "output count mismatch: expected 2 tensors, got 1")

@@ -16,9 +16,12 @@ from types import MappingProxyType
 from ..errors import CollectError, Problem
 from ..records import ValidationResult
 from ..validate import cache
+from ..validate.schema import checked_graph
 from . import ncu
 from .redact import Redactor
 from .traces import ProfileSet, RunRecord
+
+TIMED_SIDES = ("kernel_timing", "reference_timing", "compile_timing")
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,9 @@ def load_validation(data: Path, run: RunRecord, problems: list[Problem] | None =
     if found is None:
         return None
     result, path = found
+    # Results measured before the worker applied this rule get it here, so no page shows such a figure.
+    result = result.model_copy(update={side: checked_graph(getattr(result, side)) for side in TIMED_SIDES
+                                       if getattr(result, side) is not None})
     counts: Counter[str] = Counter()
     if redactor is not None:
         result = redactor.result(result, counts)

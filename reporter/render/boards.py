@@ -3,7 +3,8 @@ all-levels page per benchmark × configuration, each also as "re-validated only"
 as a CSV download. Every number comes from `reporter.aggregates` over the runs table (`reporter.frames`).
 
 The re-validated-only view is a page of its own (`...--revalidated.html`): the switch is a link, so the
-choice lives in the URL and survives a reload, a bookmark or a shared link.
+choice lives in the URL and survives a reload, a bookmark or a shared link. Each page holds its table and
+charts once per timing basis (`#basis=wall` picks one, as on the grid); device time is shown first.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ import pandas as pd
 
 from .. import aggregates as ag
 from ..frames import export_bytes
+from ..validate.schema import Basis
 from . import charts, numbers
 from .runpage import HOME, Page, group_label
+from .timing_view import BasisView, basis_view
 from .urls import GroupKey, Urls
 
 REVALIDATED = "--revalidated"
@@ -86,19 +89,42 @@ def board_rows(table: pd.DataFrame) -> list[BoardRow]:
     return rows
 
 
-def _figures(runs: pd.DataFrame, revalidated_only: bool, urls: Urls) -> dict[str, Any]:
-    scoped = ag.scoped(runs, revalidated_only)
+@dataclass(frozen=True)
+class BasisBoard:
+    """A leaderboard's table and charts on one timing basis; chart names are unique in the page."""
+
+    table: list[BoardRow]
+    charts: tuple[tuple[str, str], ...]  # (name, plotly JSON), side by side: fast_p curves, speedup distribution
+    scatter: tuple[str, str] | None  # the runtime scatter, when any run has both times
+
+    @property
+    def figures(self) -> dict[str, str]:
+        return dict(self.charts + ((self.scatter,) if self.scatter else ()))
+
+
+Chart = tuple[str, str]
+
+
+def _figures(runs: pd.DataFrame, revalidated_only: bool, urls: Urls, basis: Basis) -> tuple[tuple[Chart, Chart], Chart | None]:
+    scoped = ag.scoped(runs, revalidated_only, basis=basis)
     best = ag.best_per_problem(scoped, ())
     series = [(str(m), g["speedup"][g["counts"]].astype(float).tolist(), len(g)) for m, g in best.groupby("model", sort=True)]
-    figures = {"fastp": charts.to_json(charts.fast_p_curves(series)),
-               "dist": charts.to_json(charts.speedup_distribution([(m, s) for m, s, _ in series]))}
+    pair = ((f"fastp-{basis.value}", charts.to_json(charts.fast_p_curves(series))),
+            (f"dist-{basis.value}", charts.to_json(charts.speedup_distribution([(m, s) for m, s, _ in series]))))
     timed = scoped[(scoped["ref_ms"] > 0) & (scoped["kernel_ms"] > 0)]
     pts = [{"ref_ms": float(r["ref_ms"]), "kernel_ms": float(r["kernel_ms"]), "href": "../" + urls.run(str(r["run_id"])),
             "correct": bool(r["correct"]), "measured": r["speedup_source"] == "re-validated",
             "label": f"{r['model']} · L{r['level']} P{r['problem_id']}"} for r in timed.to_dict("records")]
-    if pts:
-        figures["scatter"] = charts.to_json(charts.runtime_scatter(pts))
-    return figures
+    return pair, (f"scatter-{basis.value}", charts.to_json(charts.runtime_scatter(pts))) if pts else None
+
+
+def basis_boards(board: Board, revalidated_only: bool, urls: Urls) -> list[BasisView]:
+    """The board's table and charts on each timing basis, device time first and shown by default."""
+    views = []
+    for b in Basis:
+        table = ag.leaderboard(board.runs, by=board.by, revalidated_only=revalidated_only, basis=b)
+        views.append(basis_view(b, BasisBoard(board_rows(table), *_figures(board.runs, revalidated_only, urls, b))))
+    return views
 
 
 def board_pages(board: Board, grid: str | None, urls: Urls) -> tuple[list[Page], dict[str, bytes]]:
@@ -106,12 +132,13 @@ def board_pages(board: Board, grid: str | None, urls: Urls) -> tuple[list[Page],
     pages = []
     csv = f"{board.base}.runs.csv"
     for only in (False, True):
-        table = ag.leaderboard(board.runs, by=board.by, revalidated_only=only)
+        bases = basis_boards(board, only, urls)
         here, other = (f"{board.base}{REVALIDATED}.html", f"{board.base}.html") if only else \
                       (f"{board.base}.html", f"{board.base}{REVALIDATED}.html")
         pages.append(Page(here, "leaderboard.html", {
             "title": f"Leaderboard · {board.title}" + (" · re-validated only" if only else ""), "crumbs": [HOME],
-            "rows": board_rows(table), "fast_ps": ag.FAST_P, "figures": _figures(board.runs, only, urls), "grid": grid,
+            "bases": bases, "fast_ps": ag.FAST_P, "figures": {k: v for b in bases for k, v in b.rows.figures.items()},
+            "any_rows": any(b.rows.table for b in bases), "grid": grid,
             "revalidated_only": only, "switch": other, "csv": csv, "levels": board.levels,
             "runs_in_scope": len(ag.scoped(board.runs, only))}))
     return pages, {csv: export_bytes(board.runs, "csv")}

@@ -178,17 +178,16 @@ def _scan(data: Path, prev: status.BuildStatus, jobs: int | None,
     return runs, errors
 
 
-def _listing_pages(digests: list[dict[str, Any]], urls: Any, errors: list[CollectError], data: Path,
+def _listing_pages(digests: list[dict[str, Any]], frame: Any, urls: Any, errors: list[CollectError], data: Path,
                    boards: dict[Any, list[tuple[str, str]]] | None = None) -> list[Any]:
-    """Every page above the run pages, from digests (stand-in records), plus the search page."""
+    """Every page above the run pages, from digests (stand-in records) and the runs table, plus the search page."""
     from . import pagemaker
     from .pages import listed, listing_pages
     from .runpage import HOME, Page
     stubs = [pagemaker.stub(d, data) for d in digests]
     rows = {r.run_id: listed(r, pagemaker.summary_of(d), urls) for r, d in zip(stubs, digests)}
-    outcomes = [o for d in digests if (o := pagemaker.outcome_of(d, urls.run(d["run_id"]))) is not None]
     search = Page("search.html", "search.html", {"title": "All runs · search", "crumbs": [HOME], "runs": len(digests)})
-    return [*listing_pages(stubs, rows, outcomes, urls, errors, boards), search]
+    return [*listing_pages(stubs, rows, frame, urls, errors, boards), search]
 
 
 def build_incremental(data: Path, site: Path, jobs: int | None = None, settings: dict[str, Any] | None = None,
@@ -263,14 +262,15 @@ def _write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, st
             else:
                 runs[item[1]].files = files
         digests = [d for d in report.digests if d["run_id"] in runs]
-        # Leaderboards and runs.csv come from the runs table (reporter.frames / reporter.aggregates) of the built runs.
+        # Leaderboards, grids, problem pages and runs.csv come from the runs table (reporter.frames /
+        # reporter.aggregates) of the built runs.
         from ..frames import export_bytes, load
         from .boards import leaderboards
         frame = load(data)
         frame = frame[frame["run_id"].isin(list(runs))].reset_index(drop=True)
         boards, board_files, links = leaderboards(frame, urls)
         board_files["runs.csv"] = export_bytes(frame, "csv")
-        n = writer.render(_listing_pages(digests, urls, report.errors, data, links) + boards)
+        n = writer.render(_listing_pages(digests, frame, urls, report.errors, data, links) + boards)
         for path, blob in sorted(board_files.items()):
             writer.write_text(path, blob.decode("utf-8"))
         writer.write_text("search-index.js", index_js([pagemaker.index_row(d, urls) for d in digests]))

@@ -18,12 +18,11 @@ from ..collect.traces import RunRecord
 from ..collect.validation import CachedValidation
 from ..records import FinalKernel, RunInfo, Trace
 from . import lazy
-from . import leaderboard as lb
 from .highlight import HighlightCache
 from .revalidation import validation_view
 from .runpage import group_label, run_page
 from .search import IndexRow
-from .summary import RunSummary, group_key, outcome, problem_key, run_summary, title
+from .summary import RunSummary, group_key, problem_key, run_summary, title
 from .urls import Urls
 from .writer import render_page
 
@@ -38,13 +37,11 @@ def digest(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
     """What listing pages and the run index need of one run, as JSON."""
     t, run = r.trace, r.trace.run
     v = validation_view(t.final_kernel is not None, cached, t.metrics, run.recorded_verdict, run.precision)
-    o = outcome(r, v, "")  # the parent sets the href once every run's URL is known
     pkey = problem_key(r)
     return {"run_id": r.run_id, "path": r.trace_path.as_posix(), "slug": r.slug, "key": list(group_key(r)),
             "model": run.model or "unknown", "problem": list(pkey) if pkey else None, "title": title(r),
             "run": run.model_dump(mode="json", exclude_none=True), "flags": [dataclasses.asdict(f) for f in r.flags],
             "unknown": r.unknown, "summary": dataclasses.asdict(run_summary(r, v)),
-            "outcome": dataclasses.asdict(o) if o else None,
             "kernels": " ".join(lazy.kernel_names(t.final_kernel.source if t.final_kernel else None)),
             "has_kernel": t.final_kernel is not None}
 
@@ -62,13 +59,6 @@ def summary_of(d: dict[str, Any]) -> RunSummary:
     s = dict(d["summary"])
     s["runtime_flag"] = Flag(**s["runtime_flag"]) if s["runtime_flag"] else None
     return RunSummary(**s)
-
-
-def outcome_of(d: dict[str, Any], href: str) -> lb.Outcome | None:
-    o = d["outcome"]
-    if o is None:
-        return None
-    return lb.Outcome(**{**o, "group": tuple(o["group"]), "problem": tuple(o["problem"]), "href": href})
 
 
 def index_row(d: dict[str, Any], urls: Urls) -> IndexRow:

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
+import pandas as pd
+
+from .. import aggregates as ag
 from ..collect.traces import RunRecord
 from ..errors import CollectError
-from ..validate.schema import Basis
-from . import leaderboard as lb
+from ..validate.schema import BASIS_LABEL, Basis
+from . import numbers
 from .runpage import HOME, Page, group_label
 from .summary import RunSummary, group_key, title
 from .timing_view import basis_view
@@ -37,56 +41,111 @@ def _stats(rows: list[Listed]) -> dict[str, int]:
             "flags": sum(x.summary.flags for x in rows)}
 
 
-def _by_model(group: list[lb.Outcome]) -> dict[str, list[lb.Outcome]]:
-    out: dict[str, list[lb.Outcome]] = defaultdict(list)
-    for o in group:
-        out[o.model].append(o)
-    return out
+@dataclass(frozen=True)
+class GridCell:
+    """One run in a grid cell, on one timing basis."""
+
+    href: str
+    css: str
+    title: str
+    shown: str
+    flagged: bool
 
 
-def grid_page(key: GroupKey, group: list[lb.Outcome], urls: Urls) -> Page:
-    models = sorted({o.model for o in group})
-    problems = sorted({o.problem for o in group})
-    views = [basis_view(b, None) for b in Basis]
-    cells: dict[tuple[ProblemKey, str], list[lb.Outcome]] = defaultdict(list)
-    for o in group:
-        cells[(o.problem, o.model)].append(o)
-    # Each cell once per timing basis; the page shows the chosen one (#basis= in the URL).
-    rows = [(p, urls.problem(p), [[(v, [lb.grid_cell(o.on_basis(v.key)) for o in cells.get((p, m), [])]) for v in views]
-                                  for m in models]) for p in problems]
+def _times(row: dict[str, Any], basis: str) -> str:
+    """The kernel and reference times behind a cell's speedup, for its tooltip; empty when neither is known."""
+    if pd.isna(row["kernel_ms"]) and pd.isna(row["ref_ms"]):
+        return ""
+    where = BASIS_LABEL[Basis(basis)] if row["speedup_source"] == "re-validated" else "as recorded"
+    k, r = (None if pd.isna(row[c]) else float(row[c]) for c in ("kernel_ms", "ref_ms"))
+    return f" · kernel {numbers.time_ms(k)}, reference {numbers.time_ms(r)} ({where})"
+
+
+def grid_cell(row: dict[str, Any], href: str) -> GridCell:
+    """A run (a row of `aggregates.grid`) as its grid cell: state colour, speedup or state, and a tooltip."""
+    state = str(row["state"])
+    recorded_only = pd.isna(row["revalidated_correct"])
+    flagged = bool(row["flagged"]) if not pd.isna(row["flagged"]) else False
+    label = ag.STATES[state]
+    tip = label + (" · flagged" if flagged else "") + (" · not re-validated" if recorded_only else "") \
+        + _times(row, str(row["basis"]))
+    speed = None if pd.isna(row["speedup"]) else float(row["speedup"])
+    shown = numbers.speedup(speed) if state in ("faster", "slower") else label
+    return GridCell(href, f"s-{state.replace('_', '-')}" + (" recorded" if recorded_only else ""), tip, shown, flagged)
+
+
+def _problem_key(row: dict[str, Any]) -> ProblemKey:
+    return (int(row["level"]), int(row["problem_id"]), str(row["problem"]))
+
+
+def grid_page(key: GroupKey, runs: pd.DataFrame, urls: Urls) -> Page:
+    """Problems × models for one group, each cell once per timing basis (the page shows the chosen one)."""
+    views = []
+    cells: dict[tuple[Basis, ProblemKey, str], list[GridCell]] = {}
+    for b in Basis:
+        views.append(basis_view(b, None))
+        for row in ag.grid(runs, basis=b).to_dict("records"):
+            cells.setdefault((b, _problem_key(row), str(row["model"])), []).append(grid_cell(row, urls.run(str(row["run_id"]))))
+    models = sorted({m for _, _, m in cells})
+    problems = sorted({p for _, p, _ in cells})
+    rows = [(p, urls.problem(p), [[(v, cells.get((Basis(v.key), p, m), [])) for v in views] for m in models])
+            for p in problems]
     return Page(urls.grid(key), "grid.html", {
         "bases": views,
         "title": f"Problems × models · {group_label(key)}", "crumbs": [HOME, (group_label(key), urls.group(key))],
-        "models": models, "rows": rows, "states": lb.STATES, "leaderboard": urls.leaderboard(key)})
+        "models": models, "rows": rows, "states": ag.STATES, "leaderboard": urls.leaderboard(key)})
 
 
-def problem_page(pkey: ProblemKey, group: list[lb.Outcome], rows: dict[str, Listed], urls: Urls) -> Page:
-    entries = [(o, rows[o.run_id], group_label(o.group)) for o in sorted(group, key=lambda o: (o.group, o.model, o.run_id))]
+@dataclass(frozen=True)
+class ProblemEntry:
+    model: str
+    href: str
+    row: Listed
+    group: str
+
+
+def problem_page(pkey: ProblemKey, runs: pd.DataFrame, rows: dict[str, Listed], urls: Urls) -> Page:
+    """Every run of one problem, by group, then model, then run id."""
+    ordered = runs.sort_values(["benchmark", "configuration", "model", "run_id"], kind="stable")
+    entries = [ProblemEntry(str(r["model"]), urls.run(str(r["run_id"])), rows[str(r["run_id"])],
+                            group_label((str(r["benchmark"]), str(r["configuration"])))) for r in ordered.to_dict("records")]
     return Page(urls.problem(pkey), "problem.html", {
         "title": f"L{pkey[0]} · problem {pkey[1]}", "name": pkey[2], "crumbs": [HOME], "entries": entries,
         "count": f"{len(entries)} run{'s' if len(entries) != 1 else ''}"})
 
 
-def listing_pages(runs: list[RunRecord], rows: dict[str, Listed], outcomes: list[lb.Outcome], urls: Urls,
+PAGE_PROBLEM = ("level", "problem_id", "problem")  # problem pages gather a problem across benchmarks
+
+
+def _problem_pages(runs: pd.DataFrame, rows: dict[str, Listed], urls: Urls) -> tuple[list[Page], list[dict[str, Any]]]:
+    """A page per problem, and the index's row for each: its runs and how many were correct (`aggregates.problems`)."""
+    pages, index = [], []
+    counts = ag.problems(runs, by=PAGE_PROBLEM).to_dict("records")
+    groups = dict(iter(runs.groupby(list(PAGE_PROBLEM), sort=True)))
+    for c in counts:
+        pkey = _problem_key(c)
+        pages.append(problem_page(pkey, groups[(c["level"], c["problem_id"], c["problem"])], rows, urls))
+        index.append({"href": urls.problem(pkey), "label": f"L{pkey[0]} · problem {pkey[1]}", "file": pkey[2],
+                      "runs": int(c["runs"]), "correct": int(c["correct"])})
+    return pages, index
+
+
+def listing_pages(runs: list[RunRecord], rows: dict[str, Listed], frame: pd.DataFrame, urls: Urls,
                   errors: list[CollectError], boards: dict[GroupKey, list[tuple[str, str]]] | None = None) -> list[Page]:
-    """Every page above the run pages; `runs` is in page order."""
+    """Every page above the run pages; `runs` is in page order, `frame` is their runs table (`reporter.frames`)."""
     groups: dict[GroupKey, dict[str, list[Listed]]] = defaultdict(lambda: defaultdict(list))
     for r in runs:
         groups[group_key(r)][r.trace.run.model or "unknown"].append(rows[r.run_id])
-    by_group: dict[GroupKey, list[lb.Outcome]] = defaultdict(list)
-    by_problem: dict[ProblemKey, list[lb.Outcome]] = defaultdict(list)
-    for o in outcomes:
-        by_group[o.group].append(o)
-        by_problem[o.problem].append(o)
+    ranked = ag.comparable(frame)
+    by_group = {(str(b), str(c)): g for (b, c), g in ranked.groupby(["benchmark", "configuration"])}
     pages: list[Page] = []
     index_rows = []
     for key, models in groups.items():
         members = [x for xs in models.values() for x in xs]
-        ranked = key in by_group
         index_rows.append({"benchmark": key[0] if key[0] != "unknown" else "— not recorded (partial traces)",
                            "configuration": key[1] if key[1] != "unknown" else "—", "href": urls.group(key),
                            "models": len(models), "runs": len(members), "stats": _stats(members),
-                           "boards": (boards or {}).get(key, []), "grid": urls.grid(key) if ranked else None})
+                           "boards": (boards or {}).get(key, []), "grid": urls.grid(key) if key in by_group else None})
         model_rows = []
         for model, xs in models.items():
             model_rows.append({"model": model, "href": urls.model(key, model), "runs": len(xs), "stats": _stats(xs)})
@@ -94,13 +153,10 @@ def listing_pages(runs: list[RunRecord], rows: dict[str, Listed], outcomes: list
             pages.append(Page(urls.model(key, model), "model.html", {
                 "title": f"{shown_model} · {group_label(key)}", "crumbs": [HOME, (group_label(key), urls.group(key))], "rows": xs}))
         pages.append(Page(urls.group(key), "variant.html", {"title": group_label(key), "crumbs": [HOME], "rows": model_rows}))
-        if ranked:
+        if key in by_group:
             pages.append(grid_page(key, by_group[key], urls))
-    problem_rows = []
-    for pkey, group in sorted(by_problem.items()):
-        pages.append(problem_page(pkey, group, rows, urls))
-        problem_rows.append({"href": urls.problem(pkey), "label": f"L{pkey[0]} · problem {pkey[1]}", "file": pkey[2],
-                             "runs": len(group), "correct": sum(1 for o in group if o.correct)})
+    problem_pages, problem_rows = _problem_pages(ranked, rows, urls)
+    pages += problem_pages
     pages.append(Page("index.html", "index.html", {
         "title": "All variants", "crumbs": [], "rows": index_rows, "errors": errors, "problems": problem_rows,
         "lede_runs": f"{len(runs)} run{'' if len(runs) == 1 else 's'} read."}))

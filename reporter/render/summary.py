@@ -1,4 +1,4 @@
-"""One run reduced to what tables and aggregates need: a summary row and a leaderboard outcome."""
+"""One run reduced to what listing tables need: its group and problem, and a summary row."""
 
 from __future__ import annotations
 
@@ -6,17 +6,14 @@ from dataclasses import dataclass
 
 from ..checks import Flag
 from ..collect.traces import RunRecord
-from ..units import UNIT_TO_US, to_ms
-from ..validate.schema import Basis, TimingFigures, Verdict
-from . import leaderboard as lb
+from ..units import to_ms
+from ..validate.schema import Verdict
 from . import numbers, text
 from .revalidation import ValidationView
 
 UNKNOWN = "unknown"
 # The verdict of a run whose kernel trips an error-level static cheat check that no reviewer cleared.
 SUSPECT = "suspect"
-# Verdicts a harness writes when it never judged the kernel: such a run says nothing about compiling.
-UNJUDGED = ("unknown", "not_evaluated")
 
 
 @dataclass(frozen=True)
@@ -75,35 +72,3 @@ def run_summary(r: RunRecord, v: ValidationView) -> RunSummary:
                       numbers.time_ms(to_ms(t.ref_runtime, t.unit)) if t else text.DASH,
                       text.speedup(t.speedup if t else None), t.speedup if t else None,
                       flags.get("timing.runtime"), len(r.flags))
-
-
-def _device_ms(figs: TimingFigures | None) -> float | None:
-    return figs.device.median_ms if figs and figs.device else None
-
-
-def outcome(r: RunRecord, v: ValidationView, href: str) -> lb.Outcome | None:
-    """The aggregate view of one run; partial runs and runs without a problem identity have none."""
-    problem = problem_key(r)
-    if problem is None:
-        return None
-    run, t = r.trace.run, r.trace.metrics.timing
-    res = v.result if v.state == "measured" else None
-    measured = res is not None and res.kernel_timing is not None and res.reference_timing is not None
-    to_ms = UNIT_TO_US[t.unit] / 1e3 if t else 1.0
-    verdict = res.verdict if res is not None else (run.recorded_verdict or UNKNOWN)
-    static_error = any(f.severity == "error" for f in r.findings)
-    return lb.Outcome(
-        run_id=r.run_id, href=href, model=run.model or UNKNOWN, group=group_key(r), problem=problem,
-        recorded_correct=None if run.recorded_verdict is None else run.recorded_verdict == "correct",
-        revalidated_correct=None if res is None else res.verdict == "correct",
-        compiled=(verdict != "compile_error") if verdict not in UNJUDGED and r.trace.final_kernel is not None else None,
-        submitted=r.trace.final_kernel is not None,
-        speedup=res.speedup if measured and res is not None else (t.speedup if t else None),
-        speedup_source="re-validated" if measured else ("recorded" if t and t.speedup is not None else ""),
-        speedups=tuple((b.value, res.speedup_on(b)) for b in Basis) if measured and res is not None else (),
-        kernel_ms=_device_ms(res.kernel_timing) if measured and res else (t.runtime * to_ms if t and t.runtime is not None else None),
-        ref_ms=_device_ms(res.reference_timing) if measured and res else
-        (t.ref_runtime * to_ms if t and t.ref_runtime is not None else None),
-        turns=run.turns_used if run.turns_used is not None else len(r.trace.turns),
-        tokens=run.tokens_total, flagged=bool(r.flags) or v.disagreements > 0 or static_error, suspect=r.suspect,
-        verdict=verdict)

@@ -70,6 +70,7 @@ class RunStats:
     check_workers: int = 0
     paused_s: float = 0.0
     timing_windows: int = 0
+    retried_alone: tuple[str, ...] = ()  # checks run again alone after running out of GPU memory beside others
     outcomes: tuple[Outcome, ...] = ()
     stored_at: Mapping[str, float] = field(default_factory=dict)  # run id -> seconds after the start when stored
 

@@ -29,6 +29,24 @@ NCU_SECTIONS = ["SpeedOfLight", "SpeedOfLight_RooflineChart", "ComputeWorkloadAn
 def profile_ncu(job: Mapping[str, Any], root: Path, build_key: str, env: dict[str, str | None], work: Path,
                 timeout_s: float) -> dict[str, Path]:
     """role -> raw CSV of the profile, for the roles that profiled; empty without ncu."""
+    args = [*[a for s in NCU_SECTIONS for a in ("--section", s)], "--metrics", NCU_METRICS]
+    return _profile_roles(job, root, build_key, env, work, timeout_s, args, "ncu")
+
+
+def profile_durations(job: Mapping[str, Any], root: Path, build_key: str, env: dict[str, str | None], work: Path,
+                      timeout_s: float, cache_control: str) -> dict[str, Path]:
+    """role -> raw CSV of `gpu__time_duration.sum` alone, in one pass, with ncu's `--cache-control`.
+
+    ncu's default ("all") flushes the caches before every kernel, so each kernel of a multi-kernel call
+    starts cold; "none" leaves them as the previous kernel left them, as in the eager call that device
+    time measures (the worker flushes L2 once before the measured call, as the device timing does).
+    """
+    args = ["--cache-control", cache_control, "--metrics", "gpu__time_duration.sum"]
+    return _profile_roles(job, root, build_key, env, work, timeout_s, args, f"ncu-duration-{cache_control}")
+
+
+def _profile_roles(job: Mapping[str, Any], root: Path, build_key: str, env: dict[str, str | None], work: Path,
+                   timeout_s: float, args: list[str], label: str) -> dict[str, Path]:
     ncu = shutil.which("ncu")
     if ncu is None:
         return {}
@@ -37,10 +55,10 @@ def profile_ncu(job: Mapping[str, Any], root: Path, build_key: str, env: dict[st
     env = {**env, "TORCH_EXTENSIONS_DIR": ext}
     files: dict[str, Path] = {}
     for role in ("kernel", "reference"):
-        rdir = work / f"ncu-{role}"
+        rdir = work / f"{label}-{role}"
         rep = rdir / "profile"
         prefix = [ncu, "--target-processes", "all", "--clock-control", "none", "--nvtx", "--nvtx-include", "measured/",
-                  *[a for s in NCU_SECTIONS for a in ("--section", s)], "--metrics", NCU_METRICS, "-f", "-o", str(rep)]
+                  *args, "-f", "-o", str(rep)]
         out = run_fresh("profile", {**job, "role": role}, rdir, timeout_s * 3, env, prefix)
         report = rep.with_suffix(".ncu-rep")
         if out.get("verdict") != Verdict.CORRECT or not report.is_file():

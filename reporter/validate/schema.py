@@ -8,7 +8,7 @@ anything outside the standard library.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 
@@ -72,6 +72,26 @@ class TimingFigures:
 
     def on(self, basis: Basis) -> BasisStats | None:
         return {Basis.DEVICE: self.device, Basis.GRAPH: self.graph, Basis.WALL: self.wall}[basis]
+
+
+# A graph replays the call's kernels back to back, so its time cannot fall far below their summed
+# device time; when it does, the graph left work out (a kernel launched outside the capturing stream).
+GRAPH_BELOW_DEVICE = 0.8
+
+
+def doubtful_graph(fig: TimingFigures) -> str | None:
+    """Why a graph figure cannot be the call's time, or None when it can."""
+    if fig.graph is None or fig.device is None or fig.graph.median_ms >= GRAPH_BELOW_DEVICE * fig.device.median_ms:
+        return None
+    return (f"not used: the graph replayed in {fig.graph.median_ms * 1e3:.3g} µs, below the {fig.device.median_ms * 1e3:.3g} µs "
+            "its kernels take one after another on the device, so the graph leaves work out (e.g. a kernel launched "
+            "on the legacy default stream) or overlaps kernels on several streams")
+
+
+def checked_graph(fig: TimingFigures) -> TimingFigures:
+    """`fig` without a graph figure that cannot be the call's time; the note says what it was and why."""
+    why = doubtful_graph(fig)
+    return fig if why is None else replace(fig, graph=None, graph_note=why)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from ..pipeline import Item, Outcome, RunStats
 from ..process import package_env
 from ..profiling import profile_ncu
 from ..schema import Verdict
+from ..slots import GpuSlots, ran_out_of_memory
 
 
 class LocalExecutor:
@@ -56,6 +57,8 @@ class _Run:
         self.compiler = ForkServer(package_env())
         self.checkers = [(g, ForkServer(package_env({"CUDA_VISIBLE_DEVICES": g}))) for g in ex.gpus] or \
             [("default", ForkServer(package_env()))]
+        self.slots = {name: GpuSlots() for name, _ in self.checkers}
+        self.retried_alone: list[str] = []  # run ids whose check ran out of GPU memory beside others
         self.ready: queue.Queue[tuple[Item, dict[str, Any], float] | None] = queue.Queue()
         self.cpu_threads = max(1, len(os.sched_getaffinity(0)) // (len(self.checkers) * ex.checks_per_gpu))
         self.errors: list[BaseException] = []
@@ -92,16 +95,33 @@ class _Run:
         while (got := self.ready.get()) is not None:
             item, comp, ready_at = got
             started = time.monotonic()
-            out = steps.check(server, item.job, ex.root, item.build_key, comp["build_env"],
-                              self.work / item.build_key / f"check-{name}", ex.timeout_s, self.gate_dir,
-                              threads=self.cpu_threads, **self._hooks())
-            out["phase_s"] = {**comp.get("phase_s", {}), **out.get("phase_s", {})}
+            out = self.check_one(name, server, item, comp)
             files = {}
             if ex.ncu and out.get("kernel_timing"):
                 env = {**comp["build_env"], "CUDA_VISIBLE_DEVICES": None if name == "default" else name}
-                files = profile_ncu(item.job, ex.root, item.build_key, env, self.work / item.build_key, ex.timeout_s)
+                with self.slots[name].alone():  # ncu serialises the GPU anyway; nothing else should share it
+                    files = profile_ncu(item.job, ex.root, item.build_key, env, self.work / item.build_key, ex.timeout_s)
             self.emit(Outcome(item, out, comp["wall_s"], comp["cpu_s"], started - ready_at, out["wall_s"],
                               ready_at - self.t0, build=comp["build"], worker=f"gpu {name}", ncu_files=files))
+
+    def check_one(self, name: str, server: ForkServer, item: Item, comp: dict[str, Any]) -> dict[str, Any]:
+        """The check's worker output; run again alone on the GPU when it ran out of memory beside others."""
+        ex, slots = self.ex, self.slots[name]
+        job_dir = self.work / item.build_key / f"check-{name}"
+        with slots.shared():
+            out = steps.check(server, item.job, ex.root, item.build_key, comp["build_env"], job_dir, ex.timeout_s,
+                              self.gate_dir, threads=self.cpu_threads, **self._hooks())
+        if ex.checks_per_gpu > 1 and ran_out_of_memory(out):
+            self.retried_alone.append(item.run_id)
+            with slots.alone():
+                again = steps.check(server, item.job, ex.root, item.build_key, comp["build_env"], job_dir,
+                                    ex.timeout_s, self.gate_dir, threads=self.cpu_threads, **self._hooks())
+            # Both checks' wall time count towards the throughput; the first one's verdict does not count.
+            again["phase_s"] = {**again.get("phase_s", {}), "check_shared_out_of_memory": out["wall_s"]}
+            again["wall_s"] += out["wall_s"]
+            out = again
+        out["phase_s"] = {**comp.get("phase_s", {}), **out.get("phase_s", {})}
+        return out
 
     def guarded(self, name: str, server: ForkServer) -> None:
         try:
@@ -146,7 +166,8 @@ class _Run:
                 self.guard.close()
             stats = RunStats(wall_s=time.monotonic() - self.t0, compile_jobs=self.ex.compile_jobs,
                              check_workers=len(threads), paused_s=self.guard.paused_s if self.guard else 0.0,
-                             timing_windows=self.guard.windows if self.guard else 0)
+                             timing_windows=self.guard.windows if self.guard else 0,
+                             retried_alone=tuple(sorted(self.retried_alone)))
             for server in servers:
                 server.close()
             shutil.rmtree(self.work, ignore_errors=True)

@@ -1,0 +1,120 @@
+"""Leaderboard and grid pages print the aggregates' numbers, on each timing basis; printed rows and cells."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from test_aggregates import run
+
+from conftest import DATA
+from reporter import aggregates as ag
+from reporter.frames import from_records, load
+from reporter.render import build_site
+from reporter.render.boards import BoardRow, FastCell, board_rows
+from reporter.render.numbers import share, speedup
+from reporter.render.pages import grid_cell
+
+BASES = ("device", "graph", "wall")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from reporter.collect import collect
+    out = tmp_path_factory.mktemp("boards") / "site"
+    build_site(collect(DATA), {}, DATA, out)
+    return out
+
+
+def basis_blocks(html: str, tag: str) -> dict[str, str]:
+    """Each basis's part of a page: what follows <TAG data-basis="KEY" up to the next such element."""
+    parts = re.split(rf'<{tag} data-basis="(\w+)"', html)
+    return dict(zip(parts[1::2], parts[2::2]))
+
+
+def printed_rows(block: str) -> dict[str, tuple[list[str], list[str]]]:
+    """model -> (shown fast_p and geomean texts, their "n/d" and "n=k" notes), as the page prints them."""
+    out = {}
+    for model, cells in re.findall(r"<tr><td>([^<]+)</td>(.*?)</tr>", block, re.S):
+        out[model] = (re.findall(r">([^<>]*) <span class=\"sub\">", cells), re.findall(r'<span class="sub">([^<]+)</span>', cells))
+    return out
+
+
+@pytest.mark.parametrize("page, level", [("kernelbench--example-sweep--l1", 1), ("popcorn--l12-default-gpt--l2", 2)])
+def test_leaderboard_pages_print_the_aggregates(site: Path, page: str, level: int) -> None:
+    frame = load(DATA)
+    blocks = basis_blocks((site / "leaderboards" / f"{page}.html").read_text(), "div")
+    assert list(blocks) == list(BASES)
+    geomeans = set()
+    for basis, block in blocks.items():
+        board = ag.leaderboard(frame, basis=basis)
+        board = board[board["level"] == level]
+        printed = printed_rows(block)
+        assert set(printed) == set(board["model"])
+        for r in board.to_dict("records"):
+            shown, notes = printed[r["model"]]
+            fast1 = ag.FAST_P.index(1.0)
+            assert shown[fast1] == share(r["fast_1.0_n"], r["attempted"])
+            assert notes[fast1] == f"{r['fast_1.0_n']}/{r['attempted']}"
+            gm = None if pd.isna(r["geomean"]) else r["geomean"]
+            assert (shown[-1], notes[-1]) == (speedup(gm), f"n={r['geomean_n']}")
+            geomeans.add(shown[-1])
+    if level == 2:  # seed 000: 0.11x on device time, no CUDA-graph figure, 0.52x on wall time
+        assert geomeans == {"0.11x", "—", "0.52x"}
+
+
+def test_grid_cells_print_the_grid_table(site: Path) -> None:
+    frame = load(DATA)
+    html = (site / "grids" / "popcorn--l12-default-gpt.html").read_text()
+    row = re.search(r'<tr><td><a href="../problems/[^"]*">L2 · 10</a>.*?</tr>', html, re.S)
+    assert row is not None
+    blocks = basis_blocks(row.group(0), "span")
+    for basis in BASES:
+        table = ag.grid_table(frame, basis=basis)
+        state = ag.grid_table(frame, "state", basis=basis)
+        key = next(k for k in table.index if k[1:3] == (2, 10))
+        value = table.loc[key, "Kimi-K2.6"]
+        expected = speedup(value) if state.loc[key, "Kimi-K2.6"] in ("faster", "slower") else ag.STATES[state.loc[key, "Kimi-K2.6"]]
+        assert re.search(r'">([^<]+) <span class="mark">', blocks[basis]).group(1) == expected  # type: ignore[union-attr]
+    assert "0.52x" in blocks["wall"] and "correct, speedup unknown" in blocks["graph"]
+
+
+def test_printed_row() -> None:
+    table = ag.leaderboard(from_records([run("M", 1, True, 2.0, reval=True, turns=4, tokens=1234),
+                                         run("M", 2, True, 0.5, turns=5, tokens=2000), run("M", 3, False, None, turns=7, tokens=None)]))
+    (row,) = board_rows(table)
+    shares = {0.0: 2, 0.5: 1, 0.8: 1, 1.0: 1, 1.5: 1, 2.0: 0}
+    assert row.fast == tuple(FastCell(f"{shares[p] / 3:.6f}", f"{shares[p] / 3:.2f}", f"{shares[p]}/3",
+                                      f"{shares[p]} of 3 attempted problems correct and faster than {p:g}×; "
+                                      "1 of the 3 re-validated by us, 2 as recorded") for p in ag.FAST_P)
+    assert row == BoardRow(model="M", attempted=3, compiled=3, correct=2, correct_recorded=2, revalidated_sort=1,
+                           revalidated_shown="1 of 1 re-validated", fast=row.fast, geomean_sort="1.000000",
+                           geomean_shown="1.00x", geomean_n="n=2", median_turns="5.0", median_tokens="1,617",
+                           recorded_only=1, other_gpu=0, excluded=0)
+
+
+def test_printed_row_without_revalidation_or_speedups() -> None:
+    (row,) = board_rows(ag.leaderboard(from_records([run("N", 1, False, None, tokens=None),
+                                                     run("N", 2, True, 2.0, suspect=True)])))
+    assert (row.revalidated_sort, row.revalidated_shown) == (-1, "— (none re-validated)")
+    assert (row.geomean_sort, row.geomean_shown, row.geomean_n) == ("", "—", "n=0")
+    fast1 = row.fast[ag.FAST_P.index(1.0)]
+    assert (fast1.shown, fast1.count) == ("0.00", "0/2") and row.excluded == 1
+    (row,) = board_rows(ag.leaderboard(from_records([run("N", 1, True, 2.0, tokens=0, turns=None)])))
+    assert (row.median_turns, row.median_tokens) == ("—", "—")  # nothing recorded: unknown, not 0
+
+
+def test_grid_cells() -> None:
+    runs = from_records([run("A", 1, True, 2.5, reval=True, kernel_device_ms=0.0213, ref_device_ms=0.0533),
+                         run("A", 2, True, 0.5, flagged=True, kernel_ms=2.0, ref_ms=1.0),
+                         run("A", 3, None, None, reval=False, verdict="compile_error"), run("A", 4, True, None)])
+    cells = {r["problem_id"]: grid_cell(r, f"runs/{r['problem_id']}.html") for r in ag.grid(runs).to_dict("records")}
+    fast, slow, broken, unknown = (cells[i] for i in (1, 2, 3, 4))
+    assert (fast.css, fast.shown, fast.flagged, fast.href) == ("s-faster", "2.50x", False, "runs/1.html")
+    assert fast.title == "correct and faster · kernel 21.3 μs, reference 53.3 μs (device time)"
+    assert (slow.css, slow.shown, slow.flagged) == ("s-slower recorded", "0.50x", True)
+    assert slow.title == "correct but slower · flagged · not re-validated · kernel 2.00 ms, reference 1.00 ms (as recorded)"
+    assert (broken.css, broken.title, broken.shown) == ("s-compile-error", "failed to compile", "failed to compile")
+    assert unknown.shown == "correct, speedup unknown" and unknown.css == "s-correct recorded"
