@@ -51,8 +51,8 @@ def stub(d: dict[str, Any], data: Path) -> RunRecord:
     """A RunRecord holding only what listing pages read (the run section, flags), rebuilt from a digest."""
     # Listing pages ask whether a kernel was submitted, never for its source: an empty stand-in says so.
     kernel = FinalKernel.model_construct(source="") if d["has_kernel"] else None
-    trace = Trace.model_construct(schema_version=2, run=RunInfo.model_validate(d["run"]), turns=[], final_kernel=kernel,
-                                  reference_source=None, attachments=[])
+    trace = Trace.model_construct(schema_version=2, run=RunInfo.model_validate(d["run"]), turns=(), final_kernel=kernel,
+                                  reference_source=None, attachments=())
     return RunRecord(d["run_id"], data / d["path"], trace, [Flag(**f) for f in d["flags"]], d["unknown"], slug=d["slug"])
 
 
