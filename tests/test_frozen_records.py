@@ -79,6 +79,17 @@ def test_validation_pipeline_records_are_frozen() -> None:
     _rejects(stats.outcomes, "append")
 
 
+
+def test_the_build_report_is_frozen(tmp_path: Path) -> None:
+    from reporter.render.incremental import build_incremental
+    report = build_incremental(DATA, tmp_path / "site", jobs=1)
+    assert report.committed and report.pages > 0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        report.committed = False  # type: ignore[misc]
+    for seq in (report.errors, report.digests, report.page_problems):
+        _rejects(seq, "append")
+
+
 def test_result_sequences_are_tuples_and_still_redacted() -> None:
     from collections import Counter
 
