@@ -37,6 +37,8 @@ def test_a_collected_run_cannot_be_edited() -> None:
     for name in ("flags", "unknown", "findings", "attachment_errors"):
         _rejects(getattr(run, name), "append", "extend", "sort")
     _rejects(run.profiles, "setitem", "delitem", "clear", "update", "pop")
+    profiled = [p.profiler for r in col.runs for p in r.profiles.values() if p.profiler is not None]
+    assert profiled and all(isinstance(p.kernels, tuple) for p in profiled)
     _rejects(run.redactions, "setitem", "clear", "update")
     with pytest.raises(ValidationError, match="frozen"):
         run.trace.run.model = "someone else"  # type: ignore[misc]  # the trace models are frozen pydantic models
