@@ -39,6 +39,10 @@ def test_a_collected_run_cannot_be_edited() -> None:
     _rejects(run.profiles, "setitem", "delitem", "clear", "update", "pop")
     profiled = [p.profiler for r in col.runs for p in r.profiles.values() if p.profiler is not None]
     assert profiled and all(isinstance(p.kernels, tuple) for p in profiled)
+    counted = [k for r in col.runs for p in r.profiles.values() for k in p.ncu_kernels]
+    assert counted and all(isinstance(k.stalls_pct, tuple) for k in counted)
+    _rejects(counted[0].figures, "setitem", "clear")
+    _rejects(counted[0].stalls_raw_cycles, "setitem", "clear")
     _rejects(run.redactions, "setitem", "clear", "update")
     with pytest.raises(ValidationError, match="frozen"):
         run.trace.run.model = "someone else"  # type: ignore[misc]  # the trace models are frozen pydantic models

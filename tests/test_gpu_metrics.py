@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA
+from reporter.checks import bottleneck_label
 from reporter.collect import ncu as gm
 from reporter.errors import CollectError
 
@@ -72,11 +73,11 @@ def test_details_and_raw_agree() -> None:
 
 
 def test_bottleneck_rule() -> None:
-    assert gm.bottleneck_label(85, 20) == "compute-bound (high throughput)"
-    assert gm.bottleneck_label(30, 40) == "latency-bound"
-    assert gm.bottleneck_label(75, 50) == "compute-bound"
-    assert gm.bottleneck_label(65, 60) == "balanced"
-    assert gm.bottleneck_label(None, 1) is None
+    assert bottleneck_label(85, 20) == "compute-bound (high throughput)"
+    assert bottleneck_label(30, 40) == "latency-bound"
+    assert bottleneck_label(75, 50) == "compute-bound"
+    assert bottleneck_label(65, 60) == "balanced"
+    assert bottleneck_label(None, 1) is None
 
 
 def test_values_and_junk(tmp_path: Path) -> None:

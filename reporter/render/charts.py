@@ -88,7 +88,7 @@ def roofline(peak_tflops: float, peak_bw_gbps: float, points: list[tuple[str, fl
     return fig
 
 
-def stall_bars(series: list[tuple[str, list[tuple[str, float]]]]) -> go.Figure:
+def stall_bars(series: list[tuple[str, Sequence[tuple[str, float]]]]) -> go.Figure:
     """Top warp-stall reasons as shares of all stall cycles, one bar group per (label, stalls)."""
     fig = go.Figure()
     for label, stalls in series:
