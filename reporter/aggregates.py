@@ -30,26 +30,26 @@ import numpy as np
 import pandas as pd
 
 from .validate.schema import Basis
+from .vocab import MISSING_LABEL, RUNTIME_FAILURES, GridState, RunVerdict, Source
 
 FAST_P: tuple[float, ...] = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)
 LEADERBOARD_KEYS: tuple[str, ...] = ("benchmark", "level", "configuration")
 PROBLEM_KEYS: tuple[str, ...] = ("benchmark", "level", "problem_id", "problem")
-UNKNOWN = "unknown"
 
 DEFAULT_EXCLUDE = "suspect"
 DEFAULT_BASIS = Basis.DEVICE
 
 # Grid states, in the order of the legend.
-STATES: dict[str, str] = {
-    "suspect": "suspect (static cheat finding)",
-    "faster": "correct and faster",
-    "slower": "correct but slower",
-    "correct": "correct, speedup unknown",
-    "incorrect": "incorrect",
-    "compile_error": "failed to compile",
-    "runtime_error": "runtime error / crash",
-    "no_submission": "no submission",
-    "unknown": "no verdict recorded",
+STATES: dict[GridState, str] = {
+    GridState.SUSPECT: "suspect (static cheat finding)",
+    GridState.FASTER: "correct and faster",
+    GridState.SLOWER: "correct but slower",
+    GridState.CORRECT: "correct, speedup unknown",
+    GridState.INCORRECT: "incorrect",
+    GridState.COMPILE_ERROR: "failed to compile",
+    GridState.RUNTIME_ERROR: "runtime error / crash",
+    GridState.NO_SUBMISSION: "no submission",
+    GridState.UNKNOWN: "no verdict recorded",
 }
 
 
@@ -63,7 +63,7 @@ def comparable(frame: pd.DataFrame) -> pd.DataFrame:
     ok = frame["complete"].fillna(False) & frame["level"].notna() & frame["problem_id"].notna()
     out = frame.loc[ok].copy()
     for col in ("benchmark", "configuration", "model", "problem"):
-        out[col] = out[col].fillna(UNKNOWN if col != "problem" else "")
+        out[col] = out[col].fillna(MISSING_LABEL if col != "problem" else "")
     return out
 
 
@@ -73,7 +73,7 @@ def on_basis(frame: pd.DataFrame, basis: Basis | str = DEFAULT_BASIS) -> pd.Data
     Re-validated runs (`speedup_source` "re-validated") take that basis's figures, unknown where they have
     none; the others keep their recorded figures and source."""
     b = Basis(basis)
-    measured = frame["speedup_source"].eq("re-validated").fillna(False).astype(bool)
+    measured = frame["speedup_source"].eq(Source.RE_VALIDATED).fillna(False).astype(bool)
     picked = {col: frame[f"{src}_{b.value}{unit}"].where(measured, frame[col])
               for col, src, unit in (("kernel_ms", "kernel", "_ms"), ("ref_ms", "ref", "_ms"), ("speedup", "speedup", ""))}
     return frame.assign(basis=b.value, **picked)
@@ -86,7 +86,7 @@ def scoped(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | N
     if revalidated_only:
         out = out.loc[out["revalidated_correct"].notna()].copy()
         out["correct"] = out["revalidated_correct"].astype(bool)
-        out["speedup"] = out["speedup"].where(out["speedup_source"] == "re-validated")
+        out["speedup"] = out["speedup"].where(out["speedup_source"] == Source.RE_VALIDATED)
     out["correct"] = out["correct"].fillna(False).astype(bool)
     out["excluded"] = out[exclude].fillna(False).astype(bool) if exclude is not None else False
     speed = out["speedup"].astype("float64")
@@ -114,7 +114,7 @@ def leaderboard(frame: pd.DataFrame, by: Sequence[str] = LEADERBOARD_KEYS, fast_
     counts = best["counts"]
     best = best.assign(
         _log=np.log(best["speedup"].where(counts).astype("float64")),
-        _recorded=best["speedup_source"].eq("recorded").fillna(False),
+        _recorded=best["speedup_source"].eq(Source.RECORDED).fillna(False),
         **{f"_{fast_column(p)}": counts & best["speedup"].gt(p).fillna(False) for p in fast_ps})
     spec = {
         "attempted": ("run_id", "size"), "submitted": ("submitted", "sum"), "compiled": ("compiled", "sum"),
@@ -144,20 +144,20 @@ def states(frame: pd.DataFrame) -> pd.Series:
     correct = frame["correct"].fillna(False).astype(bool)
     submitted = frame["submitted"].fillna(False).astype(bool)
     excluded = frame["excluded"] if "excluded" in frame else pd.Series(False, index=frame.index)
-    verdict = frame["verdict"].fillna(UNKNOWN).astype(str)
+    verdict = frame["verdict"].fillna(RunVerdict.UNKNOWN).astype(str)
     speed = frame["speedup"]
     choices = [
-        (~submitted, "no_submission"),
-        (excluded.astype(bool), "suspect"),
-        (correct & speed.gt(1.0), "faster"),
-        (correct & speed.le(1.0), "slower"),
-        (correct, "correct"),
-        (verdict.isin(["compile_error", "runtime_error", "incorrect"]), verdict),
-        (verdict.isin(["timeout", "crashed"]), "runtime_error"),
-        (verdict.isin(["unknown", "not_evaluated", "partial"]), "unknown"),
+        (~submitted, GridState.NO_SUBMISSION),
+        (excluded.astype(bool), GridState.SUSPECT),
+        (correct & speed.gt(1.0), GridState.FASTER),
+        (correct & speed.le(1.0), GridState.SLOWER),
+        (correct, GridState.CORRECT),
+        (verdict.isin([RunVerdict.COMPILE_ERROR, RunVerdict.RUNTIME_ERROR, RunVerdict.INCORRECT]), verdict),
+        (verdict.isin(RUNTIME_FAILURES), GridState.RUNTIME_ERROR),
+        (verdict.isin([RunVerdict.UNKNOWN, RunVerdict.NOT_EVALUATED, RunVerdict.PARTIAL]), GridState.UNKNOWN),
     ]
     picked = np.select([c.to_numpy() for c, _ in choices],
-                       [v.to_numpy() if isinstance(v, pd.Series) else v for _, v in choices], default="incorrect")
+                       [v.to_numpy() if isinstance(v, pd.Series) else v for _, v in choices], default=GridState.INCORRECT)
     return pd.Series(picked, index=frame.index, name="state", dtype="string")
 
 
@@ -190,9 +190,9 @@ def problems(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str |
 
 def counts(frame: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     """Index-page counts per group, over every run (partial ones too): runs, models, correct, re-validated, flags."""
-    f = frame.assign(**{c: frame[c].fillna(UNKNOWN) for c in by},
-                     _correct=frame["verdict"].eq("correct").fillna(False),
-                     _reval=frame["verdict_source"].eq("re-validated").fillna(False))
+    f = frame.assign(**{c: frame[c].fillna(MISSING_LABEL) for c in by},
+                     _correct=frame["verdict"].eq(RunVerdict.CORRECT).fillna(False),
+                     _reval=frame["verdict_source"].eq(Source.RE_VALIDATED).fillna(False))
     out = f.groupby(list(by), dropna=False).agg(
         runs=("run_id", "size"), models=("model", "nunique"), correct=("_correct", "sum"),
         revalidated=("_reval", "sum"), flags=("flags", "sum"))

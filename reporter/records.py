@@ -92,7 +92,7 @@ class Turn(_Model):
     reasoning_format: Literal["text", "markdown"] = Field(
         "text", description="How `reasoning` is written: `text` is shown as written; only `markdown` is rendered as markdown."
     )
-    calls: list[ToolCall] = Field(default_factory=list)
+    calls: tuple[ToolCall, ...] = ()
 
 
 class TimingMetrics(_Model):
@@ -216,10 +216,10 @@ class Trace(_Model):
     run: RunInfo
     reference_source: str | None = Field(None, description="The PyTorch reference the agent saw.")
     prompt: str | None = Field(None, description="The prompt the model was given, when the harness kept it.")
-    turns: list[Turn] = Field(default_factory=list)
+    turns: tuple[Turn, ...] = ()
     final_kernel: FinalKernel | None = None
     metrics: RecordedMetrics = Field(default_factory=RecordedMetrics)
-    attachments: list[Attachment] = Field(default_factory=list)
+    attachments: tuple[Attachment, ...] = ()
     harness_metadata: dict[str, Any] = Field(
         default_factory=dict, description="Free-form harness diagnostics kept verbatim (e.g. KernelBench's eval metadata)."
     )
@@ -250,10 +250,10 @@ def unknown_fields(model: BaseModel, prefix: str = "") -> list[str]:
     found = [f"{prefix}{k}" for k in (model.model_extra or {})]
     for name in type(model).model_fields:
         value = getattr(model, name)
-        items = value if isinstance(value, list) else [value]
-        for i, item in enumerate(items):
+        many = isinstance(value, list | tuple)
+        for i, item in enumerate(value if many else [value]):
             if isinstance(item, BaseModel):
-                where = f"{prefix}{name}[{i}]." if isinstance(value, list) else f"{prefix}{name}."
+                where = f"{prefix}{name}[{i}]." if many else f"{prefix}{name}."
                 found.extend(unknown_fields(item, where))
     return found
 
@@ -373,7 +373,7 @@ class ValidationResult(_Model):
     kernel_peak_bytes: int | None = None
     reference_peak_bytes: int | None = None
     deterministic: bool | None = None
-    static_findings: list[StaticFinding] = Field(default_factory=list)
+    static_findings: tuple[StaticFinding, ...] = ()
     phase_s: dict[str, float] = Field(default_factory=dict)
     ncu_files: dict[str, str] = Field(default_factory=dict, description="role -> CSV file beside this result.")
 

@@ -11,6 +11,9 @@ from enum import StrEnum
 
 from .validate.schema import Verdict
 
+# A group key's benchmark, configuration or model when the trace records none (a word of its own, not a verdict).
+MISSING_LABEL = "unknown"
+
 
 class RunVerdict(StrEnum):
     """A run's verdict as the site shows it: a harness's recorded verdict or our re-validation's, plus
@@ -58,3 +61,17 @@ class ReviewStatus(StrEnum):
     CLEARED = "cleared"  # error-level findings, cleared by a reviewer for this exact kernel
     WARNINGS = "warnings"  # warn-level findings only
     CLEAN = "clean"  # no findings
+
+
+class GridState(StrEnum):
+    """A run's cell on the problem grid (`aggregates.states`), in the order of the legend."""
+
+    SUSPECT = RunVerdict.SUSPECT.value
+    FASTER = "faster"  # correct, and faster than the reference
+    SLOWER = "slower"  # correct, and not faster
+    CORRECT = RunVerdict.CORRECT.value  # correct, speedup unknown
+    INCORRECT = RunVerdict.INCORRECT.value
+    COMPILE_ERROR = RunVerdict.COMPILE_ERROR.value
+    RUNTIME_ERROR = RunVerdict.RUNTIME_ERROR.value  # timeouts and crashes too
+    NO_SUBMISSION = RunVerdict.NO_SUBMISSION.value
+    UNKNOWN = RunVerdict.UNKNOWN.value

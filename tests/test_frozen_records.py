@@ -40,6 +40,8 @@ def test_a_collected_run_cannot_be_edited() -> None:
     _rejects(run.redactions, "setitem", "clear", "update")
     with pytest.raises(ValidationError, match="frozen"):
         run.trace.run.model = "someone else"  # type: ignore[misc]  # the trace models are frozen pydantic models
+    for seq in (run.trace.turns, run.trace.attachments, run.trace.turns[0].calls):
+        _rejects(seq, "append", "extend")
     with pytest.raises(dataclasses.FrozenInstanceError):
         col.runs = ()  # type: ignore[misc]
     _rejects(col.runs, "append", "extend", "sort")

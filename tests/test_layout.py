@@ -79,6 +79,10 @@ def test_templates_hold_no_arithmetic() -> None:
     assert template_arithmetic(template_env()) == []
 
 
+def test_templates_decide_no_thresholds() -> None:
+    assert template_thresholds(template_env()) == []
+
+
 def test_the_size_checks_find_what_is_too_long(tmp_path: Path) -> None:
     pkg = tmp_path / "pkg"
     pkg.mkdir()

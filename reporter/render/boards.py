@@ -17,6 +17,7 @@ import pandas as pd
 from .. import aggregates as ag
 from ..frames import export_bytes
 from ..validate.schema import Basis
+from ..vocab import Source
 from . import charts, numbers
 from .runpage import HOME, Page, group_label
 from .timing_view import BasisView, basis_view
@@ -113,7 +114,7 @@ def _figures(runs: pd.DataFrame, revalidated_only: bool, urls: Urls, basis: Basi
             (f"dist-{basis.value}", charts.to_json(charts.speedup_distribution([(m, s) for m, s, _ in series]))))
     timed = scoped[(scoped["ref_ms"] > 0) & (scoped["kernel_ms"] > 0)]
     pts = [{"ref_ms": float(r["ref_ms"]), "kernel_ms": float(r["kernel_ms"]), "href": "../" + urls.run(str(r["run_id"])),
-            "correct": bool(r["correct"]), "measured": r["speedup_source"] == "re-validated",
+            "correct": bool(r["correct"]), "measured": r["speedup_source"] == Source.RE_VALIDATED,
             "label": f"{r['model']} · L{r['level']} P{r['problem_id']}"} for r in timed.to_dict("records")]
     return pair, (f"scatter-{basis.value}", charts.to_json(charts.runtime_scatter(pts))) if pts else None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import plotly.graph_objects as go
@@ -34,7 +35,7 @@ def _label(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def timeline_figure(turns: list[Turn]) -> dict[str, Any] | None:
+def timeline_figure(turns: Sequence[Turn]) -> dict[str, Any] | None:
     """The turn timeline as a plain figure dict: building a go.Figure validates every property, which
     costs more than the rest of a run page."""
     timed = [t for t in turns if t.llm_s is not None or t.tool_s is not None]

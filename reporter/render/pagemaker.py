@@ -17,6 +17,7 @@ from ..checks import Flag
 from ..collect.traces import RunRecord
 from ..collect.validation import CachedValidation
 from ..records import FinalKernel, RunInfo, Trace
+from ..vocab import MISSING_LABEL, Source
 from . import lazy
 from .highlight import HighlightCache
 from .revalidation import validation_view
@@ -39,7 +40,7 @@ def digest(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
     v = validation_view(t.final_kernel is not None, cached, t.metrics, run.recorded_verdict, run.precision)
     pkey = problem_key(r)
     return {"run_id": r.run_id, "path": r.trace_path.as_posix(), "slug": r.slug, "key": list(group_key(r)),
-            "model": run.model or "unknown", "problem": list(pkey) if pkey else None, "title": title(r),
+            "model": run.model or MISSING_LABEL, "problem": list(pkey) if pkey else None, "title": title(r),
             "run": run.model_dump(mode="json", exclude_none=True), "flags": [dataclasses.asdict(f) for f in r.flags],
             "unknown": r.unknown, "summary": dataclasses.asdict(run_summary(r, v)),
             "kernels": " ".join(lazy.kernel_names(t.final_kernel.source if t.final_kernel else None)),
@@ -50,14 +51,15 @@ def stub(d: dict[str, Any], data: Path) -> RunRecord:
     """A RunRecord holding only what listing pages read (the run section, flags), rebuilt from a digest."""
     # Listing pages ask whether a kernel was submitted, never for its source: an empty stand-in says so.
     kernel = FinalKernel.model_construct(source="") if d["has_kernel"] else None
-    trace = Trace.model_construct(schema_version=2, run=RunInfo.model_validate(d["run"]), turns=[], final_kernel=kernel,
-                                  reference_source=None, attachments=[])
+    trace = Trace.model_construct(schema_version=2, run=RunInfo.model_validate(d["run"]), turns=(), final_kernel=kernel,
+                                  reference_source=None, attachments=())
     return RunRecord(d["run_id"], data / d["path"], trace, [Flag(**f) for f in d["flags"]], d["unknown"], slug=d["slug"])
 
 
 def summary_of(d: dict[str, Any]) -> RunSummary:
     s = dict(d["summary"])
     s["runtime_flag"] = Flag(**s["runtime_flag"]) if s["runtime_flag"] else None
+    s["verdict_source"] = Source(s["verdict_source"])
     return RunSummary(**s)
 
 
@@ -74,8 +76,8 @@ def run_files(r: RunRecord, cached: CachedValidation | None, urls: Urls, nav: di
     page = run_page(r, cached, urls, nav.get("prev"), nav.get("next"))
     fk, ref = r.trace.final_kernel, r.trace.reference_source
     base = urls.run(r.run_id).removesuffix(".html")
-    page.context.update(chunk=f"{Path(base).name}.turns.js", text_view=f"{Path(base).name}.turns.txt",
-                        final_html=cache.code(fk.source) if fk else None, reference_html=cache.code(ref) if ref else None)
+    page = page.with_context(chunk=f"{Path(base).name}.turns.js", text_view=f"{Path(base).name}.turns.txt",
+                             final_html=cache.code(fk.source) if fk else None, reference_html=cache.code(ref) if ref else None)
     files = {page.path: render_page(env, page, assets, generated), f"{base}.turns.js": lazy.chunk_js(r.trace),
              f"{base}.turns.txt": lazy.text_view(r.trace, title(r))}
     if fk:

@@ -12,6 +12,7 @@ from .. import aggregates as ag
 from ..collect.traces import RunRecord
 from ..errors import CollectError
 from ..validate.schema import BASIS_LABEL, Basis
+from ..vocab import MISSING_LABEL, GridState, RunVerdict, Source
 from . import numbers
 from .runpage import HOME, Page, group_label
 from .summary import RunSummary, group_key, title
@@ -36,8 +37,8 @@ def listed(r: RunRecord, s: RunSummary, urls: Urls) -> Listed:
 
 
 def _stats(rows: list[Listed]) -> dict[str, int]:
-    return {"correct": sum(1 for x in rows if x.summary.verdict == "correct"),
-            "revalidated": sum(1 for x in rows if x.summary.verdict_source == "re-validated"),
+    return {"correct": sum(1 for x in rows if x.summary.verdict == RunVerdict.CORRECT),
+            "revalidated": sum(1 for x in rows if x.summary.verdict_source == Source.RE_VALIDATED),
             "flags": sum(x.summary.flags for x in rows)}
 
 
@@ -56,21 +57,21 @@ def _times(row: dict[str, Any], basis: str) -> str:
     """The kernel and reference times behind a cell's speedup, for its tooltip; empty when neither is known."""
     if pd.isna(row["kernel_ms"]) and pd.isna(row["ref_ms"]):
         return ""
-    where = BASIS_LABEL[Basis(basis)] if row["speedup_source"] == "re-validated" else "as recorded"
+    where = BASIS_LABEL[Basis(basis)] if row["speedup_source"] == Source.RE_VALIDATED else "as recorded"
     k, r = (None if pd.isna(row[c]) else float(row[c]) for c in ("kernel_ms", "ref_ms"))
     return f" · kernel {numbers.time_ms(k)}, reference {numbers.time_ms(r)} ({where})"
 
 
 def grid_cell(row: dict[str, Any], href: str) -> GridCell:
     """A run (a row of `aggregates.grid`) as its grid cell: state colour, speedup or state, and a tooltip."""
-    state = str(row["state"])
+    state = GridState(row["state"])
     recorded_only = pd.isna(row["revalidated_correct"])
     flagged = bool(row["flagged"]) if not pd.isna(row["flagged"]) else False
     label = ag.STATES[state]
     tip = label + (" · flagged" if flagged else "") + (" · not re-validated" if recorded_only else "") \
         + _times(row, str(row["basis"]))
     speed = None if pd.isna(row["speedup"]) else float(row["speedup"])
-    shown = numbers.speedup(speed) if state in ("faster", "slower") else label
+    shown = numbers.speedup(speed) if state in (GridState.FASTER, GridState.SLOWER) else label
     return GridCell(href, f"s-{state.replace('_', '-')}" + (" recorded" if recorded_only else ""), tip, shown, flagged)
 
 
@@ -135,21 +136,21 @@ def listing_pages(runs: list[RunRecord], rows: dict[str, Listed], frame: pd.Data
     """Every page above the run pages; `runs` is in page order, `frame` is their runs table (`reporter.frames`)."""
     groups: dict[GroupKey, dict[str, list[Listed]]] = defaultdict(lambda: defaultdict(list))
     for r in runs:
-        groups[group_key(r)][r.trace.run.model or "unknown"].append(rows[r.run_id])
+        groups[group_key(r)][r.trace.run.model or MISSING_LABEL].append(rows[r.run_id])
     ranked = ag.comparable(frame)
     by_group = {(str(b), str(c)): g for (b, c), g in ranked.groupby(["benchmark", "configuration"])}
     pages: list[Page] = []
     index_rows = []
     for key, models in groups.items():
         members = [x for xs in models.values() for x in xs]
-        index_rows.append({"benchmark": key[0] if key[0] != "unknown" else "— not recorded (partial traces)",
-                           "configuration": key[1] if key[1] != "unknown" else "—", "href": urls.group(key),
+        index_rows.append({"benchmark": key[0] if key[0] != MISSING_LABEL else "— not recorded (partial traces)",
+                           "configuration": key[1] if key[1] != MISSING_LABEL else "—", "href": urls.group(key),
                            "models": len(models), "runs": len(members), "stats": _stats(members),
                            "boards": (boards or {}).get(key, []), "grid": urls.grid(key) if key in by_group else None})
         model_rows = []
         for model, xs in models.items():
             model_rows.append({"model": model, "href": urls.model(key, model), "runs": len(xs), "stats": _stats(xs)})
-            shown_model = model if model != "unknown" else "model not recorded"
+            shown_model = model if model != MISSING_LABEL else "model not recorded"
             pages.append(Page(urls.model(key, model), "model.html", {
                 "title": f"{shown_model} · {group_label(key)}", "crumbs": [HOME, (group_label(key), urls.group(key))], "rows": xs}))
         pages.append(Page(urls.group(key), "variant.html", {"title": group_label(key), "crumbs": [HOME], "rows": model_rows}))

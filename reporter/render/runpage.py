@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any
 
 from ..collect.traces import ProfileSet, RunRecord
 from ..collect.validation import CachedValidation
-from ..vocab import RevalidationState, Source
+from ..vocab import MISSING_LABEL, RevalidationState, Source
 from . import charts, text
 from .counters import CountersView, counters_view
 from .evolution import kernel_versions
@@ -26,15 +28,21 @@ class Page:
 
     path: str  # relative to the site root
     template: str
-    context: dict[str, Any]
+    context: Mapping[str, Any]  # read-only: a step that adds to a page makes a new one (`with_context`)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "context", MappingProxyType(dict(self.context)))
+
+    def with_context(self, **more: Any) -> Page:
+        return replace(self, context={**self.context, **more})
 
 
 def group_label(key: tuple[str, str]) -> str:
     """How a (benchmark, configuration) group is named on pages; partial traces have neither."""
     bench, conf = key
-    if key == ("unknown", "unknown"):
+    if key == (MISSING_LABEL, MISSING_LABEL):
         return "not recorded (partial traces)"
-    return bench if conf == "unknown" else f"{bench} · {conf}"
+    return bench if conf == MISSING_LABEL else f"{bench} · {conf}"
 
 
 def measured_profiles(r: RunRecord, cached: CachedValidation | None) -> tuple[dict[str, ProfileSet], dict[str, str]]:
@@ -87,7 +95,7 @@ def run_page(r: RunRecord, cached: CachedValidation | None, urls: Urls, prev: st
     profiles, sources = measured_profiles(r, cached)
     flags = {f.field: f for f in r.flags}
     counters = counters_view(profiles, sources, trace.metrics.nsight, flags)
-    key, model = group_key(r), run.model or "unknown"
+    key, model = group_key(r), run.model or MISSING_LABEL
     pkey = problem_key(r)
     fk = trace.final_kernel
     return Page(urls.run(r.run_id), "run.html", {

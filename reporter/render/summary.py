@@ -10,21 +10,17 @@ from ..checks import Flag
 from ..collect.traces import RunRecord
 from ..units import to_ms
 from ..validate.schema import Verdict
-from ..vocab import Source
+from ..vocab import MISSING_LABEL, RevalidationState, RunVerdict, Source
 from . import numbers, text
 from .revalidation import ValidationView
-
-UNKNOWN = "unknown"
-# The verdict of a run whose kernel trips an error-level static cheat check that no reviewer cleared.
-SUSPECT = "suspect"
 
 
 @dataclass(frozen=True)
 class RunSummary:
     """The key figures an index row shows for a run."""
 
-    verdict: str
-    verdict_source: str  # "re-validated" | "recorded" | "partial"
+    verdict: str  # a RunVerdict, or a recorded verdict outside it, shown as written
+    verdict_source: Source
     turns: str
     runtime_value: float | None  # in `time_unit`
     ref_runtime_value: float | None
@@ -71,7 +67,7 @@ def title(r: RunRecord) -> str:
 def group_key(r: RunRecord) -> tuple[str, str]:
     """(benchmark, configuration): the group a run is listed and ranked in."""
     run = r.trace.run
-    return (run.benchmark or UNKNOWN, run.configuration or UNKNOWN)
+    return (run.benchmark or MISSING_LABEL, run.configuration or MISSING_LABEL)
 
 
 def problem_key(r: RunRecord) -> tuple[int, int, str] | None:
@@ -86,18 +82,18 @@ def run_summary(r: RunRecord, v: ValidationView) -> RunSummary:
     flags = {f.field: f for f in r.flags}
     turns = f"{run.turns_used if run.turns_used is not None else len(r.trace.turns)} / {text.num(run.max_turns)}"
     if not run.complete:
-        return RunSummary("partial", "partial", turns, None, None, "", text.DASH, None, None, len(r.flags))
-    if v.state == "measured" and v.result is not None:
+        return RunSummary(RunVerdict.PARTIAL, Source.PARTIAL, turns, None, None, "", text.DASH, None, None, len(r.flags))
+    if v.state is RevalidationState.MEASURED and v.result is not None:
         res = v.result
         kd = res.kernel_timing.device if res.kernel_timing else None
         rd = res.reference_timing.device if res.reference_timing else None
         # The headline is device time; an incorrect kernel's speedup is no result, so the verdict stands in for it.
         correct = res.verdict == Verdict.CORRECT
-        return RunSummary(SUSPECT if r.suspect else res.verdict, "re-validated", turns, kd.median_ms if kd else None,
+        return RunSummary(RunVerdict.SUSPECT if r.suspect else res.verdict, Source.RE_VALIDATED, turns, kd.median_ms if kd else None,
                           rd.median_ms if rd else None, "ms", text.speedup(res.speedup) if correct else "kernel incorrect",
                           res.speedup if correct else None, None, len(r.flags))
     # Recorded times stay in the unit the harness claimed: a ~1000x mix-up is flagged, never "fixed".
-    return RunSummary(SUSPECT if r.suspect else run.recorded_verdict or UNKNOWN, "recorded", turns,
+    return RunSummary(RunVerdict.SUSPECT if r.suspect else run.recorded_verdict or RunVerdict.UNKNOWN, Source.RECORDED, turns,
                       t.runtime if t else None, t.ref_runtime if t else None, t.unit if t else "ms",
                       text.speedup(t.speedup if t else None), t.speedup if t else None,
                       flags.get("timing.runtime"), len(r.flags))

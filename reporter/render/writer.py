@@ -90,8 +90,8 @@ def template_env() -> Environment:
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters.update(num=text.num, ms=text.ms, speedup=text.speedup, markdown=text.markdown, plain=text.plain,
                        prose=text.prose, code=text.code, json_args=text.json_args)
-    # The vocabulary, so a template compares with `State.NO_KERNEL`, never a string spelled a second time.
-    env.globals.update(State=RevalidationState, Review=ReviewStatus, Verdict=RunVerdict, Source=Source)
+    # The vocabulary, so a template compares with `RevalidationState.NO_KERNEL`, never a string spelled again.
+    env.globals.update(RevalidationState=RevalidationState, ReviewStatus=ReviewStatus, RunVerdict=RunVerdict, Source=Source)
     return env
 
 
