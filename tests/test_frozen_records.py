@@ -37,6 +37,8 @@ def test_a_collected_run_cannot_be_edited() -> None:
     for name in ("flags", "unknown", "findings", "attachment_errors"):
         _rejects(getattr(run, name), "append", "extend", "sort")
     _rejects(run.profiles, "setitem", "delitem", "clear", "update", "pop")
+    profiled = [p.profiler for r in col.runs for p in r.profiles.values() if p.profiler is not None]
+    assert profiled and all(isinstance(p.kernels, tuple) for p in profiled)
     _rejects(run.redactions, "setitem", "clear", "update")
     with pytest.raises(ValidationError, match="frozen"):
         run.trace.run.model = "someone else"  # type: ignore[misc]  # the trace models are frozen pydantic models
@@ -77,6 +79,17 @@ def test_validation_pipeline_records_are_frozen() -> None:
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(record, name, getattr(record, name))
     _rejects(stats.outcomes, "append")
+
+
+
+def test_the_build_report_is_frozen(tmp_path: Path) -> None:
+    from reporter.render.incremental import build_incremental
+    report = build_incremental(DATA, tmp_path / "site", jobs=1)
+    assert report.committed and report.pages > 0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        report.committed = False  # type: ignore[misc]
+    for seq in (report.errors, report.digests, report.page_problems):
+        _rejects(seq, "append")
 
 
 def test_result_sequences_are_tuples_and_still_redacted() -> None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import CollectError
+from ..frozen import freeze
 from .safeio import parse_json, read_bounded
 
 
@@ -15,9 +17,12 @@ from .safeio import parse_json, read_bounded
 class ProfilerSummary:
     """Kernel events from a torch.profiler Chrome trace (Memcpy/Memset counted apart)."""
 
-    kernels: list[tuple[str, float]]  # (name, duration µs) in trace order
+    kernels: Sequence[tuple[str, float]]  # (name, duration µs) in trace order
     memcpy: int
     memset: int
+
+    def __post_init__(self) -> None:
+        freeze(self, ("kernels",))
 
     @property
     def launches(self) -> int:

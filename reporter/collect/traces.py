@@ -11,13 +11,13 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import ValidationError
 
 from ..checks import Flag, check_trace
 from ..errors import CollectError, printable
+from ..frozen import freeze
 from ..names import unique_slugs
 from ..records import CACHE_DIR, READABLE_VERSIONS, Trace, migrate_trace, sha256_text, unknown_fields
 from ..validate.cheats import Finding, scan
@@ -25,8 +25,6 @@ from . import ncu as gm
 from .redact import RedactionReport, Redactor, load_allow_list
 from .reviews import Clearance, Reviews, load_reviews
 from .safeio import checked_path, parse_json, read_bounded
-
-V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -40,11 +38,6 @@ class ProfileSet:
     @property
     def ncu_summary(self) -> gm.KernelFigures | None:
         return gm.summarize(list(self.ncu_kernels))
-
-
-def _frozen_map(value: Mapping[str, V]) -> Mapping[str, V]:
-    """A read-only copy of `value`: a record's mappings cannot change after collection."""
-    return MappingProxyType(dict(value))
 
 
 @dataclass(frozen=True)
@@ -71,10 +64,7 @@ class RunRecord:
     redactions: Mapping[str, int] = field(default_factory=dict)  # secrets redacted, by kind (never the secrets)
 
     def __post_init__(self) -> None:
-        for name in ("flags", "unknown", "attachment_errors", "findings"):
-            object.__setattr__(self, name, tuple(getattr(self, name)))
-        for name in ("profiles", "redactions"):
-            object.__setattr__(self, name, _frozen_map(getattr(self, name)))
+        freeze(self, ("flags", "unknown", "attachment_errors", "findings"), ("profiles", "redactions"))
 
     @property
     def source(self) -> Trace:
@@ -102,8 +92,7 @@ class Collection:
     config_errors: Sequence[CollectError] = ()  # e.g. a bad line in redact-allow.txt
 
     def __post_init__(self) -> None:
-        for name in ("runs", "errors", "config_errors"):
-            object.__setattr__(self, name, tuple(getattr(self, name)))
+        freeze(self, ("runs", "errors", "config_errors"))
 
     @property
     def redaction(self) -> RedactionReport | None:

@@ -11,9 +11,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 
 from ..errors import CollectError, Problem
+from ..frozen import freeze
 from ..records import ValidationResult
 from ..validate import cache
 from ..validate.schema import checked_graph
@@ -35,8 +35,7 @@ class CachedValidation:
     redactions: Mapping[str, int] = field(default_factory=dict)  # secrets redacted from the result's text, by kind
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "ncu", MappingProxyType(dict(self.ncu)))
-        object.__setattr__(self, "redactions", MappingProxyType(dict(self.redactions)))
+        freeze(self, mappings=("ncu", "redactions"))
 
 
 def redactions(run: RunRecord, cached: CachedValidation | None) -> dict[str, int]:

@@ -15,7 +15,8 @@ site, and swapped in whole. Every file written is a new inode, so the live site 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -28,15 +29,15 @@ from .assets import asset_dir
 
 MARKER = ".reporter-site"  # = publish.pages.MARKER, which loads more than an up-to-date check needs
 
-@dataclass
+@dataclass(frozen=True)
 class IncrementalReport:
     runs: int
     rendered: int  # run pages written in this build
     pages: int  # pages written by this build (0 when the site was up to date)
-    errors: list[CollectError] = field(default_factory=list)
-    config_errors: list[CollectError] = field(default_factory=list)  # DATA/reviews.toml
-    digests: list[dict[str, Any]] = field(default_factory=list)
-    page_problems: list[tuple[str, str]] = field(default_factory=list)  # (trace, why) for run pages not made
+    errors: tuple[CollectError, ...] = ()
+    config_errors: tuple[CollectError, ...] = ()  # DATA/reviews.toml
+    digests: tuple[dict[str, Any], ...] = ()  # JSON documents (also kept in the build status)
+    page_problems: tuple[tuple[str, str], ...] = ()  # (trace, why) for run pages not made
     up_to_date: bool = False
     committed: bool = True
 
@@ -178,7 +179,7 @@ def _scan(data: Path, prev: status.BuildStatus, jobs: int | None,
     return runs, errors
 
 
-def _listing_pages(digests: list[dict[str, Any]], frame: Any, urls: Any, errors: list[CollectError], data: Path,
+def _listing_pages(digests: list[dict[str, Any]], frame: Any, urls: Any, errors: Sequence[CollectError], data: Path,
                    boards: dict[Any, list[tuple[str, str]]] | None = None) -> list[Any]:
     """Every page above the run pages, from digests (stand-in records) and the runs table, plus the search page."""
     from . import pagemaker
@@ -221,15 +222,12 @@ def build_incremental(data: Path, site: Path, jobs: int | None = None, settings:
     rv = _reviews(data, reviews)
     config_errors = list(rv.errors) + unknown_clearances(rv, set(runs)) + _redactor(data, redact, allow)[1]
     aggregates = status.context_hash([g, digests, [str(e) for e in errors + config_errors]])
-    report = IncrementalReport(len(digests), len(todo), 0, errors, config_errors, digests)
+    report = IncrementalReport(len(digests), len(todo), 0, tuple(errors), tuple(config_errors), tuple(digests))
     if (not todo and aggregates == prev.aggregates and set(runs) == set(prev.runs)
             and prev.tree == status.tree_hash(site)):
-        report.up_to_date = True
         # Nothing to write, so the site stays as it was: under --strict that is what a failure leaves too.
-        report.committed = not (strict and _failed(report, upstream_problems))
-        return report
-    _write(site, data, report, runs, (keep, todo, urls, aggregates, g), jobs, strict, upstream_problems, shared)
-    return report
+        return replace(report, up_to_date=True, committed=not (strict and _failed(report, upstream_problems)))
+    return _write(site, data, report, runs, (keep, todo, urls, aggregates, g), jobs, strict, upstream_problems, shared)
 
 
 def _failed(report: IncrementalReport, upstream_problems: int) -> bool:
@@ -243,8 +241,8 @@ def _order(d: dict[str, Any]) -> list[Any]:
 
 
 def _write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, status.RunStatus], plan: tuple[Any, ...],
-           jobs: int | None, strict: bool, upstream_problems: int, shared: dict[str, Any]) -> None:
-    """Render what changed into a folder seeded from the live site, then swap it in."""
+           jobs: int | None, strict: bool, upstream_problems: int, shared: dict[str, Any]) -> IncrementalReport:
+    """Render what changed into a folder seeded from the live site, then swap it in; `report` completed."""
     from . import pagemaker
     from .build import generated_at
     from .search import index_js
@@ -255,9 +253,10 @@ def _write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, st
         assert writer.tmp is not None
         writer.seed(keep, [status.CACHE_DIR])
         shared = {**shared, "tmp": str(writer.tmp), "generated": generated, "assets": writer.assets, "urls": urls}
+        problems: list[tuple[str, str]] = []
         for item, files in zip(todo, parallel.run_all(_render_job, todo, shared, jobs)):
             if isinstance(files, str):
-                report.page_problems.append((str(data / item[0]), files))
+                problems.append((str(data / item[0]), files))
                 del runs[item[1]]  # left out of the site and of the status, so the next build tries again
             else:
                 runs[item[1]].files = files
@@ -277,7 +276,8 @@ def _write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, st
         writer.write_text("build-info.json", json.dumps({"generated": generated, "pages": n + report.rendered,
                                                           "version": __version__}) + "\n")
         status.BuildStatus(__version__, g, runs, aggregates).save(writer.tmp)
-        report.pages = n + report.rendered - len(report.page_problems)
-        report.committed = not (strict and _failed(report, upstream_problems))
+        report = replace(report, pages=n + report.rendered - len(problems), page_problems=tuple(problems))
+        report = replace(report, committed=not (strict and _failed(report, upstream_problems)))
         if report.committed:
             writer.commit()
+    return report

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -132,7 +133,7 @@ def _problem_pages(runs: pd.DataFrame, rows: dict[str, Listed], urls: Urls) -> t
 
 
 def listing_pages(runs: list[RunRecord], rows: dict[str, Listed], frame: pd.DataFrame, urls: Urls,
-                  errors: list[CollectError], boards: dict[GroupKey, list[tuple[str, str]]] | None = None) -> list[Page]:
+                  errors: Sequence[CollectError], boards: dict[GroupKey, list[tuple[str, str]]] | None = None) -> list[Page]:
     """Every page above the run pages; `runs` is in page order, `frame` is their runs table (`reporter.frames`)."""
     groups: dict[GroupKey, dict[str, list[Listed]]] = defaultdict(lambda: defaultdict(list))
     for r in runs:

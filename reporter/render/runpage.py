@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from types import MappingProxyType
 from typing import Any
 
 from ..collect.traces import ProfileSet, RunRecord
 from ..collect.validation import CachedValidation
+from ..frozen import freeze
 from ..vocab import MISSING_LABEL, RevalidationState, Source
 from . import charts, text
 from .counters import CountersView, counters_view
@@ -31,7 +31,7 @@ class Page:
     context: Mapping[str, Any]  # read-only: a step that adds to a page makes a new one (`with_context`)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "context", MappingProxyType(dict(self.context)))
+        freeze(self, mappings=("context",))
 
     def with_context(self, **more: Any) -> Page:
         return replace(self, context={**self.context, **more})
