@@ -69,15 +69,15 @@ def text_of(path: Path) -> str:
 
 SEED_FIELDS = {
     "seed-000-l2-p10": ["L2 · problem 10", "Kimi-K2.6 · popcorn · l12_default_gpt", "10_GFVLA_FusedPairwiseNodeAggregate.py",
-                        "10 / 10", "2026-05-02T19:26:01Z", "cuda fp32", "0.12 μs", "0.25x",
-                        "0.46 / — / 0.01 μs", "0.87x", "fusion ratio (ref / kernel)",
+                        "10 / 10", "2026-05-02T19:26:01Z", "cuda fp32", "0.120 μs", "0.25x",
+                        "0.460 μs / — / 0.0100 μs", "0.87x", "fusion ratio (ref / kernel)",
                         "2.78x", "820 μs", "66.63 GB/s", "25.7%", "279.3%", "67.99", "6,144 B",
                         "3,350.00 GB/s", "1,979.00", "3446.1%", "504.1%", "kernelbench.timing", "eval_kernel_against_ref",
                         "extended_metrics.measure_memory", "torch.profiler", "nsight_hardware_counters",
                         "reference PyTorch source", "turn 9", "FINAL", "compile_kernel FAILED: TypeError",
                         "final submitted kernel", "239 lines", "6,676 chars", "126,278 chars"],
     "seed-003-l2-p8": ["L2 · problem 8", "8_DeepSeekMoEGroundedTop2Routing.py", "3 / 10", "2.99x",
-                       "2.51e-04", "20.00x", "21 μs", "188.03 GB/s", "46.7%", "37.9%", "2.91",
+                       "0.000251 μs", "20.00x", "21.0 μs", "188.03 GB/s", "46.7%", "37.9%", "2.91",
                        "9,216 B", "1589.8%", "451.0%", "mio_throttle", "13.3%", "132,049 chars"],
 }
 
@@ -136,10 +136,10 @@ def words(parts: list[str]) -> str:
 
 
 SEED_VALUES = {
-    "seed-000-l2-p10": {"kernel runtime": "0.46 μs", "max abs error": "3.58e-06", "mean abs error": "3.85e-07",
+    "seed-000-l2-p10": {"kernel runtime": "0.460 μs", "max abs error": "3.58e-06", "mean abs error": "3.85e-07",
                         "kernel peak": "33.89 MB", "ref peak": "38.84 MB", "SOL score (0–1)": "0.053",
                         "dominant pipe": "FP32", "regs / thread": "76", "block size": "512"},
-    "seed-003-l2-p8": {"kernel runtime": "0.02 μs", "kernel peak": "35.32 MB", "SOL score (0–1)": "0.122"},
+    "seed-003-l2-p8": {"kernel runtime": "0.0200 μs", "kernel peak": "35.32 MB", "SOL score (0–1)": "0.122"},
 }
 # Fields that exist on the page only as the trace's own text shown back (a tool's output).
 ECHOED = {"compile_kernel FAILED: TypeError"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from reporter.records import RecordedMetrics, TimingMetrics, ValidationResult
-from reporter.render import text
+from reporter.render import numbers
 from reporter.render.revalidation import comparisons
 from reporter.render.timing_view import timing_view
 from reporter.validate.schema import BasisStats, TimingFigures
@@ -37,7 +37,7 @@ def test_times_from_another_or_unknown_gpu_get_no_agree_or_disagree() -> None:
         assert got["speedup (wall time)"].agrees is None
     same = rows(result(), "NVIDIA H200")
     assert same["runtime (wall time)"].agrees is False and same["ref runtime (wall time)"].agrees is True
-    assert same["runtime (wall time)"].reproduced == text.ms(0.5)  # compared on wall time, not device time
+    assert same["runtime (wall time)"].reproduced == numbers.time_html(0.5)  # compared on wall time, not device time
 
 
 def test_incorrect_kernel_shows_no_speedup() -> None:

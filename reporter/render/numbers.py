@@ -63,6 +63,16 @@ def time_html(value: float | None) -> Markup:
     return Markup('<span class="t" title="{}">{}</span>').format(escape(time_exact(value)), time_ms(value))
 
 
+def recorded_time_html(value: float | None, unit: str) -> Markup:
+    """A time as the harness recorded it: 3 significant figures in the unit it claimed, never converted (a
+    claimed unit may be wrong by ~1000x, and the page flags that rather than fixing it); exact in the tooltip."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return Markup(DASH)
+    label = UNIT_LABEL.get(unit, unit)
+    return Markup('<span class="t" title="{}">{}</span>').format(f"{value!r} {label} as recorded (the unit the harness claimed)",
+                                                                 f"{sig(value)} {label}")
+
+
 def num(value: Any, digits: int = 2) -> str:
     """Fixed-format numbers that are not times; None is unknown and shows as a dash, never as 0."""
     if value is None:

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from markupsafe import Markup
+
 from ..checks import Flag
 from ..records import LaunchMetrics, MemoryMetrics, NsightMetrics, PrecisionMetrics, TimingMetrics
 from ..units import UNIT_LABEL
-from . import text
+from . import numbers, text
 
 SECTION_TITLES = {"timing": "timing", "precision": "numerical precision", "memory": "gpu memory",
                   "launches": "kernel launches / fusion", "nsight": "SOL, roofline & occupancy"}
@@ -30,7 +32,7 @@ NSIGHT_ROWS: tuple[tuple[str, str, str], ...] = (
 @dataclass(frozen=True)
 class Row:
     label: str
-    value: str
+    value: str  # Markup for times (their exact value in a tooltip)
     flag: Flag | None = None
 
     @property
@@ -69,16 +71,18 @@ def shown(value: object, how: str) -> str:
 Lookup = Callable[[str], Flag | None]
 
 
+def _three(a: float | None, b: float | None, c: float | None, unit: str) -> Markup:
+    return Markup(" / ").join(numbers.recorded_time_html(x, unit) for x in (a, b, c))
+
+
 def _timing(t: TimingMetrics, flag: Lookup) -> Section:
     u = UNIT_LABEL[t.unit]
     rows = (
-        Row("kernel runtime", f"{text.num(t.runtime)} {u}", flag("timing.runtime")),
-        Row("ref runtime", f"{text.num(t.ref_runtime)} {u}", flag("timing.ref_runtime")),
+        Row("kernel runtime", numbers.recorded_time_html(t.runtime, t.unit), flag("timing.runtime")),
+        Row("ref runtime", numbers.recorded_time_html(t.ref_runtime, t.unit), flag("timing.ref_runtime")),
         Row("speedup", text.speedup(t.speedup), flag("timing.speedup")),
-        Row("kernel mean / median / std", f"{text.num(t.kernel_mean)} / {text.num(t.kernel_median)} / {text.num(t.kernel_std)} {u}",
-            flag("timing.kernel_mean")),
-        Row("ref mean / median / std", f"{text.num(t.ref_mean)} / {text.num(t.ref_median)} / {text.num(t.ref_std)} {u}",
-            flag("timing.ref_mean")),
+        Row("kernel mean / median / std", _three(t.kernel_mean, t.kernel_median, t.kernel_std, t.unit), flag("timing.kernel_mean")),
+        Row("ref mean / median / std", _three(t.ref_mean, t.ref_median, t.ref_std, t.unit), flag("timing.ref_mean")),
     )
     return Section("timing", SECTION_TITLES["timing"], t.source, rows, note=f"values carry the unit the harness claimed ({u})")
 
@@ -103,7 +107,7 @@ def _launches(la: LaunchMetrics, flag: Lookup) -> Section:
         Row("kernel launches", text.num(la.kernel_launches), flag("launches.kernel_launches")),
         Row("ref launches", text.num(la.ref_launches), flag("launches.ref_launches")),
         Row("fusion ratio (ref / kernel)", f"{text.num(la.fusion_ratio)}x", flag("launches.fusion_ratio")),
-        Row("total cuda time", f"{text.num(la.total_cuda_time_us, 0)} μs", flag("launches.total_cuda_time_us")),
+        Row("total cuda time", numbers.recorded_time_html(la.total_cuda_time_us, "us"), flag("launches.total_cuda_time_us")),
     ))
 
 

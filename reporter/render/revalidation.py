@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 from .. import checks
 from ..collect.validation import CachedValidation
 from ..records import DEFAULT_PRECISION, RecordedMetrics, ValidationResult
-from ..units import UNIT_LABEL
 from ..validate.schema import Basis, LaunchStats, TimingFigures, Verdict
 from ..vocab import RevalidationState
-from . import text
+from . import numbers, text
 from .timing_view import TimingView, timing_view
 
 
@@ -91,7 +90,8 @@ def comparisons(m: RecordedMetrics, recorded_verdict: str | None, res: Validatio
     for label, rec, figs in (("runtime (wall time)", t.runtime if t else None, res.kernel_timing),
                              ("ref runtime (wall time)", t.ref_runtime if t else None, res.reference_timing)):
         agree, why = checks.compare_runtime(rec, unit, _wall_ms(figs), relation)
-        rows.append(ComparisonRow(label, _with_unit(rec, UNIT_LABEL[unit]), text.ms(_wall_ms(figs)), agree, why))
+        # the recorded side stays in the unit the harness claimed: a ~1000x mix-up shows as a flag, not as a fix
+        rows.append(ComparisonRow(label, numbers.recorded_time_html(rec, unit), numbers.time_html(_wall_ms(figs)), agree, why))
     rec_sp, sp = (t.speedup if t else None), res.speedup_on(Basis.WALL)
     correct = res.verdict == Verdict.CORRECT
     rows.append(ComparisonRow("speedup (wall time)", text.speedup(rec_sp), text.speedup(sp) if correct else "kernel incorrect",

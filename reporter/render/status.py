@@ -23,7 +23,7 @@ from .. import __version__
 
 STATUS_FILE = ".reporter-status.json"
 CACHE_DIR = ".reporter-cache"  # content-addressed caches (highlighted code) that outlive one build
-STATUS_FORMAT = 1
+STATUS_FORMAT = 2  # 2: digests hold summary times as numbers with their unit, and no leaderboard outcome
 
 Signature = list[Any]  # [size, mtime_ns, sha256]
 

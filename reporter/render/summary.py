@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from markupsafe import Markup
+
 from ..checks import Flag
 from ..collect.traces import RunRecord
 from ..units import to_ms
@@ -20,12 +22,39 @@ class RunSummary:
     verdict: str  # a RunVerdict, or a recorded verdict outside it, shown as written
     verdict_source: Source
     turns: str
-    runtime: str
-    ref_runtime: str
+    runtime_value: float | None  # in `time_unit`
+    ref_runtime_value: float | None
+    time_unit: str  # "ms" when re-measured; the unit the harness claimed when recorded
     speedup: str
     speedup_value: float | None
     runtime_flag: Flag | None
     flags: int
+
+    def _html(self, value: float | None) -> Markup:
+        if self.verdict_source == Source.RECORDED:
+            return numbers.recorded_time_html(value, self.time_unit)
+        return numbers.time_html(value)
+
+    def _sort(self, value: float | None) -> str:
+        ms = to_ms(value, self.time_unit) if value is not None and self.time_unit else None
+        return repr(ms) if ms is not None else ""
+
+    @property
+    def runtime(self) -> Markup:
+        return self._html(self.runtime_value)
+
+    @property
+    def ref_runtime(self) -> Markup:
+        return self._html(self.ref_runtime_value)
+
+    @property
+    def runtime_sort(self) -> str:
+        """The runtime in ms, for sorting a column whose cells show different units."""
+        return self._sort(self.runtime_value)
+
+    @property
+    def ref_runtime_sort(self) -> str:
+        return self._sort(self.ref_runtime_value)
 
 
 def title(r: RunRecord) -> str:
@@ -53,19 +82,18 @@ def run_summary(r: RunRecord, v: ValidationView) -> RunSummary:
     flags = {f.field: f for f in r.flags}
     turns = f"{run.turns_used if run.turns_used is not None else len(r.trace.turns)} / {text.num(run.max_turns)}"
     if not run.complete:
-        return RunSummary(RunVerdict.PARTIAL, Source.PARTIAL, turns, text.DASH, text.DASH, text.DASH, None, None, len(r.flags))
+        return RunSummary(RunVerdict.PARTIAL, Source.PARTIAL, turns, None, None, "", text.DASH, None, None, len(r.flags))
     if v.state is RevalidationState.MEASURED and v.result is not None:
         res = v.result
         kd = res.kernel_timing.device if res.kernel_timing else None
         rd = res.reference_timing.device if res.reference_timing else None
         # The headline is device time; an incorrect kernel's speedup is no result, so the verdict stands in for it.
         correct = res.verdict == Verdict.CORRECT
-        return RunSummary(RunVerdict.SUSPECT if r.suspect else res.verdict, Source.RE_VALIDATED, turns, text.ms(kd.median_ms if kd else None),
-                          text.ms(rd.median_ms if rd else None), text.speedup(res.speedup) if correct else "kernel incorrect",
+        return RunSummary(RunVerdict.SUSPECT if r.suspect else res.verdict, Source.RE_VALIDATED, turns, kd.median_ms if kd else None,
+                          rd.median_ms if rd else None, "ms", text.speedup(res.speedup) if correct else "kernel incorrect",
                           res.speedup if correct else None, None, len(r.flags))
-    # Recorded times in the unit the harness claimed, converted only to pick a readable scale (3 significant figures).
+    # Recorded times stay in the unit the harness claimed: a ~1000x mix-up is flagged, never "fixed".
     return RunSummary(RunVerdict.SUSPECT if r.suspect else run.recorded_verdict or RunVerdict.UNKNOWN, Source.RECORDED, turns,
-                      numbers.time_ms(to_ms(t.runtime, t.unit)) if t else text.DASH,
-                      numbers.time_ms(to_ms(t.ref_runtime, t.unit)) if t else text.DASH,
+                      t.runtime if t else None, t.ref_runtime if t else None, t.unit if t else "ms",
                       text.speedup(t.speedup if t else None), t.speedup if t else None,
                       flags.get("timing.runtime"), len(r.flags))

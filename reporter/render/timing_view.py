@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from markupsafe import Markup
+
 from ..checks import (
     HOST_BOUND_RATIO,
     HOST_BOUND_SENTENCE,
@@ -19,6 +21,7 @@ from ..checks import (
 from ..records import MachineState, ValidationResult
 from ..validate.schema import BASIS_LABEL, Basis, BasisStats, StopReason, TimingFigures, Verdict
 from . import text
+from .numbers import time_html
 
 DEFAULT_BASIS = Basis.DEVICE  # the headline and leaderboards: the basis that repeats
 BASIS_NOTE = {
@@ -86,8 +89,8 @@ def _rows(side: str, figs: TimingFigures, target_pct: float) -> list[TimingRow]:
             shown = "not capturable" if basis is Basis.GRAPH and note and "format-3" not in note else text.DASH
             rows.append(TimingRow(side, BASIS_LABEL[basis], shown, text.DASH, text.DASH, text.DASH, text.DASH, note, "missing"))
             continue
-        rows.append(TimingRow(side, BASIS_LABEL[basis], text.ms(st.median_ms), text.ms(st.iqr_ms),
-                              f"{text.ms(st.min_ms)} – {text.ms(st.max_ms)}", str(st.n), _stop(st, target_pct),
+        rows.append(TimingRow(side, BASIS_LABEL[basis], time_html(st.median_ms), time_html(st.iqr_ms),
+                              Markup("{} – {}").format(time_html(st.min_ms), time_html(st.max_ms)), str(st.n), _stop(st, target_pct),
                               css="headline" if basis is DEFAULT_BASIS else ""))
     return rows
 
