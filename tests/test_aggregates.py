@@ -214,3 +214,50 @@ def test_a_row_counts_best_runs_but_medians_cover_every_run() -> None:
 def test_states_of_runs_that_are_not_correct(verdict: str, state: str) -> None:
     for recorded in (False, None):
         assert list(ag.grid(from_records([run("A", 1, recorded, None, verdict=verdict)]))["state"]) == [state]
+
+
+def test_index_counts_cover_every_run_and_name_missing_labels() -> None:
+    # Partial runs count too; a missing benchmark is grouped under the missing label, not dropped.
+    table = from_records([
+        {**run("A", 1, True, 2.0, reval=True), "verdict_source": "re-validated", "flags": 2},
+        {**run("B", 1, True, 1.0), "verdict_source": "recorded", "flags": 0},
+        {**run("B", 2, False, None), "verdict_source": "recorded", "flags": 1},
+        {**run("A", 1, None, None, verdict="partial"), "verdict_source": "partial", "complete": False,
+         "benchmark": None, "flags": 3, "run_id": "partial-1"},
+    ])
+    out = ag.counts(table, ("benchmark", "configuration"))
+    assert list(out["benchmark"]) == ["kernelbench", ag.MISSING_LABEL]
+    assert list(out["configuration"]) == [ag.MISSING_LABEL, ag.MISSING_LABEL]
+    kb, missing = out.iloc[0], out.iloc[1]
+    assert (kb["runs"], kb["models"], kb["correct"], kb["revalidated"], kb["flags"]) == (3, 2, 2, 1, 3)
+    assert (missing["runs"], missing["models"], missing["correct"], missing["revalidated"], missing["flags"]) == (1, 1, 0, 0, 3)
+    assert all(str(out[c].dtype) == "int64" for c in ("runs", "models", "correct", "revalidated", "flags"))
+
+
+def test_row_counts_other_gpu_baselines_and_one_token_runs() -> None:
+    m = row(ag.leaderboard(from_records([
+        run("M", 1, True, 2.0, tokens=1, baseline_other_gpu=True), run("M", 2, True, 1.5, tokens=3),
+        run("M", 3, True, 1.2, tokens=0, baseline_other_gpu=False)])), "M")
+    assert m["baseline_other_gpu"] == 1
+    assert m["median_tokens"] == 2.0  # 1 and 3: only 0 means "not counted"
+
+
+def test_without_fast_1_rows_are_ordered_by_the_last_threshold() -> None:
+    board = ag.leaderboard(from_records([
+        run("x-fast", 1, True, 3.0), run("x-fast", 2, False, None),  # fast_2: 1/2, geomean 3
+        run("y-steady", 1, True, 1.9), run("y-steady", 2, True, 1.9),  # fast_2: 0/2, geomean 1.9
+    ]), fast_ps=(0.0, 2.0))
+    assert list(board["model"]) == ["x-fast", "y-steady"]
+    assert "fast_1.0" not in board and list(board.index) == [0, 1]
+
+
+def test_states_read_unknown_correctness_and_submission_as_no() -> None:
+    table = from_records([run("A", 1, True, 1.5), run("A", 2, True, 1.5), run("A", 3, True, 0.5)])
+    table.loc[0, "correct"] = pd.NA
+    table.loc[1, "submitted"] = pd.NA
+    table.index = pd.Index([10, 11, 12])
+    got = ag.states(table)  # a table without the `excluded` column: nothing is suspect
+    assert list(got) == ["incorrect", "no_submission", "slower"]
+    assert got.name == "state" and list(got.index) == [10, 11, 12] and str(got.dtype) == "string"
+    ones = from_records([run("A", 1, True, 1.5), run("A", 2, True, 2.5)])
+    assert list(ag.states(ones)) == ["faster", "faster"]  # anything above 1.0 is faster, not only above 2
