@@ -151,8 +151,10 @@ def run_row(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
         "flags": len(r.flags), "flag_fields": "; ".join(f.field for f in r.flags) or None, "static_errors": statics,
         # suspect: an error-level static cheat finding that no reviewer cleared (left out of fast_p)
         "suspect": r.suspect, "cleared": r.clearance is not None,
-        "turns": run.turns_used if run.turns_used is not None else len(r.trace.turns), "max_turns": run.max_turns,
-        "tool_calls": run.tool_calls if run.tool_calls is not None else sum(len(t.calls) for t in r.trace.turns),
+        # A trace without a transcript (a KernelBench import) recorded no turns: unknown, not zero.
+        "turns": run.turns_used if run.turns_used is not None else (len(r.trace.turns) or None), "max_turns": run.max_turns,
+        "tool_calls": run.tool_calls if run.tool_calls is not None else
+        (sum(len(t.calls) for t in r.trace.turns) if r.trace.turns else None),
         "tokens_total": run.tokens_total, "wall_clock_s": run.wall_clock_s, "truncated": run.truncated,
         **_verdicts(r, res), **_timing(r, res), **_ncu(r, cached),
     }

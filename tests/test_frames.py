@@ -83,3 +83,11 @@ def test_export_other_formats_have_the_same_columns(tmp_path: Path, fmt: str) ->
     table = pd.read_json(out, lines=True) if fmt == "jsonl" else pd.read_parquet(out)
     assert list(table.columns) == list(COLUMNS) and len(table) == len(find_traces(DATA))
     assert table.set_index("run_id").loc["seed-003-l2-p8", "revalidated_verdict"] == "incorrect"
+
+
+def test_a_run_without_a_transcript_has_unknown_turns_not_zero(tmp_path: Path) -> None:
+    write_trace(tmp_path, "imported", minimal_trace())  # no turns, no turns_used: a KernelBench import
+    write_trace(tmp_path, "talked", {**minimal_trace(), "turns": [{"index": 0, "calls": []}]})
+    table = load(tmp_path).set_index("run_id")
+    assert pd.isna(table.loc["imported", "turns"]) and pd.isna(table.loc["imported", "tool_calls"])
+    assert table.loc["talked", "turns"] == 1 and table.loc["talked", "tool_calls"] == 0
