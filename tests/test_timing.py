@@ -164,7 +164,7 @@ def test_a_graph_far_below_the_device_time_is_not_used() -> None:
 
 
 def test_cached_results_lose_a_graph_figure_that_cannot_be_the_calls_time(tmp_path: Path) -> None:
-    # Results stored before the worker applied the rule: the loader applies it, so no page shows the figure.
+    # Stored results keep what was measured; the loader applies the rule, so no page or table shows the figure.
     from conftest import KERNELS, kernel_run
     from reporter.collect import collect
     from reporter.collect.validation import load_validation

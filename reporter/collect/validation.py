@@ -58,7 +58,7 @@ def load_validation(data: Path, run: RunRecord, problems: list[Problem] | None =
     if found is None:
         return None
     result, path = found
-    # Results measured before the worker applied this rule get it here, so no page shows such a figure.
+    # Stored results keep what was measured; the graph rule is applied here, where every reader gets them.
     result = result.model_copy(update={side: checked_graph(getattr(result, side)) for side in TIMED_SIDES
                                        if getattr(result, side) is not None})
     counts: Counter[str] = Counter()

@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from .schema import BasisStats, LaunchStats, TimingFigures, checked_graph
+from .schema import BasisStats, LaunchStats, TimingFigures
 from .stats import adaptive, summarize
 
 BATCH = 10  # rounds per adaptive batch
@@ -262,8 +262,8 @@ def time_all(fns: list[Callable[..., Any]], input_sets: list[list[Any]], s: dict
     elif ok:
         for i, st in zip(ok, _run(_replays([captured[i][0] for i in ok], timer), len(ok), s)):
             graph[i] = st
-    return [checked_graph(TimingFigures(device=dev[i], graph=graph[i], wall=wall[i], graph_note=notes[i],
-                                        device_note=dev_note)) for i in range(n)]
+    return [TimingFigures(device=dev[i], graph=graph[i], wall=wall[i], graph_note=notes[i], device_note=dev_note)
+            for i in range(n)]
 
 
 def count_launches(fn: Callable[..., Any], inputs: list[Any], device: str) -> LaunchStats | None:
