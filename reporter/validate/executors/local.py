@@ -107,15 +107,17 @@ class _Run:
     def check_one(self, name: str, server: ForkServer, item: Item, comp: dict[str, Any]) -> dict[str, Any]:
         """The check's worker output; run again alone on the GPU when it ran out of memory beside others."""
         ex, slots = self.ex, self.slots[name]
-        job_dir = self.work / item.build_key / f"check-{name}"
+
+        def attempt() -> dict[str, Any]:
+            return steps.check(server, item.job, ex.root, item.build_key, comp["build_env"],
+                               self.work / item.build_key / f"check-{name}", ex.timeout_s, self.gate_dir,
+                               threads=self.cpu_threads, **self._hooks())
         with slots.shared():
-            out = steps.check(server, item.job, ex.root, item.build_key, comp["build_env"], job_dir, ex.timeout_s,
-                              self.gate_dir, threads=self.cpu_threads, **self._hooks())
+            out = attempt()
         if ex.checks_per_gpu > 1 and ran_out_of_memory(out):
             self.retried_alone.append(item.run_id)
             with slots.alone():
-                again = steps.check(server, item.job, ex.root, item.build_key, comp["build_env"], job_dir,
-                                    ex.timeout_s, self.gate_dir, threads=self.cpu_threads, **self._hooks())
+                again = attempt()
             # Both checks' wall time count towards the throughput; the first one's verdict does not count.
             again["phase_s"] = {**again.get("phase_s", {}), "check_shared_out_of_memory": out["wall_s"]}
             again["wall_s"] += out["wall_s"]
