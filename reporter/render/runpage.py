@@ -77,7 +77,7 @@ def _summary_rows(r: RunRecord, s: RunSummary) -> tuple[Row, ...]:
         Row(f"runtime ({how})", s.runtime, s.runtime_flag),
         Row(f"ref runtime ({how})", s.ref_runtime, flags.get("timing.ref_runtime") if s.verdict_source == Source.RECORDED else None),
         Row(f"speedup ({how})", s.speedup),
-        Row("started", run.started_at or text.DASH),
+        Row("started", run.started_at or text.DASH, wide=True),
     )
 
 
