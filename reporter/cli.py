@@ -6,7 +6,6 @@ through the `reporter` logger, whose counter `--strict` reads.
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import sys
@@ -18,7 +17,8 @@ import click
 
 from . import __version__, config
 from .config import ReporterConfig
-from .errors import LOGGER, CacheError, ConfigError, NoDeviceError, ProblemCounter, ReporterError, StrictError
+from .errors import LOGGER, CacheError, ConfigError, NoDeviceError, ProblemCounter, StrictError
+from .progress import Progress
 
 DATA = click.Path(exists=True, file_okay=False, path_type=Path)
 OUT = click.Path(file_okay=False, path_type=Path)
@@ -30,7 +30,8 @@ class State:
 
     config: ReporterConfig
     counter: ProblemCounter
-    progress: bool
+    progress: bool  # False under -q: the validator's per-kernel lines are progress too
+    bar: Progress  # counts for long phases: on a terminal, or under -v
 
 
 class _EchoHandler(logging.Handler):
@@ -77,19 +78,23 @@ def main(ctx: click.Context, config_file: Path | None, verbose: int, quiet: bool
     """Turn LLM-agent CUDA-kernel runs into a static site people can trust.
 
     \b
-    The pipeline, one command per stage:
-      reporter build DATA SITE     collect traces, re-validate on a GPU if present, render the site
+    From your runs to a published site:
+      reporter import kernelbench  convert KernelBench run folders into traces under DATA
       reporter validate DATA       re-check kernels on this machine's GPU and cache the results in DATA
-      reporter cache check DATA    compare DATA/validation with its manifest
-      reporter import kernelbench  convert KernelBench run folders into traces
-      reporter export DATA         every run as a table (csv, parquet, jsonl)
+      reporter build DATA SITE     collect traces, re-validate on a GPU if present, render the site
       reporter publish SITE        commit the built site to a gh-pages branch
+      reporter init-workflow       write a GitHub Actions workflow that builds and deploys the site
+    \b
+    Around it:
+      reporter cache check DATA    compare DATA/validation with its manifest
+      reporter cache migrate DATA  re-key cached results after a key change, rewrite the manifest
+      reporter export DATA         every run as a table (csv, parquet, jsonl)
       reporter schema              print the trace format's JSON Schema
 
     Settings come from [tool.reporter] in ./pyproject.toml (or --config FILE); options beat the file.
     """
     counter = _setup_logging(verbose, quiet)
-    ctx.obj = State(config.load(config_file), counter, progress=not quiet)
+    ctx.obj = State(config.load(config_file), counter, progress=not quiet, bar=Progress(quiet=quiet, verbose=bool(verbose)))
 
 
 def _tolerances(items: tuple[str, ...]) -> dict[str, float]:
@@ -116,15 +121,9 @@ def build(state: State, data: Path | None, site: Path | None, strict: bool, no_v
 
     cfg = state.config
     target = _given(site, cfg.site_dir, "SITE")
-    with click.progressbar(length=0, label="rendering pages", file=sys.stderr if state.progress else io.StringIO(),
-                           show_pos=True) as bar:
-        def tick(done: int, total: int) -> None:
-            bar.length = total
-            bar.update(1)
-
-        summary = run_build(_given(data, cfg.data_dir, "DATA"), target, config.settings(cfg),
-                            validate=not no_validate, ncu=bool(ncu if ncu is not None else cfg.validation.ncu),
-                            strict=strict, progress=tick, redact=not no_redact, jobs=jobs)
+    summary = run_build(_given(data, cfg.data_dir, "DATA"), target, config.settings(cfg),
+                        validate=not no_validate, ncu=bool(ncu if ncu is not None else cfg.validation.ncu),
+                        strict=strict, progress=state.bar if state.progress else None, redact=not no_redact, jobs=jobs)
     if summary.redaction is not None:
         for line in summary.redaction.lines():
             logging.getLogger(LOGGER).debug("redacted in %s", line)  # -v lists them run by run
@@ -162,14 +161,19 @@ def validate(state: State, data: Path | None, run_ids: tuple[str, ...], ncu: boo
              tolerances: tuple[str, ...]) -> None:
     """Re-check submitted kernels on this machine's GPU; results are cached in DATA/validation."""
     from .collect import collect
-    from .validate import gpu_available, validate_runs
+    from .validate import gpu_available, torch_installed, validate_runs
 
     cfg = state.config
     data = _given(data, cfg.data_dir, "DATA")
     settings = config.settings(cfg, nominal_trials=trials, jitter_trials=jitter_trials, perf_trials=perf_trials,
                                torch_compile_baseline=compile_baseline, tol=_tolerances(tolerances))
+    if executor == "local" and not torch_installed():
+        raise NoDeviceError("torch is not installed, and validating needs it (and a CUDA GPU). On a GPU machine: "
+                            "pip install torch ninja (a CUDA build of torch, see https://pytorch.org/get-started/locally/), "
+                            "then pip install 'reporter[gpu]'; docs/gpu-setup.md has the whole setup")
     if executor == "local" and not gpu_available():
-        raise NoDeviceError("no CUDA device is visible (torch.cuda.is_available() is False); run this on a GPU machine")
+        raise NoDeviceError("no CUDA device is visible (torch.cuda.is_available() is False); run this on a GPU machine "
+                            "(docs/gpu-setup.md), then commit DATA/validation/ so that any machine can build the site")
     if address and executor != "ray":
         raise ConfigError("--address joins a Ray cluster: use it with --executor ray")
     collection = collect(data)
@@ -198,6 +202,10 @@ def cache_check(state: State, data: Path | None) -> None:
     from .validate import manifest
 
     data = _given(data, state.config.data_dir, "DATA")
+    if manifest.nothing_cached(data):
+        click.echo(f"{data / 'validation'}: nothing cached yet, so nothing to check; `reporter validate {data}` "
+                   "on a GPU machine writes it (docs/your-own-runs.md)")
+        return
     problems = manifest.check(data)
     for p in problems:
         click.echo(str(p))
@@ -243,25 +251,37 @@ def import_group() -> None:
 @click.option("--baseline-compile", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="The torch.compile baseline file (baseline_time_torch_compile_*.json).")
 @click.option("--note", default=None, help="A caveat added to every imported run's source note (shown on its page).")
+@click.option("--allow-missing-reference", is_flag=True,
+              help="Import kernels whose problem file is not under --problems (they cannot be re-validated).")
 @click.pass_obj
 def import_kernelbench(state: State, run_dirs: tuple[Path, ...], problems: Path, out: Path, model: str | None,
                        configuration: str | None, gpu: str | None, baseline: Path | None, baseline_compile: Path | None,
-                       note: str | None) -> None:
-    """Convert KernelBench run folders (kernels + eval_results.json), or a runs/ root holding them, into traces under OUT."""
+                       note: str | None, allow_missing_reference: bool) -> None:
+    """Convert KernelBench run folders (kernels + eval_results.json), or a runs/ root holding them, into traces under OUT.
+
+    --problems is KernelBench's problem folder (KernelBench/KernelBench in its checkout, holding level1/,
+    level2/, ...): each kernel's problem file becomes the run's reference, which re-validation runs against.
+    """
     from .collect import kernelbench as kb
     folders = kb.run_dirs(list(run_dirs))
     if not folders:
-        raise ReporterError(f"no KernelBench run folder (kernels or eval_results.json) in {', '.join(map(str, run_dirs))}")
+        raise ConfigError(f"no KernelBench run folder (level_L_problem_P_sample_S_kernel.py files or eval_results.json) "
+                          f"in {', '.join(map(str, run_dirs))} or directly inside it")
+    missing = kb.missing_references(folders, problems)
+    if missing and not allow_missing_reference:
+        raise ConfigError(missing + "; nothing was written")
     opts = kb.ImportOptions(model, configuration, gpu, kb.read_baseline(baseline) if baseline else None,
                             kb.read_baseline(baseline_compile) if baseline_compile else None, note)
-    written, messages = 0, []
-    total = sum(len(kb.kernel_files(f)) for f in folders)
-    with click.progressbar(length=total, label=f"importing {len(folders)} run folder{'s' if len(folders) != 1 else ''}",
-                           file=sys.stderr if state.progress else io.StringIO(), show_pos=True) as bar:
-        for folder in folders:
-            report = kb.import_kernelbench(folder, problems, out, options=opts, step=lambda: bar.update(1))
-            written += len(report.written)
-            messages += report.messages
+    messages: list[str] = []
+    done, total = [0], sum(len(kb.kernel_files(f)) for f in folders)
+
+    def step() -> None:
+        done[0] += 1
+        state.bar("importing kernels", done[0], total)
+
+    for folder in folders:
+        messages += kb.import_kernelbench(folder, problems, out, options=opts, step=step).messages
+    written = done[0]
     for msg in messages:
         logging.getLogger(LOGGER).warning(msg)
     click.echo(f"wrote {written} traces from {len(folders)} run folders under {out} ({len(messages)} messages)")
@@ -323,12 +343,17 @@ def publish(state: State, site: Path | None, repo: Path, branch: str | None, cna
 @click.option("--data", default="data", show_default=True, help="The data folder the workflow builds from.")
 @click.option("--branch", default=None, help="The branch whose pushes deploy (default: the repository's default branch).")
 @click.option("--force", is_flag=True, help="Overwrite PATH if it exists.")
-def init_workflow(path: Path, data: str, branch: str | None, force: bool) -> None:
-    """Write a GitHub Actions workflow that builds the site (no GPU) and deploys it to Pages."""
+@click.option("--install", "install", default=None, metavar="REQUIREMENT",
+              help="The pinned reporter the workflow installs (default: this one, as reporter @ git+URL@COMMIT).")
+def init_workflow(path: Path, data: str, branch: str | None, force: bool, install: str | None) -> None:
+    """Write a GitHub Actions workflow that builds the site (no GPU) and deploys it to Pages.
+
+    It works in a repository that holds only DATA: it installs this reporter, pinned to its commit.
+    """
     from .publish import write_workflow
 
-    used = write_workflow(path, data, branch, force=force)
-    click.echo(f"wrote {path} (deploys on pushes to {used})")
+    used, spec = write_workflow(path, data, branch, force=force, install=install)
+    click.echo(f"wrote {path} (deploys on pushes to {used}; installs {spec})")
 
 
 def run() -> None:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from .collect.redact import RedactionReport
-from .errors import Problem, report
+from .errors import ConfigError, Problem, report
+from .progress import ProgressFn
 from .records import ValidationSettings
 
 log = logging.getLogger(__name__)
@@ -30,6 +30,7 @@ class BuildSummary:
     site: Path
     committed: bool = True  # False: --strict saw problems and left the previous site as it was
     redaction: RedactionReport | None = None  # None: built with --no-redact
+    up_to_date: bool = False  # nothing changed since the last build, so nothing was written
 
     def redaction_line(self) -> str:
         """What was redacted, by kind (never the secrets), or that nothing was because redaction was off."""
@@ -38,13 +39,16 @@ class BuildSummary:
         return self.redaction.line()
 
     def line(self) -> str:
+        if self.up_to_date:
+            return (f"{self.site} is up to date: read {self.runs} runs ({self.unreadable} unreadable), nothing changed "
+                    f"since the last build, in {self.seconds:.1f} s")
         skipped = f", {len(self.problems)} file{'s' if len(self.problems) != 1 else ''} not used" if self.problems else ""
         return (f"read {self.runs} runs ({self.unreadable} unreadable), wrote {self.pages} pages to {self.site}, "
                 f"flagged {self.flagged} recorded values{skipped}, in {self.seconds:.1f} s")
 
 
 def build(data: Path, site: Path, settings: ValidationSettings, *, validate: bool = True, ncu: bool = False,
-          strict: bool = False, progress: Callable[[int, int], None] | None = None, redact: bool = True,
+          strict: bool = False, progress: ProgressFn | None = None, redact: bool = True,
           jobs: int | None = None) -> BuildSummary:
     """Build SITE from DATA; the problems are logged (as warnings) and returned in the summary. With
     `strict`, any problem leaves the previous SITE as it was (`committed` is then False). With `redact`
@@ -60,14 +64,18 @@ def build(data: Path, site: Path, settings: ValidationSettings, *, validate: boo
 
     started = time.monotonic()
     check_target(site, data)  # before any slow work: a folder we may not replace is refused at once
+    _has_traces(data)
     if validate and gpu_available():
         from .collect import collect
         from .validate import validate_runs
+        log.debug("validate: a CUDA device is here, so kernels without a cached result are re-validated first")
         validate_runs(data, collect(data, redact=redact).runs, settings, ncu=ncu, progress=progress is not None)
     elif validate:
         log.info("no CUDA device here: showing cached re-validation results (see `reporter validate`)")
+    else:
+        log.debug("validate: skipped (--no-validate); cached re-validation results are shown")
     built = build_incremental(data, site, jobs, {**settings.model_dump(mode="json"), "redact": redact},
-                              strict=strict, redact=redact)
+                              strict=strict, redact=redact, progress=progress)
     problems = [e.problem("trace") for e in built.errors] + [e.problem("config") for e in built.config_errors]
     problems += [Problem(*p) for d in built.digests for p in d["problems"]]
     problems += [Problem(path, "(page)", message, "trace") for path, message in built.page_problems]
@@ -75,4 +83,26 @@ def build(data: Path, site: Path, settings: ValidationSettings, *, validate: boo
     redaction = RedactionReport({d["run_id"]: dict(d["redactions"]) for d in built.digests}) if redact else None
     return BuildSummary(runs=len(built.digests), unreadable=len(built.errors), pages=built.pages,
                         flagged=sum(len(d["flags"]) for d in built.digests), problems=tuple(sorted(set(problems))),
-                        seconds=time.monotonic() - started, site=site, committed=built.committed, redaction=redaction)
+                        seconds=time.monotonic() - started, site=site, committed=built.committed, redaction=redaction,
+                        up_to_date=built.up_to_date)
+
+
+def _has_traces(data: Path) -> None:
+    """Refuse, with what to do instead, a DATA that holds no trace: an empty folder, or KernelBench's own output."""
+    from .collect.kernelbench import run_dirs_below
+    from .collect.traces import find_traces
+    if find_traces(data):
+        return
+    kb = run_dirs_below(data)
+    if kb:
+        names = ", ".join(p.relative_to(data).as_posix() or "." for p in kb[:3]) + (", ..." if len(kb) > 3 else "")
+        roots = " ".join(dict.fromkeys(str(p if p == data else p.parent) for p in kb))  # run folders, or runs/ roots
+        raise ConfigError(
+            f"{data} holds KernelBench run folders ({names}), not traces: convert them first, then build the result:\n"
+            f"  reporter import kernelbench {roots} --problems KernelBench/KernelBench --out data/\n"
+            f"  reporter build data/ site/\n"
+            "(--problems is KernelBench's folder of problem files, the one holding level1/, level2/, ...; "
+            "see docs/your-own-runs.md)")
+    what = "is empty" if not any(data.iterdir()) else "holds no trace.json or *.trace.json"
+    raise ConfigError(f"{data} {what}: nothing to build. Put one folder per run there, each with a trace.json "
+                      "(docs/trace-format.md), or import KernelBench runs with `reporter import kernelbench`.")

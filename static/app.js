@@ -2,8 +2,21 @@
 (function () {
   'use strict';
 
+  // Plotly draws titles inside the chart, where they cannot wrap and its legend and toolbar sit over them:
+  // the title becomes a caption above the chart instead, and touch screens get no toolbar.
+  function caption(el, fig) {
+    var t = fig.layout.title && (typeof fig.layout.title === 'string' ? fig.layout.title : fig.layout.title.text);
+    if (!t) return;
+    var cap = document.createElement('p');
+    cap.className = 'chart-title';
+    cap.textContent = new DOMParser().parseFromString(String(t).replace(/<br\s*\/?>/gi, ' '), 'text/html').body.textContent;
+    el.parentNode.insertBefore(cap, el);
+    fig.layout.title = { text: '' };
+  }
+
   function drawCharts() {
     if (typeof window.Plotly === 'undefined') return;
+    var touch = window.matchMedia && window.matchMedia('(hover: none), (pointer: coarse)').matches;
     document.querySelectorAll('[data-plotly]').forEach(function (el) {
       var data = document.getElementById('fig-' + el.getAttribute('data-plotly'));
       if (!data) return;
@@ -11,12 +24,69 @@
       var dark = window.matchMedia && window.matchMedia('(prefers-color-scheme: dark)').matches;
       fig.layout = fig.layout || {};
       if (dark) fig.layout.font = Object.assign({}, fig.layout.font, { color: '#e6e6e8' });
-      window.Plotly.newPlot(el, fig.data, fig.layout, { responsive: true, displaylogo: false });
+      caption(el, fig);
+      window.Plotly.newPlot(el, fig.data, fig.layout, { responsive: true, displaylogo: false, displayModeBar: touch ? false : 'hover' });
       // Points whose customdata is a page of this site (the runtime scatter) open that page on click.
       el.on('plotly_click', function (ev) {
         var href = ev.points && ev.points[0] && ev.points[0].customdata;
         if (typeof href === 'string' && /^[\w./-]+\.html$/.test(href)) location.href = href;
       });
+    });
+  }
+
+  // Data tables: each cell labelled with its column's header (phones show rows as label/value cards), and
+  // a table wider than its box scrolls inside it with its first column pinned and a line that says so.
+  function headerLabel(th) {
+    if (th.hasAttribute('data-label')) return th.getAttribute('data-label');
+    var copy = th.cloneNode(true);
+    copy.querySelectorAll('.src, .sub').forEach(function (e) { e.remove(); });
+    return copy.textContent.replace(/\s+/g, ' ').trim();
+  }
+
+  function labelCells(table) {
+    var head = table.tHead && table.tHead.rows[0];
+    if (!head) return;
+    var labels = [];
+    Array.prototype.forEach.call(head.cells, function (th) {
+      labels.push(headerLabel(th));
+      for (var k = 1; k < th.colSpan; k++) labels.push('');
+    });
+    Array.prototype.forEach.call(table.tBodies, function (body) {
+      Array.prototype.forEach.call(body.rows, function (tr) {
+        var col = 0;
+        Array.prototype.forEach.call(tr.cells, function (td) {
+          // the first cell names the row (a card's title on phones); the others carry their column's name
+          if (col > 0 && td.colSpan === 1 && labels[col]) td.setAttribute('data-label', labels[col]);
+          col += td.colSpan;
+        });
+      });
+    });
+  }
+
+  function setupWideTables() {
+    document.querySelectorAll('main table').forEach(function (table) {
+      if (table.classList.contains('hltable') || table.closest('.hl')) return;
+      table.classList.add('stack');
+      labelCells(table);
+      if (table.tBodies[0]) new MutationObserver(function () { labelCells(table); }).observe(table.tBodies[0], { childList: true });
+      var box = table.parentElement;
+      if (!box.classList.contains('scroll')) {
+        box = document.createElement('div'); box.className = 'scroll';
+        table.parentNode.insertBefore(box, table); box.appendChild(table);
+      }
+      var hint = document.createElement('p');
+      hint.className = 'scroll-hint'; hint.hidden = true;
+      hint.textContent = 'wide table: scroll sideways for more columns →';
+      box.parentNode.insertBefore(hint, box);
+      var check = function () {
+        var over = box.scrollWidth > box.clientWidth + 1;
+        box.classList.toggle('overflowing', over);
+        box.classList.toggle('at-end', box.scrollLeft + box.clientWidth >= box.scrollWidth - 1);
+        hint.hidden = !over;
+      };
+      box.addEventListener('scroll', check, { passive: true });
+      window.addEventListener('resize', check);
+      check();
     });
   }
 
@@ -68,6 +138,8 @@
     });
     document.querySelectorAll('[data-filter]').forEach(function (input, f) {
       var next = input.closest('.filter').nextElementSibling;
+      while (next && next.tagName !== 'TABLE' && !next.querySelector('table')) next = next.nextElementSibling;
+      if (!next) return;
       var table = next.tagName === 'TABLE' ? next : next.querySelector('table');
       var apply = function () {
         var q = input.value.toLowerCase();
@@ -124,5 +196,5 @@
     });
   }
 
-  document.addEventListener('DOMContentLoaded', function () { setupBasis(); drawCharts(); setupTables(); setupKeys(); });
+  document.addEventListener('DOMContentLoaded', function () { setupBasis(); drawCharts(); setupTables(); setupWideTables(); setupKeys(); });
 })();

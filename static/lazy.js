@@ -36,50 +36,13 @@
     });
   }
 
-  // Longest-common-subsequence line diff; falls back to null when the table would be too large.
-  function lineDiff(a, b) {
-    var n = a.length, m = b.length;
-    if ((n + 1) * (m + 1) > 4e6) return null;
-    var w = m + 1, L = new Uint32Array((n + 1) * w), i, j;
-    for (i = n - 1; i >= 0; i--) {
-      for (j = m - 1; j >= 0; j--) {
-        L[i * w + j] = a[i] === b[j] ? L[(i + 1) * w + j + 1] + 1 : Math.max(L[(i + 1) * w + j], L[i * w + j + 1]);
-      }
-    }
-    var out = []; i = 0; j = 0;
-    while (i < n && j < m) {
-      if (a[i] === b[j]) { out.push([' ', a[i]]); i++; j++; }
-      else if (L[(i + 1) * w + j] >= L[i * w + j + 1]) { out.push(['-', a[i]]); i++; }
-      else { out.push(['+', b[j]]); j++; }
-    }
-    for (; i < n; i++) out.push(['-', a[i]]);
-    for (; j < m; j++) out.push(['+', b[j]]);
-    return out;
-  }
-
-  function codeBlock(lines) {
-    var wrap = document.createElement('div'); wrap.className = 'hl';
-    var pre = document.createElement('pre'); wrap.appendChild(pre);
-    lines.forEach(function (l) {
-      var span = document.createElement('span');
-      if (l[0] === '+') span.className = 'gi'; else if (l[0] === '-') span.className = 'gd';
-      span.textContent = (l[0] === null ? '' : l[0] + ' ') + l[1] + '\n';
-      pre.appendChild(span);
-    });
-    return wrap;
-  }
-
+  // Version N against version N-1 as hunks (static/diff.js), or its whole source.
   function showVersion(body, how) {
     withChunk(function (data) {
       var n = parseInt(body.dataset.version, 10), src = data.versions[n - 1] || '';
       var view = body.querySelector('.version-view');
-      var lines = null;
-      if (how === 'diff' && n > 1) {
-        var d = lineDiff(data.versions[n - 2].split('\n'), src.split('\n'));
-        if (d) lines = d;
-      }
-      if (!lines) lines = src.split('\n').map(function (l) { return [null, l]; });
-      view.replaceChildren(codeBlock(lines));
+      var D = window.reporterDiff;
+      view.replaceChildren(how === 'diff' && n > 1 ? D.block(data.versions[n - 2], src, false) : D.source(src));
       body.querySelectorAll('button[data-show]').forEach(function (b) { b.setAttribute('aria-pressed', String(b.dataset.show === how)); });
       body.dataset.filled = '1';
     });

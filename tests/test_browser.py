@@ -285,19 +285,25 @@ def test_no_horizontal_overflow_on_a_390px_phone(served: tuple[str, Path], brows
     page.wait_for_load_state("load")
     page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")  # long reasoning and code too
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
-    # No table cell breaks a word in the middle: cells either fit their words or their table scrolls.
+    # No table cell breaks a word that would fit on one line of it: only a word wider than the cell (a
+    # long file name on a phone's row card) may wrap, rather than widen the page.
     broken = page.evaluate("""() => {
         const out = [];
         for (const td of document.querySelectorAll('main td, main th')) {
-            if (td.closest('.hl, pre')) continue;
+            // code-like strings (kernel signatures, counter formulas) may wrap anywhere; a hidden header is not shown
+            if (td.closest('.hl, pre, .kname, .formula') || td.closest('thead') && td.closest('thead').getBoundingClientRect().width <= 1) continue;
             const range = document.createRange();
+            const style = getComputedStyle(td);
+            const room = td.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
             const walk = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
             for (let node = walk.nextNode(); node; node = walk.nextNode()) {
-                if (node.parentElement.closest('.hl, pre')) continue;
-                const re = /[A-Za-z0-9_.]{2,}/g; let m;
+                if (node.parentElement.closest('.hl, pre, .formula')) continue;
+                const re = /\\S{2,}/g; let m;
                 while ((m = re.exec(node.textContent)) !== null) {
                     range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
-                    if (range.getClientRects().length > 1) out.push(m[0]);
+                    const rects = Array.from(range.getClientRects());
+                    const width = rects.reduce((w, r) => w + r.width, 0);
+                    if (rects.length > 1 && width < room - 1) out.push(m[0]);
                 }
             }
         }
@@ -319,5 +325,171 @@ def test_basis_switch_shows_one_basis_and_keeps_it_in_the_url(served: tuple[str,
     page.reload()
     assert visible() == ["graph"]
     assert page.locator('[data-basis-switch="graph"]').get_attribute("aria-current") == "true"
+    assert not problems, problems
+    page.close()
+
+
+# The checks a reader's phone makes, run in the page: text cut off by its box or the screen, a number
+# split over two lines ("2.62e-" above "06", "11.5" above "µs" in a table), a chart whose legend sits on
+# its title or its plot, plotly's toolbar on a touch screen. Code blocks scroll by design and are skipped.
+PHONE_CHECKS = r"""() => {
+  const out = [], vw = document.documentElement.clientWidth, range = document.createRange();
+  const skip = el => el.closest('pre, .hl, .js-plotly-plot, script, noscript, code, .reasoning, .result-text');
+  const hiddenHead = el => { const h = el.closest('thead'); return h && h.getBoundingClientRect().width <= 1; };
+  const clips = el => { const a = []; for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+    const s = getComputedStyle(p); if (s.overflowX !== 'visible' || s.overflowY !== 'visible') a.push(p.getBoundingClientRect()); } return a; };
+  const rects = r => Array.from(r.getClientRects()).filter(x => x.width > 0 && x.height > 0);
+  // numbers as tokens of their own (not the digits of a hash or a name)
+  const withUnit = /(?<![\w.])\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?(?:x|×|\s(?:µs|μs|ms|s|%|MB|GB\/s|TFLOP\/s|FLOP\/B|B))?(?![\w\/])/g;
+  const bare = /(?<![\w.])\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?(?![\w.])/g;
+  const walk = document.createTreeWalker(document.querySelector('main'), NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    const el = n.parentElement, text = n.textContent;
+    if (!text.trim() || skip(el) || hiddenHead(el)) continue;
+    range.selectNodeContents(n);
+    const boxes = clips(el);
+    for (const r of rects(range)) {
+      const box = boxes.find(b => r.right > b.right + 1 || r.left < b.left - 1);
+      if (r.right > vw + 1 || r.left < -1 || box) { out.push('clipped: ' + text.trim().slice(0, 50)); break; }
+    }
+    const re = el.closest('td, th, dd') ? withUnit : bare;
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m; m = re.exec(text)) {
+      range.setStart(n, m.index); range.setEnd(n, m.index + m[0].length);
+      if (new Set(rects(range).map(x => Math.round(x.top))).size > 1) out.push('number broken across lines: ' + m[0]);
+    }
+  }
+  const meet = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+  document.querySelectorAll('.chart-box').forEach(box => {
+    const chart = box.querySelector('.js-plotly-plot'), cap = box.querySelector('.chart-title');
+    if (!chart || !chart.getBoundingClientRect().width) return;
+    const name = chart.getAttribute('data-plotly'), svg = chart.querySelector('.main-svg').getBoundingClientRect();
+    const title = chart.querySelector('.gtitle');
+    if (title && title.textContent.trim()) out.push(name + ': title drawn inside the chart');
+    if (!cap || !cap.textContent.trim()) out.push(name + ': no caption');
+    const legend = chart.querySelector('g.legend'), plot = chart.querySelector('.nsewdrag');
+    if (!legend) return;
+    const lg = legend.getBoundingClientRect();
+    if (cap && meet(cap.getBoundingClientRect(), lg)) out.push(name + ': legend over the title');
+    if (plot && meet(plot.getBoundingClientRect(), lg)) out.push(name + ': legend over the plot');
+    if (lg.left < svg.left - 1 || lg.right > svg.right + 1 || lg.top < svg.top - 1) out.push(name + ': legend cut off');
+  });
+  if (document.querySelector('.modebar')) out.push('plotly toolbar shown on a touch screen');
+  return out;
+}"""
+
+PHONE_PAGES = {  # every page kind, and what to wait for before looking
+    "index": ("index.html", "main table"),
+    "variant": ("variants/popcorn--l12-default-gpt.html", "main table"),
+    "model": ("models/popcorn--l12-default-gpt--kimi-k2.6.html", "main table"),
+    "run": ("runs/seed-003-l2-p8.html", ".js-plotly-plot .main-svg"),
+    "run-with-versions": ("runs/seed-000-l2-p10.html", ".js-plotly-plot .main-svg"),
+    "leaderboard": ("leaderboards/kernelbench--example-sweep.html", ".js-plotly-plot .main-svg"),
+    "grid": ("grids/kernelbench--example-sweep.html", "main table"),
+    "problem": ("problems/l2-p8--8-deepseekmoegroundedtop2routing.html", "main table"),
+    "compare": ("problems/l1-p94--94-mseloss.html", "#compare .diff"),
+    "search": ("search.html", "#runindex tbody tr"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(PHONE_PAGES))
+def test_every_page_kind_reads_on_a_390px_phone(served: tuple[str, Path], browser: object, kind: str) -> None:
+    base, _ = served
+    name, ready = PHONE_PAGES[kind]
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)  # type: ignore[attr-defined]
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
+    page.goto(base + name)
+    page.wait_for_selector(ready, timeout=15000)
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")  # turns, versions, sources
+    page.wait_for_timeout(800)  # lazily loaded turns and version diffs
+    assert page.evaluate("matchMedia('(hover: none), (pointer: coarse)').matches")  # the phone is a touch screen
+    assert page.evaluate(PHONE_CHECKS) == [] and not problems, problems
+    context.close()
+
+
+def test_phone_checks_catch_what_they_look_for(served: tuple[str, Path], browser: object) -> None:
+    # The same checks on pages broken on purpose: a table cell forced wider than the screen, a number that
+    # may wrap at its exponent, and a chart legend placed on its title.
+    base, _ = served
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)  # type: ignore[attr-defined]
+    page = context.new_page()
+    page.goto(base + "runs/seed-003-l2-p8.html")
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=15000)
+    page.add_style_tag(content="table.trials td { white-space: nowrap !important; padding-left: 30rem !important }")
+    found = page.evaluate(PHONE_CHECKS)
+    assert any(p.startswith("clipped: ") for p in found), found
+    page.reload()
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=15000)
+    page.add_style_tag(content=".n { white-space: normal !important } table.trials td[data-label] { padding-left: 20.5rem !important }")
+    assert any(p.startswith("number broken across lines: ") for p in page.evaluate(PHONE_CHECKS))
+    page.evaluate("Plotly.relayout(document.querySelector('[data-plotly=stalls]'), {'legend.y': 0.5, 'legend.yanchor': 'middle'})")
+    page.wait_for_timeout(300)
+    assert "stalls: legend over the plot" in page.evaluate(PHONE_CHECKS)
+    context.close()
+
+
+def _diff_sides(page: object, root: str) -> tuple[list[str], list[str], list[str]]:
+    """(ops, old lines, new lines) of a diff drawn by diff.js, with every fold expanded first."""
+    while page.locator(f"{root} .diff-expand").count():  # type: ignore[attr-defined]
+        page.locator(f"{root} .diff-expand").first.click()  # type: ignore[attr-defined]
+    lines = page.eval_on_selector_all(f"{root} .diff pre > span", "els => els.map(e => e.textContent)")  # type: ignore[attr-defined]
+    ops = [line[0] for line in lines]
+    old = [line[2:].rstrip("\n") for line in lines if line[0] in " -"]
+    new = [line[2:].rstrip("\n") for line in lines if line[0] in " +"]
+    return ops, old, new
+
+
+@pytest.mark.parametrize("how", ["http", "file"])
+def test_version_diff_shows_hunks_that_expand(served: tuple[str, Path], browser: object, how: str) -> None:
+    import difflib
+    import json
+    base, site = served
+    url = base + "runs/seed-000-l2-p10.html" if how == "http" else (site / "runs" / "seed-000-l2-p10.html").as_uri()
+    trace = json.loads((DATA / "seed-000-l2-p10" / "trace.json").read_text())
+    sent = list(dict.fromkeys(c["arguments"]["kernel_code"] for t in trace["turns"] for c in t["calls"] if "kernel_code" in c["arguments"]))
+    v1, v2 = sent[0].split("\n"), sent[1].split("\n")
+    blocks = difflib.SequenceMatcher(None, v1, v2, autojunk=False).get_opcodes()
+    assert [b[0] for b in blocks] == ["equal", "insert", "equal"]  # version 2 adds one line: one hunk
+    lead, tail = blocks[0][2] - blocks[0][1], blocks[2][2] - blocks[2][1]
+    page, problems = open_page(browser, url)
+    page.locator("details#version-2 summary").click()
+    page.locator("#version-2 .diff").wait_for(timeout=10000)
+    # 3 lines of context each side of the added line; the rest folded behind two expand buttons
+    assert page.locator("#version-2 .diff pre > span").count() == 3 + 1 + 3
+    assert page.locator("#version-2 .diff-expand").all_inner_texts() == [f"⋯ expand {lead - 3} unchanged lines",
+                                                                          f"⋯ expand {tail - 3} unchanged lines"]
+    assert page.locator("details#version-2").bounding_box()["height"] < 600  # was the whole file: 4,044 px
+    assert page.locator("#version-2 .diff pre > span.gi").first.get_attribute("data-ln") == str(blocks[1][3] + 1)
+    ops, old, new = _diff_sides(page, "#version-2")
+    assert old == v1 and new == v2 and ops.count("+") == 1 and ops.count("-") == 0
+    assert not problems, problems
+    page.close()
+
+
+@pytest.mark.parametrize("how", ["http", "file"])
+def test_compare_page_shows_two_kernels_side_by_side(served: tuple[str, Path], browser: object, how: str) -> None:
+    import json
+    base, site = served
+    name = "problems/l1-p94--94-mseloss.html"
+    url = base + name if how == "http" else (site / name).as_uri()
+    kernels = {m: json.loads((DATA / "kernelbench-sweep" / f"kernelbench-level1_demo-{m}" / "l1-p94-s0" / "trace.json")
+                             .read_text())["final_kernel"]["source"] for m in ("alpha", "beta", "gamma")}
+    page, problems = open_page(browser, url)
+    page.locator("#compare .diff").wait_for(timeout=10000)
+    sides = page.locator("#compare .compare-side pre")
+    assert sides.count() == 2
+    assert [sides.nth(i).inner_text().rstrip("\n") for i in range(2)] == [kernels["alpha"].rstrip("\n"), kernels["beta"].rstrip("\n")]
+    _, old, new = _diff_sides(page, "#compare")
+    assert old == kernels["alpha"].split("\n") and new == kernels["beta"].split("\n")
+    # any two: pick another kernel on the right; the view and the URL follow
+    gamma = page.locator("#compare select[data-side=b] option", has_text="demo-gamma").get_attribute("value")
+    page.select_option("#compare select[data-side=b]", gamma)
+    page.locator("#compare .compare-side h3", has_text="demo-gamma").wait_for(timeout=10000)
+    assert page.locator("#compare .compare-side pre").nth(1).inner_text().rstrip("\n") == kernels["gamma"].rstrip("\n")
+    assert f"b={gamma}" in page.url
+    _, old, new = _diff_sides(page, "#compare")
+    assert old == kernels["alpha"].split("\n") and new == kernels["gamma"].split("\n")
     assert not problems, problems
     page.close()

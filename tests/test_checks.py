@@ -182,3 +182,25 @@ def test_real_values_get_no_impossible_flag() -> None:
     from reporter.checks import impossible_values
     for name in ("seed-000-l2-p10", "seed-003-l2-p8", "seed-001-partial", "seed-002-partial"):
         assert impossible_values(read_trace(DATA / name / "trace.json")) == []
+
+
+def test_across_gpus_the_rows_keep_the_banners_promise() -> None:
+    from reporter.checks import tolerance_note
+    for rel in (GpuRelation.DIFFERENT, GpuRelation.UNKNOWN):
+        assert "no agree/disagree claim about times; only a gap of 100× or more" in tolerance_note(rel)
+        for rec, unit, ms in ((0.46, "us", 0.4989), (0.05, "us", 0.137), (600.0, "s", 0.6)):
+            ok, why = compare_runtime(rec, unit, ms, rel)
+            assert ok is False and "%" not in why, why  # a mix-up is named, with no claim how far off it is
+        assert compare_runtime(0.05, "us", 0.137, rel)[1] == "2,740× off: looks like a unit mix-up"
+        assert compare_runtime(0.5, "ms", 40.0, rel) == (None, "")  # 80x: a GPU difference could explain it
+    # on the same GPU model the rescaled gap is the claim
+    assert compare_runtime(0.46, "us", 0.4989, GpuRelation.SAME)[1].endswith("0.46 ms is -8% off what we measured")
+
+
+def test_a_pass_above_rtol_names_what_reads_like_a_failure() -> None:
+    from reporter.checks import passes_beyond_tolerance
+    assert passes_beyond_tolerance(3.81e-6, 4.71e-3, 1e-4, 1e-4) == "max rel error 4.71e-03 > rtol 0.0001"
+    assert passes_beyond_tolerance(2e-4, 1e-3, 1e-4, 1e-3) == "max abs error 2.00e-04 > atol 0.0001"
+    assert passes_beyond_tolerance(2e-4, 2e-3, 1e-4, 1e-3) == "max rel error 2.00e-03 > rtol 0.001 and max abs error 2.00e-04 > atol 0.0001"
+    assert passes_beyond_tolerance(1e-4, 1e-4, 1e-4, 1e-4) is None  # at the bound is within it
+    assert passes_beyond_tolerance(None, None, 1e-4, 1e-4) is None

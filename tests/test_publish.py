@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from conftest import DATA
 from reporter.cli import main
-from reporter.errors import PublishError
+from reporter.errors import ConfigError, PublishError
 from reporter.publish import MARKER, publish_site, workflow_yaml
 from reporter.publish.pages import default_branch
 
@@ -127,8 +127,11 @@ def test_refuses_incomplete_sites(repo: Path, tmp_path: Path, site: Path, make: 
         git(repo, "rev-parse", "--verify", "gh-pages")
 
 
+PIN = "reporter @ git+https://github.com/acme/reporter@" + "0123456789abcdef" * 2 + "01234567"
+
+
 def test_workflow_uses_official_pages_actions(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    text = workflow_yaml("data", "trunk")
+    text = workflow_yaml("data", "trunk", PIN)
     doc = yaml.safe_load(text)
     assert doc[True]["push"]["branches"] == ["trunk"]  # YAML 1.1 reads the key `on` as True
     for needle in ("actions/upload-pages-artifact", "actions/deploy-pages", "pages: write", "id-token: write",
@@ -136,19 +139,88 @@ def test_workflow_uses_official_pages_actions(repo: Path, monkeypatch: pytest.Mo
         assert needle in text
     monkeypatch.chdir(repo)
     git(repo, "branch", "-m", "main", "develop")
-    res = CliRunner().invoke(main, ["init-workflow", "--path", "w.yml"])
+    res = CliRunner().invoke(main, ["init-workflow", "--path", "w.yml", "--install", PIN])
     assert res.exit_code == 0, res.output
-    assert (repo / "w.yml").read_text() == workflow_yaml("data", "develop")
+    assert (repo / "w.yml").read_text() == workflow_yaml("data", "develop", PIN)
 
 
 def test_workflow_never_overwrites_without_force(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(repo)
     (repo / "w.yml").write_text("mine\n")
-    res = CliRunner().invoke(main, ["init-workflow", "--path", "w.yml", "--branch", "release"])
-    assert res.exit_code == 1 and "already exists; pass --force" in res.output
+    res = CliRunner().invoke(main, ["init-workflow", "--path", "w.yml", "--branch", "release", "--install", PIN])
+    assert res.exit_code == 2 and "already exists; pass --force" in res.output
     assert (repo / "w.yml").read_text() == "mine\n"
-    res = CliRunner().invoke(main, ["init-workflow", "--path", "w.yml", "--branch", "release", "--force"])
+    res = CliRunner().invoke(main, ["init-workflow", "--path", "w.yml", "--branch", "release", "--force", "--install", PIN])
     assert res.exit_code == 0 and yaml.safe_load((repo / "w.yml").read_text())[True]["push"]["branches"] == ["release"]
+
+
+def _build_steps(path: Path) -> list[str]:
+    return [step["run"] for step in yaml.safe_load(path.read_text())["jobs"]["build"]["steps"] if "run" in step]
+
+
+def test_workflow_pins_the_reporter_that_wrote_it(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from reporter.publish import install
+    # From the git checkout reporter runs from: its public remote (an ssh remote is read as https) and commit.
+    src = tmp_path / "src"
+    src.mkdir()
+    git(src, "init", "-q")
+    git(src, "-c", "user.email=t@e", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "x")
+    git(src, "remote", "add", "origin", "git@github.com:acme/reporter.git")
+    assert install.from_checkout(src) == f"reporter @ git+https://github.com/acme/reporter.git@{git(src, 'rev-parse', 'HEAD')}"
+    git(src, "remote", "set-url", "origin", str(tmp_path))  # a local path: no runner can clone it
+    assert install.from_checkout(src) is None
+    # From pip's record of a git install (PEP 610's direct_url.json); an editable folder install has none.
+    vcs = {"url": "https://github.com/acme/reporter", "vcs_info": {"vcs": "git", "commit_id": "ab" * 20, "requested_revision": "main"}}
+    assert install.from_direct_url(vcs) == "reporter @ git+https://github.com/acme/reporter@" + "ab" * 20
+    assert install.from_direct_url({"url": "file:///src", "dir_info": {"editable": True}}) is None
+    for loose in (".", "reporter", "reporter>=0.1", "reporter @ git+https://github.com/acme/reporter"):
+        with pytest.raises(ConfigError, match="not pinned"):
+            install.install_spec(loose)
+    assert install.install_spec("reporter==0.1.0") == "reporter==0.1.0"
+    monkeypatch.setattr(install, "current_spec", lambda: None)
+    monkeypatch.chdir(repo)
+    res = CliRunner().invoke(main, ["init-workflow", "--path", "w.yml"])
+    assert res.exit_code == 2 and "pass --install" in res.output and not (repo / "w.yml").exists()
+    monkeypatch.setattr(install, "current_spec", lambda: PIN)
+    res = CliRunner().invoke(main, ["init-workflow", "--path", "w.yml"])
+    assert res.exit_code == 0 and f"installs {PIN}" in res.output
+    assert _build_steps(repo / "w.yml")[0] == f"pip install '{PIN}'"
+
+
+def test_workflow_builds_in_a_repository_that_holds_only_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The workflow's shell steps, run in a scratch repository holding only data/: `pip install .` failed there.
+    import sys
+    import sysconfig
+    scratch = tmp_path / "pages-repo"
+    for name in ("seed-000-l2-p10", "validation"):
+        shutil.copytree(DATA / name, scratch / "data" / name)
+    git(scratch, "init", "-q", "-b", "main")
+    monkeypatch.chdir(scratch)
+    assert CliRunner().invoke(main, ["init-workflow", "--install", PIN]).exit_code == 0
+    steps = _build_steps(scratch / ".github" / "workflows" / "pages.yml")
+    assert steps == [f"pip install '{PIN}'", "reporter build data site --no-validate --strict"]
+    # The pinned git URL stands in for this checkout (copied, so the install writes nothing into it); the
+    # runner's fresh Python is a venv that sees the installed dependencies but not this checkout.
+    root = Path(__file__).resolve().parent.parent
+    src = tmp_path / "reporter-src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md", "reporter", "templates", "static"):
+        (shutil.copytree if (root / name).is_dir() else shutil.copy)(root / name, src / name)
+    venv = tmp_path / "runner"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site_packages = next((venv / "lib").glob("python*/site-packages"))
+    (site_packages / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"
+    for step in steps:
+        if step.startswith("pip install "):
+            step = f"{sys.executable} -m pip --python {venv / 'bin' / 'python'} install -q --no-deps --no-build-isolation {src}"
+        proc = subprocess.run(step, shell=True, cwd=scratch, env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, (step, proc.stdout[-2000:], proc.stderr[-2000:])
+    assert (scratch / "site" / "index.html").is_file() and (scratch / "site" / "runs" / "seed-000-l2-p10.html").is_file()
+    where = subprocess.run(["python", "-c", "import reporter; print(reporter.__file__)"], env=env, capture_output=True,
+                           text=True, check=True).stdout
+    assert where.startswith(str(venv))  # built by the installed copy, not by a checkout on the path
 
 
 def test_default_branch_prefers_the_remote_head(repo: Path, tmp_path: Path) -> None:

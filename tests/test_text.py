@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from markupsafe import Markup
+
 from reporter.render.text import markdown, plain, prose
 
 REASONING = ("Shapes: B * N * D = 4*24*96 = 9216\n"
@@ -50,3 +52,26 @@ def test_fences_flattened_into_one_line_are_still_code() -> None:
     assert html.count('<div class="hl">') == 1 and '<span class="k">template</span>' in html
     assert "But `*` stays." in html
     assert '<div class="hl">' not in str(plain("a lone ``` without a partner"))
+
+
+def test_home_folders_become_a_tilde_and_nothing_else_does() -> None:
+    from reporter.render.text import home_paths
+    assert home_paths("-isystem /home/alice/.venv/include -I/usr/include") == "-isystem ~/.venv/include -I/usr/include"
+    assert home_paths("cd /scratch/bob/build && ls /Users/carol") == "cd ~/build && ls ~"
+    assert home_paths("/root/.cache/torch_extensions/x.so: error") == "~/.cache/torch_extensions/x.so: error"
+    assert home_paths('File "/home/al-ice/k.py", line 3') == 'File "~/k.py", line 3'
+    for kept in ("/homework/a", "/data/home/alice/x", "/rooted/x", "x/home/a/b", "/home/"):
+        assert home_paths(kept) == kept
+
+
+def test_numbers_and_their_units_are_kept_on_one_line() -> None:
+    from reporter.render.numbers import nowrap
+    assert str(nowrap("2.62e-06")) == '<span class="n">2.62e-06</span>'
+    assert str(nowrap("11.0 μs – 12.4 μs")) == '<span class="n">11.0 μs</span> – <span class="n">12.4 μs</span>'
+    assert str(nowrap("max 4,802.21 GB/s, 1.57x and 25.7%")) == ('max <span class="n">4,802.21 GB/s</span>, '
+                                                              '<span class="n">1.57x</span> and <span class="n">25.7%</span>')
+    # digits inside a word, a date, a shape or a hash are not numbers of their own; text is escaped
+    for word in ("cuda fp32", "2026-05-02T19:26:01Z", "4673x112", "dc7359 197300dd", "l2-p8"):
+        assert str(nowrap(word)) == word
+    assert str(nowrap("<b>it's 3 s</b>")) == '&lt;b&gt;it&#39;s <span class="n">3 s</span>&lt;/b&gt;'
+    assert str(nowrap(Markup('<span class="t">1 ms</span>'))) == '<span class="t">1 ms</span>'  # already formatted

@@ -143,3 +143,54 @@ def test_impossible_values_never_print_inf_or_nan_on_a_leaderboard(tmp_path: Pat
     for page in (tmp_path / "site").rglob("*.html"):
         for blob in re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', page.read_text(), re.S):
             json.loads(blob, parse_constant=refuse)
+
+
+def shown(page: Path) -> str:
+    """A page's text as a reader sees it: tags dropped, entities decoded, white space collapsed."""
+    import html
+    return html.unescape(text_of(page))
+
+
+def test_times_shown_together_share_a_unit_and_name_their_basis(site: Path) -> None:
+    seed0 = shown(site / "runs" / "seed-000-l2-p10.html")
+    # headline cards: kernel 0.448 ms beside reference 49.2 µs was one card group in two units
+    assert "runtime (device time, re-validated) 448 μs" in seed0 and "ref runtime (device time, re-validated) 49.2 μs" in seed0
+    assert "speedup (device time, re-validated) 0.11x" in seed0 and "0.448 ms" not in seed0
+    assert "kernel 3 448 μs 0 / 0 36.19 MB reference 9 41.9 μs 1 / 0 41.38 MB" in seed0  # the launch table too
+    seed3 = shown(site / "runs" / "seed-003-l2-p8.html")
+    # the timing table reads down in one unit: the reference's wall time is 137 μs, not 0.137 ms
+    assert "wall time 137 μs 16.8 μs 120 μs – 228 μs 1340" in seed3 and "0.137 ms" not in seed3
+
+
+def test_recorded_counters_carry_the_measured_figures_units(site: Path) -> None:
+    seed3 = shown(site / "runs" / "seed-003-l2-p8.html")
+    assert "dram bandwidth 198.59 GB/s 90.06 GB/s 188.03 GB/s" in seed3  # the recorded 188.03 had no unit
+    assert "compute util 24.16 % 19.34 % 12.20 %" in seed3 and "ridge point 13.90 FLOP/B 13.88 FLOP/B 20.00 FLOP/B" in seed3
+
+
+def test_two_related_figures_that_differ_say_why(site: Path) -> None:
+    seed3 = shown(site / "runs" / "seed-003-l2-p8.html")
+    assert ("CUDA time and device time differ (kernel 8.19 μs here, 11.5 μs device time) because they time different "
+            "calls") in seed3 and "each after a 256 MB L2 flush" in seed3
+    seed0 = shown(site / "runs" / "seed-000-l2-p10.html")
+    # a max relative error of 4.71e-03 against rtol 1e-4, marked pass: the allclose rule passes it
+    assert "pass (max rel error 4.71e-03 > rtol 0.0001: passes by the rule above)" in seed0
+    assert "a trial passes when |kernel − reference| ≤ atol + rtol·|reference| at every element (torch.allclose)" in seed0
+    assert "A pass can show a max relative error above rtol" in seed0
+    assert "A pass can show" not in seed3  # no trial of seed 003 is above its bounds
+
+
+def test_the_banner_and_the_rows_make_the_same_promise(site: Path) -> None:
+    for name in ("seed-000-l2-p10", "seed-003-l2-p8"):  # both recorded on another (or no named) GPU than the H200
+        page = shown(site / "runs" / f"{name}.html")
+        assert "with no agree/disagree claim about times; only a gap of 100× or more" in page
+        assert "off what we measured" not in page and "looks like a unit mix-up" in page
+
+
+def test_home_folders_in_logs_are_shown_as_a_tilde(site: Path) -> None:
+    # seed 000's compile log names /home/<user>/ and /scratch/<user>/: every view of it shows ~ instead
+    assert "/home/prabhune/" in (DATA / "seed-000-l2-p10" / "trace.json").read_text()
+    for name in ("seed-000-l2-p10.html", "seed-000-l2-p10.turns.js", "seed-000-l2-p10.turns.txt"):
+        shown = (site / "runs" / name).read_text()
+        assert "prabhune" not in shown and "/scratch/tejas" not in shown, name
+    assert "-isystem ~/PopcornBench/.venv/lib" in (site / "runs" / "seed-000-l2-p10.turns.txt").read_text()

@@ -153,12 +153,33 @@ def read_eval_results(run_dir: Path, level_of: dict[int, int], report: ImportRep
     return found
 
 
+def problem_folders(problems: Path, level: int) -> tuple[Path, ...]:
+    """Where a level's problem files are looked for, in order (named by the message when none is found)."""
+    return (problems / f"level{level}", problems / "KernelBench" / f"level{level}", problems)
+
+
 def problem_file(problems: Path, level: int, pid: int) -> Path | None:
-    for folder in (problems / f"level{level}", problems / "KernelBench" / f"level{level}", problems):
+    for folder in problem_folders(problems, level):
         hits = sorted(folder.glob(f"{pid}_*.py")) if folder.is_dir() else []
         if hits:
             return hits[0]
     return None
+
+
+def missing_references(folders: list[Path], problems: Path) -> str | None:
+    """Why some kernels would be imported without their reference (problem file), naming the folders
+    searched; None when every kernel's problem file is there."""
+    missing = sorted({(int(m.group(1)), int(m.group(2))) for f in folders for m, _ in kernel_files(f)
+                      if problem_file(problems, int(m.group(1)), int(m.group(2))) is None})
+    if not missing:
+        return None
+    levels = sorted({lv for lv, _ in missing})
+    searched = "; ".join(f"level {lv}: " + ", ".join(str(f) for f in problem_folders(problems, lv)) for lv in levels)
+    shown = ", ".join(f"L{lv} {pid}_*.py" for lv, pid in missing[:6]) + (", ..." if len(missing) > 6 else "")
+    return (f"no problem file for {len(missing)} problem{'s' if len(missing) != 1 else ''} ({shown}); searched {searched}. "
+            "--problems must be KernelBench's problem folder, the one holding level1/, level2/, ... "
+            "(KernelBench/KernelBench in a KernelBench checkout). Without the problem file a run has no reference, "
+            "so it cannot be re-validated; pass --allow-missing-reference to import such runs anyway")
 
 
 def _verdict(e: EvalEntry | None) -> RunVerdict:
@@ -238,6 +259,20 @@ def run_dirs(paths: list[Path]) -> list[Path]:
     for path in paths:
         found.extend([path] if is_run_dir(path) else sorted(p for p in path.iterdir() if p.is_dir() and is_run_dir(p)))
     return list(dict.fromkeys(found))
+
+
+def run_dirs_below(folder: Path, depth: int = 2) -> list[Path]:
+    """KernelBench run folders at `folder` or up to `depth` levels below it (a `runs/` root inside a
+    project): what `reporter build` names when it is pointed at KernelBench's output instead of traces."""
+    if is_run_dir(folder):
+        return [folder]
+    if depth == 0:
+        return []
+    try:
+        children = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
+    except OSError:
+        return []
+    return [d for c in children for d in run_dirs_below(c, depth - 1)]
 
 
 def kernel_files(run_dir: Path) -> list[tuple[re.Match[str], Path]]:

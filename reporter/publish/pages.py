@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -21,7 +22,7 @@ from pathlib import Path
 import ghp_import
 
 from .. import __version__
-from ..errors import PublishError, ReporterError
+from ..errors import ConfigError, PublishError
 
 MARKER = ".reporter-site"
 SOURCE_PREFIX = "source: "
@@ -155,25 +156,34 @@ def default_branch(repo: Path) -> str | None:
     return _git_or_none(repo, "symbolic-ref", "--quiet", "--short", "HEAD")
 
 
-def write_workflow(path: Path, data: str = "data", branch: str | None = None, *, force: bool = False) -> str:
-    """Write the workflow to `path` (never over an existing file unless `force`); returns the branch used."""
+def write_workflow(path: Path, data: str = "data", branch: str | None = None, *, force: bool = False,
+                   install: str | None = None) -> tuple[str, str]:
+    """Write the workflow to `path` (never over an existing file unless `force`); returns the branch and the
+    pinned requirement it installs (`install`, else the running reporter's, see `publish.install`)."""
+    from .install import install_spec
     branch = branch or default_branch(Path.cwd())
     if not branch:
-        raise ReporterError("cannot tell this repository's default branch; pass --branch NAME")
+        raise ConfigError("cannot tell this repository's default branch; pass --branch NAME")
+    if path.exists() and not force:
+        raise ConfigError(f"{path} already exists; pass --force to overwrite it")
+    spec = install_spec(install)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         with open(path, "w" if force else "x", encoding="utf-8") as fh:
-            fh.write(workflow_yaml(data, branch))
+            fh.write(workflow_yaml(data, branch, spec))
     except FileExistsError as exc:
-        raise ReporterError(f"{path} already exists; pass --force to overwrite it") from exc
-    return branch
+        raise ConfigError(f"{path} already exists; pass --force to overwrite it") from exc
+    return branch, spec
 
 
-def workflow_yaml(data: str = "data", branch: str = "main") -> str:
-    """A GitHub Actions workflow: build from committed data and validation results (no GPU), deploy to Pages."""
+def workflow_yaml(data: str = "data", branch: str = "main", install: str = "reporter") -> str:
+    """A GitHub Actions workflow: build from committed data and validation results (no GPU), deploy to Pages.
+    It installs `install` (a pinned requirement), so it works in a repository that holds only the data."""
     return f"""# Written by `reporter init-workflow`. Builds the site from the committed runs and cached
 # re-validation results (GitHub's runners have no GPU, so nothing is re-measured here) and deploys it
 # with the official GitHub Pages actions. Enable Pages with "Source: GitHub Actions" in the settings.
+# It installs the reporter that wrote this file (pinned below); run `reporter init-workflow --force`
+# after upgrading reporter to move the pin.
 name: report
 on:
   push:
@@ -194,8 +204,8 @@ jobs:
       - uses: actions/setup-python@v5
         with:
           python-version: "3.11"
-      - run: pip install .
-      - run: reporter build {data} site --no-validate --strict
+      - run: {json.dumps("pip install " + shlex.quote(install))}
+      - run: {json.dumps("reporter build " + shlex.quote(data) + " site --no-validate --strict")}
       - uses: actions/configure-pages@v5
       - uses: actions/upload-pages-artifact@v3
         with:

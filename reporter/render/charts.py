@@ -13,16 +13,29 @@ from markupsafe import Markup
 from ..records import Turn
 from . import numbers
 
+# Layout rules every chart follows. The page shows a chart's title as a caption above it (static/app.js
+# moves `title` out of the figure), so inside the chart the legend has the top to itself: one horizontal
+# row (or more) above the plot, from the left, with the top margin grown to fit it (plotly's automargin).
+# No chart puts a legend over its plot, where at 390 px it covered the points and the title.
 LAYOUT: dict[str, Any] = {
     "template": "none",
-    "margin": {"l": 60, "r": 20, "t": 70, "b": 50},
+    "margin": {"l": 60, "r": 20, "t": 30, "b": 50},
     "font": {"family": "system-ui, sans-serif", "size": 12},
-    "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 1, "xanchor": "right"},
+    "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "xanchor": "left"},
     "paper_bgcolor": "rgba(0,0,0,0)",
     "plot_bgcolor": "rgba(0,0,0,0)",
     "height": 320,
 }
 OK, FAIL, NONE = "#2e7d32", "#c62828", "#9e9e9e"
+# One colour per role on every chart (the roofline's points, the warp-stall bars, ...): a reader who learnt
+# "kernel is orange" on one chart reads the next one the same way. Colour-blind safe pair.
+ROLE_COLOUR = {"kernel": "#e66100", "reference": "#5d3a9b"}
+ROOF = "#607d8b"
+
+
+def role_colour(role: str) -> str:
+    """The colour of a role ("kernel", "reference", "reference (torch.compile)", ...), grey for others."""
+    return next((c for r, c in ROLE_COLOUR.items() if role == r or role.startswith(r + " ")), NONE)
 
 
 def to_json(fig: go.Figure | dict[str, Any]) -> Markup:
@@ -76,11 +89,12 @@ def roofline(peak_tflops: float, peak_bw_gbps: float, points: list[tuple[str, fl
     xs = [lo * (hi / lo) ** (i / 60) for i in range(61)]
     fig = go.Figure()
     fig.add_scatter(x=xs, y=[min(peak_tflops, x * peak_bw_gbps / 1e3) for x in xs], mode="lines",
-                    name=f"roof: {peak_bw_gbps:,.0f} GB/s · {peak_tflops:.1f} TFLOP/s FP32", line={"color": "#607d8b"})
+                    name=f"roof: {peak_bw_gbps:,.0f} GB/s · {peak_tflops:.1f} TFLOP/s FP32", line={"color": ROOF})
     for label, ai, tflops in points:
         if ai > 0 and tflops > 0:
             fig.add_scatter(x=[ai], y=[tflops], mode="markers+text", name=label, text=[label], textposition="top center",
-                            marker={"size": 12}, hovertemplate=f"{label}<br>%{{x:.2f}} FLOP/B<br>%{{y:.3f}} TFLOP/s<extra></extra>")
+                            marker={"size": 12, "color": role_colour(label)}, textfont={"color": role_colour(label)},
+                            hovertemplate=f"{label}<br>%{{x:.2f}} FLOP/B<br>%{{y:.3f}} TFLOP/s<extra></extra>")
     fig.update_layout(**LAYOUT, title={"text": f"Roofline (ridge {ridge:.1f} FLOP/B)", "x": 0},
                       xaxis={"type": "log", "title": {"text": "arithmetic intensity (FLOP/byte)"}},
                       yaxis={"type": "log", "title": {"text": "TFLOP/s (FP32)"},
@@ -93,7 +107,7 @@ def stall_bars(series: list[tuple[str, Sequence[tuple[str, float]]]]) -> go.Figu
     fig = go.Figure()
     for label, stalls in series:
         fig.add_bar(name=label, y=[r for r, _ in stalls], x=[v for _, v in stalls], orientation="h",
-                    hovertemplate="%{y}: %{x:.1f}% of stall cycles<extra></extra>")
+                    marker={"color": role_colour(label)}, hovertemplate="%{y}: %{x:.1f}% of stall cycles<extra></extra>")
     fig.update_layout(**{**LAYOUT, "margin": {**LAYOUT["margin"], "l": 130}},
                       title={"text": "Warp stalls: share of stall cycles (%)", "x": 0},
                       xaxis={"title": {"text": "% of stall cycles"}, "range": [0, 100]}, yaxis={"autorange": "reversed"})
@@ -109,8 +123,7 @@ def fast_p_curves(series: list[tuple[str, list[float], int]]) -> go.Figure:
         ys = [sum(1 for x in speedups if x > p) / attempted if attempted else 0 for p in ps]
         fig.add_scatter(x=ps, y=ys, mode="lines", name=_label(model), line={"shape": "hv"},
                         hovertemplate=f"{_label(model)}<br>p=%{{x:.2f}}<br>fast_p=%{{y:.2f}}<extra></extra>")
-    fig.update_layout(**{**LAYOUT, "height": 380, "margin": {**LAYOUT["margin"], "b": 110},
-                         "legend": {"orientation": "h", "y": -0.3, "yanchor": "top", "x": 0}},
+    fig.update_layout(**{**LAYOUT, "height": 380},
                       title={"text": "fast_p: correct and faster than p× (share of attempted problems)", "x": 0},
                       xaxis={"title": {"text": "speedup threshold p"}}, yaxis={"title": {"text": "fast_p"}, "range": [0, 1.02]})
     return fig

@@ -68,10 +68,13 @@ class CountersView:
 
 
 def _value(fig: Any) -> str:
-    if fig is None:
-        return text.DASH
-    unit = fig.unit if fig.value is not None and fig.unit not in ("", "0–1") else ""
-    return f"{text.num(fig.value)} {unit}".strip()
+    return text.DASH if fig is None else _with_unit(fig.value, fig.unit)
+
+
+def _with_unit(value: Any, unit: str) -> str:
+    """A figure with its unit ("66.63 GB/s"); a score on 0–1 and a label (the bottleneck) have none."""
+    shown = unit if value is not None and not isinstance(value, str) and unit not in ("", "0–1") else ""
+    return f"{text.num(value)} {shown}".strip()
 
 
 def _rows(summaries: dict[str, KernelFigures], recorded: NsightMetrics | None, flags: dict[str, Flag]) -> tuple[CounterRow, ...]:
@@ -83,7 +86,8 @@ def _rows(summaries: dict[str, KernelFigures], recorded: NsightMetrics | None, f
         rec = None
         if recorded is not None and key in RECORDED_FIGURE:
             attr = RECORDED_FIGURE[key]
-            rec = Cell(text.num(getattr(recorded, attr)), flags.get(f"nsight.{attr}"))
+            # The recorded field claims the same figure, so it is shown in the measured figure's unit.
+            rec = Cell(_with_unit(getattr(recorded, attr), fig.unit), flags.get(f"nsight.{attr}"))
         rows.append(CounterRow(key.replace("_", " "), cells, rec, fig.formula))
     return tuple(rows)
 

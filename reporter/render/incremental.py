@@ -15,6 +15,7 @@ site, and swapped in whole. Every file written is a new inode, so the live site 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -28,6 +29,8 @@ from . import parallel, status
 from .assets import asset_dir
 
 MARKER = ".reporter-site"  # = publish.pages.MARKER, which loads more than an up-to-date check needs
+log = logging.getLogger(__name__)
+Progress = Any  # reporter.progress.ProgressFn: (phase, done, total) -> None
 
 @dataclass(frozen=True)
 class IncrementalReport:
@@ -105,6 +108,7 @@ def _digest_job(item: tuple[str, str, str]) -> dict[str, Any]:
     cached = _lookup(data, r, problems)
     d = pagemaker.digest(r, cached)
     d["path"], d["redactions"] = rel, redactions(r, cached)
+    d["cached"] = cached.shown_path if cached is not None else None  # for -v: which runs had a cached result
     d["problems"] = [[p.path, p.field, p.message, p.kind] for p in problems]
     return {"digest": d, "inputs": inputs, "folders": folders}
 
@@ -152,9 +156,10 @@ def _urls(digests: list[dict[str, Any]]) -> Any:
                       (tuple(d["problem"]) for d in digests if d["problem"]))
 
 
-def _scan(data: Path, prev: status.BuildStatus, jobs: int | None,
-          shared: dict[str, Any]) -> tuple[dict[str, status.RunStatus], list[CollectError]]:
-    """Every run's status: kept from the previous build when its inputs are unchanged, else from a worker."""
+def _scan(data: Path, prev: status.BuildStatus, jobs: int | None, shared: dict[str, Any],
+          progress: Progress | None = None) -> tuple[dict[str, status.RunStatus], list[CollectError], set[str]]:
+    """Every run's status: kept from the previous build when its inputs are unchanged, else from a worker
+    (those run ids are returned too)."""
     from ..collect.traces import find_traces, run_ids
     runs: dict[str, status.RunStatus] = {}
     todo: list[tuple[str, str, str]] = []
@@ -170,13 +175,19 @@ def _scan(data: Path, prev: status.BuildStatus, jobs: int | None,
             runs[run_id] = old_run
         else:
             todo.append((rel, run_id, slugs[run_id]))
-    for res in parallel.run_all(_digest_job, todo, shared, jobs):
+    log.debug("collect: %d traces under %s; %d unchanged since the last build, %d to read", len(paths), data,
+              len(runs), len(todo))
+    for i, res in enumerate(parallel.run_all(_digest_job, todo, shared, jobs), 1):
         if "error" in res:
             errors.append(CollectError(*res["error"]))
         else:
             d = res["digest"]
             runs[d["run_id"]] = status.RunStatus(res["inputs"], res["folders"], d)
-    return runs, errors
+            log.debug("run %s: read (%s); %s", d["run_id"], "changed" if d["run_id"] in prev.runs else "new",
+                      f"cached re-validation result {d['cached']}" if d.get("cached") else "no cached re-validation result")
+        if progress is not None:
+            progress("reading runs", i, len(todo))
+    return runs, errors, {item[1] for item in todo}
 
 
 def _listing_pages(digests: list[dict[str, Any]], frame: Any, urls: Any, errors: Sequence[CollectError], data: Path,
@@ -192,7 +203,8 @@ def _listing_pages(digests: list[dict[str, Any]], frame: Any, urls: Any, errors:
 
 
 def build_incremental(data: Path, site: Path, jobs: int | None = None, settings: dict[str, Any] | None = None,
-                      strict: bool = False, upstream_problems: int = 0, redact: bool = True) -> IncrementalReport:
+                      strict: bool = False, upstream_problems: int = 0, redact: bool = True,
+                      progress: Progress | None = None) -> IncrementalReport:
     """Bring SITE up to date with DATA, re-rendering only what changed; see the module's docstring.
     With `strict`, any problem leaves the previous SITE exactly as it was."""
     from ..collect.redact import ALLOW_FILE
@@ -204,7 +216,7 @@ def build_incremental(data: Path, site: Path, jobs: int | None = None, settings:
     g = status.global_hash([asset_dir("templates"), asset_dir("static")],
                            {**(settings or {}), "reviews": reviews, "allow": allow, "redact": redact})
     shared = {"data": str(data), "reviews": reviews, "redact": redact, "allow": allow}
-    runs, errors = _scan(data, prev, jobs, shared)
+    runs, errors, read = _scan(data, prev, jobs, shared, progress)
     digests = sorted((r.digest for r in runs.values()), key=_order)
     urls = _urls(digests)
     nav = _navigation(digests, urls)
@@ -216,6 +228,8 @@ def build_incremental(data: Path, site: Path, jobs: int | None = None, settings:
         if key == rs.page and rs.files and all((site / f).is_file() for f in rs.files):
             keep.extend(rs.files)
         else:
+            why = _why(rs, d["run_id"] in read, d["run_id"] not in prev.runs, g != prev.globals)
+            log.debug("run page %s: re-rendered, %s", d["run_id"], why)
             rs.page = key
             todo.append((d["path"], d["run_id"], nav[d["run_id"]]))
     from ..collect.traces import unknown_clearances
@@ -226,8 +240,25 @@ def build_incremental(data: Path, site: Path, jobs: int | None = None, settings:
     if (not todo and aggregates == prev.aggregates and set(runs) == set(prev.runs)
             and prev.tree == status.tree_hash(site)):
         # Nothing to write, so the site stays as it was: under --strict that is what a failure leaves too.
+        log.debug("render: nothing changed since the last build; %s is up to date", site)
         return replace(report, up_to_date=True, committed=not (strict and _failed(report, upstream_problems)))
-    return _write(site, data, report, runs, (keep, todo, urls, aggregates, g), jobs, strict, upstream_problems, shared)
+    log.debug("render: %d run pages to render, %d kept; listing pages re-rendered, because %s", len(todo),
+              len(digests) - len(todo), "a run's digest, the run order or a global input changed" if aggregates != prev.aggregates
+              else "run pages changed" if todo else "the site's files differ from the last build's")
+    return _write(site, data, report, runs, (keep, todo, urls, aggregates, g), jobs, strict, upstream_problems, shared, progress)
+
+
+def _why(rs: status.RunStatus, read: bool, new: bool, global_changed: bool) -> str:
+    """Why a run page is rendered again, for -v."""
+    if new:
+        return "it was not in the last build"
+    if read:
+        return "its trace, attachments or cached result changed"
+    if global_changed:
+        return "templates, static files, settings, reviews.toml or redact-allow.txt changed"
+    if not rs.files:
+        return "the last build could not make it"
+    return "its links changed (a neighbouring run was added, removed or renamed) or one of its files is missing"
 
 
 def _failed(report: IncrementalReport, upstream_problems: int) -> bool:
@@ -241,7 +272,8 @@ def _order(d: dict[str, Any]) -> list[Any]:
 
 
 def _write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, status.RunStatus], plan: tuple[Any, ...],
-           jobs: int | None, strict: bool, upstream_problems: int, shared: dict[str, Any]) -> IncrementalReport:
+           jobs: int | None, strict: bool, upstream_problems: int, shared: dict[str, Any],
+           progress: Progress | None = None) -> IncrementalReport:
     """Render what changed into a folder seeded from the live site, then swap it in; `report` completed."""
     from . import pagemaker
     from .build import generated_at
@@ -254,7 +286,9 @@ def _write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, st
         writer.seed(keep, [status.CACHE_DIR])
         shared = {**shared, "tmp": str(writer.tmp), "generated": generated, "assets": writer.assets, "urls": urls}
         problems: list[tuple[str, str]] = []
-        for item, files in zip(todo, parallel.run_all(_render_job, todo, shared, jobs)):
+        for i, (item, files) in enumerate(zip(todo, parallel.run_all(_render_job, todo, shared, jobs)), 1):
+            if progress is not None:
+                progress("rendering run pages", i, len(todo))
             if isinstance(files, str):
                 problems.append((str(data / item[0]), files))
                 del runs[item[1]]  # left out of the site and of the status, so the next build tries again
@@ -269,7 +303,8 @@ def _write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, st
         frame = frame[frame["run_id"].isin(list(runs))].reset_index(drop=True)
         boards, board_files, links = leaderboards(frame, urls)
         board_files["runs.csv"] = export_bytes(frame, "csv")
-        n = writer.render(_listing_pages(digests, frame, urls, report.errors, data, links) + boards)
+        listing = _listing_pages(digests, frame, urls, report.errors, data, links) + boards
+        n = writer.render(listing, (lambda done, total: progress("writing listing pages", done, total)) if progress else None)
         for path, blob in sorted(board_files.items()):
             writer.write_text(path, blob.decode("utf-8"))
         writer.write_text("search-index.js", index_js([pagemaker.index_row(d, urls) for d in digests]))
@@ -280,4 +315,5 @@ def _write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, st
         report = replace(report, committed=not (strict and _failed(report, upstream_problems)))
         if report.committed:
             writer.commit()
+            log.debug("write: %d pages written, the new site swapped in at %s", report.pages, site)
     return report

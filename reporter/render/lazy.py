@@ -60,7 +60,7 @@ def _call_html(call: ToolCall, version_of: dict[str, int]) -> str:
     if call.result is not None:
         state = "ok" if call.result.ok else "fail"
         parts.append(f'<div class="result {state}"><h4>result ← {tool} ({state})</h4>'
-                     f'<div class="result-text">{text.plain(call.result.text)}</div></div>')
+                     f'<div class="result-text">{text.plain(text.home_paths(call.result.text))}</div></div>')
     else:
         parts.append('<p class="note">no result recorded</p>')
     parts.append("</div>")
@@ -103,5 +103,5 @@ def text_view(trace: Trace, title: str) -> str:
                 else:
                     out.append(f"{key}: {json.dumps(value, ensure_ascii=False)}\n")
             if call.result is not None:
-                out.append(f"<<< result ({'ok' if call.result.ok else 'fail'})\n{call.result.text}\n")
+                out.append(f"<<< result ({'ok' if call.result.ok else 'fail'})\n{text.home_paths(call.result.text)}\n")
     return "".join(out)

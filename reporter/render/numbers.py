@@ -7,6 +7,8 @@ Times are shown to 3 significant figures in the unit that keeps them readable (�
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Iterable
 from typing import Any
 
 from markupsafe import Markup, escape
@@ -18,6 +20,14 @@ TIME_DIGITS = 3
 # Below this many ms a time reads better in µs ("21.3 µs", not "0.0213 ms").
 MICRO_BELOW_MS = 0.1
 SECONDS_FROM_MS = 1000.0
+# Times shown together (a run's headline cards, its timing table) share one unit unless they span more
+# than this factor, where one unit would print "0.0012 s" or "1,200,000 µs".
+ONE_UNIT_SPAN = 1000.0
+# A number with its unit, as the site prints them: kept on one line, never "2.62e-" above "06" or
+# "11.5" above "µs". Units are those `num`, `time_ms` and the page data put after a number.
+_UNITS = r"µs|μs|ms|ns|s|%|MB|GB/s|TFLOP/s|FLOP/B|B|x|×|sectors/req|threads|blocks|MHz|W"
+# A number stands alone: not the digits of "fp32", a hash, a date or a shape ("4673x112").
+_NUMBER = re.compile(rf"(?<![\w.:/−-])[−-]?\d[\d,]*(?:\.\d+)?(?:e[-+]\d+)?(?:(?:x|×|%)(?![\w.])|\s(?:{_UNITS})(?![\w/])|(?![\w.:/-]))")
 
 
 def sig(value: float, digits: int = TIME_DIGITS) -> str:
@@ -35,16 +45,34 @@ def _round_sig(value: float, digits: int = TIME_DIGITS) -> float:
     return 0.0 if value == 0 else round(value, digits - 1 - math.floor(math.log10(abs(value))))
 
 
-def time_ms(value: float | None) -> str:
-    """A time given in ms, to 3 significant figures with its unit: "21.3 µs", "1.25 ms", "2.40 s"."""
+def time_unit(value: float) -> str:
+    """The unit `time_ms` shows a time (in ms) in: "us", "ms" or "s"."""
+    shown = _round_sig(value)  # pick the unit from the rounded value: 0.09996 ms is "0.100 ms", not "100 µs"
+    if shown != 0 and abs(shown) < MICRO_BELOW_MS:
+        return "us"
+    return "s" if abs(shown) >= SECONDS_FROM_MS else "ms"
+
+
+def common_unit(values: Iterable[float | None]) -> str | None:
+    """One unit for times shown side by side: the one the smallest takes, so none reads "0.0492 ms"; None
+    (each its own) when they span more than ONE_UNIT_SPAN."""
+    known = [abs(v) for v in values if v is not None and math.isfinite(v) and v != 0]
+    if not known or max(known) / min(known) > ONE_UNIT_SPAN:
+        return None
+    return time_unit(min(known))
+
+
+def time_ms(value: float | None, unit: str | None = None) -> str:
+    """A time given in ms, to 3 significant figures with its unit: "21.3 µs", "1.25 ms", "2.40 s"; in
+    `unit` ("us", "ms", "s") when given, for times shown together."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return DASH
     if not math.isfinite(value):
         return f"{num(value)} ms"
-    shown = _round_sig(value)  # pick the unit from the rounded value: 0.09996 ms is "0.100 ms", not "100 µs"
-    if shown != 0 and abs(shown) < MICRO_BELOW_MS:
+    unit = unit or time_unit(value)
+    if unit == "us":
         return f"{sig(value * 1e3)} {UNIT_LABEL['us']}"
-    if abs(shown) >= SECONDS_FROM_MS:
+    if unit == "s":
         return f"{sig(value / 1e3)} s"
     return f"{sig(value)} ms"
 
@@ -56,11 +84,25 @@ def time_exact(value: float | None) -> str:
     return f"{value!r} ms"
 
 
-def time_html(value: float | None) -> Markup:
-    """A rounded time whose tooltip holds the exact value."""
+def time_html(value: float | None, unit: str | None = None) -> Markup:
+    """A rounded time (in `unit` when given) whose tooltip holds the exact value."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return Markup(DASH)
-    return Markup('<span class="t" title="{}">{}</span>').format(escape(time_exact(value)), time_ms(value))
+    return Markup('<span class="t" title="{}">{}</span>').format(escape(time_exact(value)), time_ms(value, unit))
+
+
+def nowrap(value: Any) -> Markup:
+    """`value` as HTML with each number and its unit in a `<span class="n">`, which the stylesheet keeps on
+    one line. HTML already made here (times with tooltips) is returned as it is."""
+    if isinstance(value, Markup):
+        return value
+    raw, out, at = str(value), [], 0
+    for m in _NUMBER.finditer(raw):
+        out.append(escape(raw[at:m.start()]))
+        out.append(Markup('<span class="n">{}</span>').format(m.group(0)))
+        at = m.end()
+    out.append(escape(raw[at:]))
+    return Markup("").join(out)
 
 
 def recorded_time_html(value: float | None, unit: str) -> Markup:

@@ -18,7 +18,7 @@ from ..collect.traces import RunRecord
 from ..collect.validation import CachedValidation
 from ..records import FinalKernel, RunInfo, Trace
 from ..vocab import MISSING_LABEL, Source
-from . import lazy
+from . import compare, lazy
 from .highlight import HighlightCache
 from .revalidation import validation_view
 from .runpage import group_label, run_page
@@ -82,6 +82,7 @@ def run_files(r: RunRecord, cached: CachedValidation | None, urls: Urls, nav: di
              f"{base}.turns.txt": lazy.text_view(r.trace, title(r))}
     if fk:
         files[urls.download(r.run_id, "kernel")] = fk.source
+        files[urls.kernel_chunk(r.run_id)] = compare.kernel_chunk_js(urls.runs[r.run_id], fk.source)
     if ref:
         files[urls.download(r.run_id, "reference")] = ref
     return files

@@ -14,7 +14,7 @@ from ..collect.traces import RunRecord
 from ..errors import CollectError
 from ..validate.schema import BASIS_LABEL, Basis
 from ..vocab import MISSING_LABEL, GridState, RunVerdict, Source
-from . import numbers
+from . import compare, numbers
 from .runpage import HOME, Page, group_label
 from .summary import RunSummary, group_key, title
 from .timing_view import basis_view
@@ -111,9 +111,12 @@ def problem_page(pkey: ProblemKey, runs: pd.DataFrame, rows: dict[str, Listed], 
     ordered = runs.sort_values(["benchmark", "configuration", "model", "run_id"], kind="stable")
     entries = [ProblemEntry(str(r["model"]), urls.run(str(r["run_id"])), rows[str(r["run_id"])],
                             group_label((str(r["benchmark"]), str(r["configuration"])))) for r in ordered.to_dict("records")]
+    kernels = compare.choices([(e.row.run.run_id, e.model, e.group, str(e.row.summary.verdict)) for e in entries
+                               if e.row.run.trace.final_kernel is not None], urls)
     return Page(urls.problem(pkey), "problem.html", {
         "title": f"L{pkey[0]} · problem {pkey[1]}", "name": pkey[2], "crumbs": [HOME], "entries": entries,
-        "count": f"{len(entries)} run{'s' if len(entries) != 1 else ''}"})
+        "count": f"{len(entries)} run{'s' if len(entries) != 1 else ''}", "kernels": kernels,
+        "can_compare": len(kernels) > 1})
 
 
 PAGE_PROBLEM = ("level", "problem_id", "problem")  # problem pages gather a problem across benchmarks

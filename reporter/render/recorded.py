@@ -34,10 +34,11 @@ class Row:
     label: str
     value: str  # Markup for times (their exact value in a tooltip)
     flag: Flag | None = None
+    wide: bool = False  # a long unbreakable value (a timestamp): the card takes a whole row on a phone
 
     @property
     def css(self) -> str:
-        return "has-flag" if self.flag else ""
+        return " ".join(c for c, on in (("has-flag", self.flag), ("wide", self.wide)) if on)
 
 
 @dataclass(frozen=True)

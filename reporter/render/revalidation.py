@@ -11,10 +11,15 @@ from dataclasses import dataclass, field
 from .. import checks
 from ..collect.validation import CachedValidation
 from ..records import DEFAULT_PRECISION, RecordedMetrics, ValidationResult
-from ..validate.schema import Basis, LaunchStats, TimingFigures, Verdict
+from ..validate.schema import Basis, LaunchStats, TimingFigures, TrialResult, Verdict
 from ..vocab import RevalidationState
 from . import numbers, text
 from .timing_view import TimingView, timing_view
+
+# Said once above the trials when a passing one shows an error above its bound (checks.passes_beyond_tolerance).
+ALLCLOSE_WHY = ("A pass can show a max relative error above rtol (or a max absolute error above atol): relative error is "
+                "|kernel − reference| ÷ (|reference| + atol), and the rule adds the two bounds, so elements where the "
+                "reference is near 0 are held to atol and large ones to rtol·|reference|.")
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,7 @@ class ValidationView:
     tolerance_note: str = ""
     verdict_flip: str | None = None
     errors: tuple[str, ...] = field(default_factory=tuple)
+    launch_note: str = ""  # why the launch table's CUDA time differs from device time, when it does
 
     @property
     def disagreements(self) -> int:
@@ -87,11 +93,12 @@ def comparisons(m: RecordedMetrics, recorded_verdict: str | None, res: Validatio
     t = m.timing
     unit = t.unit if t else "ms"
     relation = checks.gpu_relation(recorded_gpu, res.environment.gpu)
+    ours = numbers.common_unit((_wall_ms(res.kernel_timing), _wall_ms(res.reference_timing)))
     for label, rec, figs in (("runtime (wall time)", t.runtime if t else None, res.kernel_timing),
                              ("ref runtime (wall time)", t.ref_runtime if t else None, res.reference_timing)):
         agree, why = checks.compare_runtime(rec, unit, _wall_ms(figs), relation)
         # the recorded side stays in the unit the harness claimed: a ~1000x mix-up shows as a flag, not as a fix
-        rows.append(ComparisonRow(label, numbers.recorded_time_html(rec, unit), numbers.time_html(_wall_ms(figs)), agree, why))
+        rows.append(ComparisonRow(label, numbers.recorded_time_html(rec, unit), numbers.time_html(_wall_ms(figs), ours), agree, why))
     rec_sp, sp = (t.speedup if t else None), res.speedup_on(Basis.WALL)
     correct = res.verdict == Verdict.CORRECT
     rows.append(ComparisonRow("speedup (wall time)", text.speedup(rec_sp), text.speedup(sp) if correct else "kernel incorrect",
@@ -121,31 +128,60 @@ def _launch_rows(res: ValidationResult) -> tuple[tuple[str, ...], ...]:
     rows = []
     pairs: tuple[tuple[str, LaunchStats | None, int | None], ...] = (
         ("kernel", res.kernel_launches, res.kernel_peak_bytes), ("reference", res.reference_launches, res.reference_peak_bytes))
+    unit = numbers.common_unit(la.cuda_time_us / 1e3 for _, la, _ in pairs if la)  # the column in one unit
     for label, la, peak in pairs:
         rows.append((label, text.num(la.launches) if la else text.DASH,
-                     f"{text.num(la.cuda_time_us, 1)} µs" if la else text.DASH,
+                     numbers.time_ms(la.cuda_time_us / 1e3, unit) if la else text.DASH,
                      f"{la.memcpy} / {la.memset}" if la else text.DASH,
                      _with_unit(peak / 1e6 if peak is not None else None, "MB")))
     return tuple(rows)
 
 
-def _trial_rows(res: ValidationResult) -> tuple[TrialRow, ...]:
+def _bounds(res: ValidationResult, recorded: str | None) -> tuple[str, float | None, float | None]:
+    """(precision, atol, rtol) the result was checked at."""
+    # The result says which precision it checked; results written before it did used the trace's, or the default.
+    precision = res.precision or recorded or DEFAULT_PRECISION
+    return precision, res.settings.atol.get(precision), res.settings.rtol.get(precision)
+
+
+def _trial_rows(res: ValidationResult, recorded: str | None) -> tuple[TrialRow, ...]:
+    _, atol, rtol = _bounds(res, recorded)
+
+    def result(t: TrialResult) -> str:
+        why = checks.passes_beyond_tolerance(t.max_abs_error, t.max_rel_error, atol, rtol) if t.passed else None
+        return (("pass" if t.passed else "FAIL" if t.passed is False else "skipped") + (f" — {text.home_paths(t.problem)}" if t.problem else "")
+                + (f" ({why}: passes by the rule above)" if why else ""))
     return tuple(TrialRow(
         css="good" if t.passed else "bad" if t.passed is False else "", index=t.index, seed=t.seed,
         kind="jittered" if t.jittered else "nominal", shapes=" ".join(t.input_shapes),
-        max_abs=text.num(t.max_abs_error), max_rel=text.num(t.max_rel_error),
-        result=("pass" if t.passed else "FAIL" if t.passed is False else "skipped") + (f" — {t.problem}" if t.problem else ""),
+        max_abs=text.num(t.max_abs_error), max_rel=text.num(t.max_rel_error), result=result(t),
     ) for t in res.trials)
+
+
+def _launch_note(res: ValidationResult) -> str:
+    """Why the profiled call's CUDA time differs from the device time in the timing table, when it does."""
+    sides = []
+    for side, la, figs in (("kernel", res.kernel_launches, res.kernel_timing), ("reference", res.reference_launches,
+                                                                                res.reference_timing)):
+        device = figs.device.median_ms if figs and figs.device else None
+        if la is not None and device and la.cuda_time_us > 0 and not checks.within_tolerance(la.cuda_time_us / 1e3, device):
+            unit = numbers.common_unit((la.cuda_time_us / 1e3, device))
+            sides.append(f"{side} {numbers.time_ms(la.cuda_time_us / 1e3, unit)} here, {numbers.time_ms(device, unit)} device time")
+    if not sides:
+        return ""
+    return (f"CUDA time and device time differ ({'; '.join(sides)}) because they time different calls: CUDA time is one "
+            "call profiled right after another on the same inputs, kernels only, with the GPU's caches warm; device time "
+            f"is the median over many calls, each after a {res.settings.flush_l2_mb} MB L2 flush, copies included.")
 
 
 def _tolerance_note(res: ValidationResult, recorded: str | None) -> str:
     s = res.settings
-    # The result says which precision it checked; results written before it did used the trace's, or the default.
-    precision = res.precision or recorded or DEFAULT_PRECISION
+    precision, atol, rtol = _bounds(res, recorded)
     assumed = res.precision_assumed or recorded is None
-    atol, rtol = s.atol.get(precision), s.rtol.get(precision)
     why = f" (no precision recorded in the trace: checked at {precision}, the default)" if assumed else ""
-    return (f"Tolerance for {precision}{why}: atol {text.num(atol, 6)}, rtol {text.num(rtol, 6)}. Jittered trials resize the "
+    beyond = any(t.passed and checks.passes_beyond_tolerance(t.max_abs_error, t.max_rel_error, atol, rtol) for t in res.trials)
+    return (f"Tolerance for {precision}{why}: atol {text.num(atol, 6)}, rtol {text.num(rtol, 6)}; a trial passes when "
+            f"{checks.ALLCLOSE_RULE}.{' ' + ALLCLOSE_WHY if beyond else ''} Jittered trials resize the "
             f"problem by up to ±{s.jitter_fraction:.0%} through popcorn_pri.jitter_int."
             + (f" This problem: {res.jitter_note}, so no trial counts as jittered." if res.jitter_note else ""))
 
@@ -163,5 +199,5 @@ def validation_view(has_kernel: bool, cached: CachedValidation | None, m: Record
     return ValidationView(
         RevalidationState.MEASURED, res, where, comparisons(m, recorded_verdict, res, recorded_gpu), timing_view(res, recorded_gpu),
         _launch_rows(res),
-        _trial_rows(res), _tolerance_note(res, precision), checks.verdict_flip(recorded_verdict, res.verdict),
-        tuple(str(e) for e in cached.errors))
+        _trial_rows(res, precision), _tolerance_note(res, precision), checks.verdict_flip(recorded_verdict, res.verdict),
+        tuple(str(e) for e in cached.errors), _launch_note(res))

@@ -9,6 +9,7 @@ from typing import Any
 from ..collect.traces import ProfileSet, RunRecord
 from ..collect.validation import CachedValidation
 from ..frozen import freeze
+from ..validate.schema import BASIS_LABEL
 from ..vocab import MISSING_LABEL, RevalidationState, Source
 from . import charts, text
 from .counters import CountersView, counters_view
@@ -17,6 +18,7 @@ from .findings import findings_view
 from .recorded import Row, recorded_sections
 from .revalidation import ValidationView, validation_view
 from .summary import RunSummary, group_key, problem_key, run_summary, title
+from .timing_view import DEFAULT_BASIS
 from .urls import Urls
 
 HOME = ("all variants", "index.html")
@@ -60,6 +62,8 @@ def measured_profiles(r: RunRecord, cached: CachedValidation | None) -> tuple[di
 def _summary_rows(r: RunRecord, s: RunSummary) -> tuple[Row, ...]:
     run = r.trace.run
     flags = {f.field: f for f in r.flags}
+    # A re-measured time names its basis; a recorded one is the harness's, on whatever basis it used.
+    how = f"{BASIS_LABEL[DEFAULT_BASIS]}, {s.verdict_source}" if s.verdict_source == Source.RE_VALIDATED else str(s.verdict_source)
     return (
         Row("model", run.model or text.DASH),
         Row("turns / max", s.turns, flags.get("run.turns_used")),
@@ -70,10 +74,10 @@ def _summary_rows(r: RunRecord, s: RunSummary) -> tuple[Row, ...]:
         Row("backend", f"{run.backend or text.DASH} {run.precision or text.DASH}" if run.backend or run.precision
             else f"{text.DASH} (not recorded)"),
         Row("benchmark", run.benchmark or text.DASH),
-        Row(f"runtime ({s.verdict_source})", s.runtime, s.runtime_flag),
-        Row("ref runtime", s.ref_runtime, flags.get("timing.ref_runtime") if s.verdict_source == Source.RECORDED else None),
-        Row("speedup", s.speedup),
-        Row("started", run.started_at or text.DASH),
+        Row(f"runtime ({how})", s.runtime, s.runtime_flag),
+        Row(f"ref runtime ({how})", s.ref_runtime, flags.get("timing.ref_runtime") if s.verdict_source == Source.RECORDED else None),
+        Row(f"speedup ({how})", s.speedup),
+        Row("started", run.started_at or text.DASH, wide=True),
     )
 
 

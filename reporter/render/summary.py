@@ -33,7 +33,8 @@ class RunSummary:
     def _html(self, value: float | None) -> Markup:
         if self.verdict_source == Source.RECORDED:
             return numbers.recorded_time_html(value, self.time_unit)
-        return numbers.time_html(value)
+        # kernel and reference side by side in one unit: never "0.448 ms" beside "49.2 µs"
+        return numbers.time_html(value, numbers.common_unit((self.runtime_value, self.ref_runtime_value)))
 
     def _sort(self, value: float | None) -> str:
         ms = to_ms(value, self.time_unit) if value is not None and self.time_unit else None

@@ -25,7 +25,17 @@ from pygments.util import ClassNotFound
 
 from .numbers import DASH, num, speedup, time_ms
 
-__all__ = ["DASH", "code", "json_args", "markdown", "ms", "num", "pygments_css", "speedup"]
+__all__ = ["DASH", "code", "home_paths", "json_args", "markdown", "ms", "num", "pygments_css", "speedup"]
+
+# A user's home or scratch folder at the start of a path in a log (a compiler's, the validator's): shown as
+# `~`, so a published page does not name the people or machines that ran the build.
+_HOME = re.compile(r"(?<![\w.~/-])(?:/(?:home|scratch|Users)/[^/\s'\"`:;,()\[\]]+|/root)(?=/|(?![\w.-]))")
+
+
+def home_paths(log: str) -> str:
+    """`log` with `/home/<name>`, `/scratch/<name>`, `/Users/<name>` and `/root` shown as `~`."""
+    return _HOME.sub("~", log)
+
 
 _TAGS = set(nh3.ALLOWED_TAGS)
 _ATTRS = {k: set(v) for k, v in nh3.ALLOWED_ATTRIBUTES.items()}

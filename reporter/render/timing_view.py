@@ -21,7 +21,7 @@ from ..checks import (
 from ..records import MachineState, ValidationResult
 from ..validate.schema import BASIS_LABEL, Basis, BasisStats, StopReason, TimingFigures, Verdict
 from . import text
-from .numbers import time_html
+from .numbers import common_unit, time_html
 
 DEFAULT_BASIS = Basis.DEVICE  # the headline and leaderboards: the basis that repeats
 BASIS_NOTE = {
@@ -80,7 +80,7 @@ def _stop(st: BasisStats, target_pct: float) -> str:
     return "—"
 
 
-def _rows(side: str, figs: TimingFigures, target_pct: float) -> list[TimingRow]:
+def _rows(side: str, figs: TimingFigures, target_pct: float, unit: str | None) -> list[TimingRow]:
     rows = []
     for basis in Basis:
         st = figs.on(basis)
@@ -89,8 +89,9 @@ def _rows(side: str, figs: TimingFigures, target_pct: float) -> list[TimingRow]:
             shown = "not capturable" if basis is Basis.GRAPH and note and "format-3" not in note else text.DASH
             rows.append(TimingRow(side, BASIS_LABEL[basis], shown, text.DASH, text.DASH, text.DASH, text.DASH, note, "missing"))
             continue
-        rows.append(TimingRow(side, BASIS_LABEL[basis], time_html(st.median_ms), time_html(st.iqr_ms),
-                              Markup("{} – {}").format(time_html(st.min_ms), time_html(st.max_ms)), str(st.n), _stop(st, target_pct),
+        rows.append(TimingRow(side, BASIS_LABEL[basis], time_html(st.median_ms, unit), time_html(st.iqr_ms, unit),
+                              Markup("{} – {}").format(time_html(st.min_ms, unit), time_html(st.max_ms, unit)), str(st.n),
+                              _stop(st, target_pct),
                               css="headline" if basis is DEFAULT_BASIS else ""))
     return rows
 
@@ -118,10 +119,12 @@ def machine_line(m: MachineState | None) -> str:
 
 def timing_view(res: ValidationResult, recorded_gpu: str | None) -> TimingView:
     rows: list[TimingRow] = []
-    for side, figs in (("kernel", res.kernel_timing), ("reference (eager)", res.reference_timing),
-                       ("reference (torch.compile)", res.compile_timing)):
-        if figs is not None:
-            rows += _rows(side, figs, res.settings.ci_target_pct)
+    sides = [(side, figs) for side, figs in (("kernel", res.kernel_timing), ("reference (eager)", res.reference_timing),
+                                             ("reference (torch.compile)", res.compile_timing)) if figs is not None]
+    # One unit for the whole table, so a column reads down without "0.137 ms" under "30.5 µs".
+    unit = common_unit(st.median_ms for _, figs in sides for b in Basis if (st := figs.on(b)) is not None)
+    for side, figs in sides:
+        rows += _rows(side, figs, res.settings.ci_target_pct, unit)
     correct = res.verdict == Verdict.CORRECT
     speedups = [(BASIS_LABEL[b], text.speedup(res.speedup_on(b)) if correct else "kernel incorrect",
                  "headline" if b is DEFAULT_BASIS else "") for b in Basis]

@@ -50,6 +50,10 @@ class Urls:
         """A run's downloadable source (`kernel` or `reference`), beside its page."""
         return f"runs/{self.runs[run_id]}.{what}.py"
 
+    def kernel_chunk(self, run_id: str) -> str:
+        """A run's final kernel as a script chunk, for problem pages' side-by-side comparison."""
+        return f"runs/{self.runs[run_id]}.kernel.js"
+
     def group(self, key: GroupKey) -> str:
         return f"variants/{self.groups[key]}.html"
 

@@ -28,7 +28,7 @@ from .. import __version__
 from ..errors import SiteError
 from ..publish.pages import MARKER, marker_text  # MARKER: in every finished build, this folder is ours to replace
 from ..vocab import RevalidationState, ReviewStatus, RunVerdict, Source
-from . import text
+from . import numbers, text
 from .assets import asset_dir
 from .runpage import Page
 
@@ -89,7 +89,8 @@ def template_env() -> Environment:
     env = Environment(loader=FileSystemLoader(str(asset_dir("templates"))), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters.update(num=text.num, ms=text.ms, speedup=text.speedup, markdown=text.markdown, plain=text.plain,
-                       prose=text.prose, code=text.code, json_args=text.json_args)
+                       prose=text.prose, code=text.code, json_args=text.json_args, n=numbers.nowrap,
+                       logtext=text.home_paths)
     # The vocabulary, so a template compares with `RevalidationState.NO_KERNEL`, never a string spelled again.
     env.globals.update(RevalidationState=RevalidationState, ReviewStatus=ReviewStatus, RunVerdict=RunVerdict, Source=Source)
     return env

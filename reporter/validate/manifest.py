@@ -98,6 +98,15 @@ def scan(data: Path) -> Scan:
     return out
 
 
+def nothing_cached(data: Path) -> bool:
+    """True before the first `reporter validate`: no DATA/validation, or an empty one (not a broken cache)."""
+    root = data / cache.CACHE_DIR
+    try:
+        return not root.exists() or (root.is_dir() and not any(root.iterdir()))
+    except OSError:
+        return False
+
+
 def read_manifest(data: Path) -> Manifest:
     """The manifest; raises Unreadable (naming the file) when it is missing or not a manifest."""
     path = manifest_path(data)

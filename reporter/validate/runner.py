@@ -9,6 +9,7 @@ executor: `executors/local.py` (this machine's cores and GPUs) or `executors/ray
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import platform
 import shutil
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
     from ..collect.traces import RunRecord
 
 
+log = logging.getLogger(__name__)
+
 # Device nodes a usable GPU leaves behind: NVIDIA on Linux, WSL2's GPU bridge, ROCm.
 GPU_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/dxg", "/dev/kfd")
 
@@ -40,6 +43,15 @@ def import_torch() -> Any:
         warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
         import torch
     return torch
+
+
+def torch_installed() -> bool:
+    """Whether torch can be imported here, asked of the import system without importing it (seconds)."""
+    import importlib.util
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def gpu_available() -> bool:
@@ -117,8 +129,11 @@ def validate_runs(data: Path, runs: Sequence[RunRecord], settings: ValidationSet
             continue
         hit = None if force else cache.lookup(data, key, env, settings)
         if hit is not None and (not ncu or hit[0].ncu_files):
+            log.debug("validate %s: cached result for this GPU and settings, not measured again", run.run_id)
             results[run.run_id] = (hit[0], True)
         else:
+            log.debug("validate %s: %s", run.run_id, "--force" if force else "no cached result for this GPU and settings"
+                      if hit is None else "the cached result has no ncu counters (--ncu)")
             todo.append((run, key))
     if not todo:
         return results
