@@ -373,7 +373,7 @@ class ValidationResult(_Model):
     kernel_peak_bytes: int | None = None
     reference_peak_bytes: int | None = None
     deterministic: bool | None = None
-    build: str | None = Field(
+    build_note: str | None = Field(
         None, description="How the kernel's extension was built: light torch headers, or exactly as written (and why)."
     )
     static_findings: tuple[StaticFinding, ...] = ()

@@ -148,9 +148,9 @@ def test_a_source_that_needs_the_full_header_falls_back_to_the_build_as_written(
     builds = {o.item.run_id: (o.build, o.item.build_key) for o in stats[0].outcomes}
     light, full = results["cpp_light"][0], results["cpp_full_header"][0]
     assert (light.verdict, full.verdict) == ("correct", "correct"), (light.reason, light.log[-2000:], full.reason)
-    assert builds["cpp_light"][0] == "accelerated" and light.build is not None and light.build.startswith("light build:")
+    assert builds["cpp_light"][0] == "accelerated" and light.build_note is not None and light.build_note.startswith("light build:")
     assert builds["cpp_full_header"][0] == "plain-retry"
-    assert full.build == "rebuilt exactly as written: the first, light build did not compile"
+    assert full.build_note == "rebuilt exactly as written: the first, light build did not compile"
     # Built once, loaded by the check without a rebuild: ninja compiled main.cpp once and linked once.
     for run_id in ("cpp_light", "cpp_full_header"):
         assert _compiles(default_root() / builds[run_id][1]) == sorted(["main.o", f"{run_id}_ext.so"]), run_id

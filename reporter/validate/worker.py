@@ -388,7 +388,7 @@ def main(argv: list[str]) -> int:
         out.verdict = Verdict.COMPILE_ERROR if mode == "compile" else Verdict.RUNTIME_ERROR
         out.reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"[:500]
         out.log = traceback.format_exc()[-8000:]
-    out.build = lightbuild.build_line()
+    out.build_note = lightbuild.build_line()
     # allow_nan: an infinite error (NaN output) must reach the parent as Infinity, which pydantic reads
     result_path.write_text(json.dumps(asdict(out), indent=1), encoding="utf-8")
     sys.stdout.flush()
