@@ -124,7 +124,7 @@ def report(builds: list[Build], jobs: int, cores: int, wall: float, machine: str
         b, a = by[(n, "before")], by[(n, "after")]
         ratio = a.cpu_s / b.cpu_s if b.cpu_s > 0 else float("nan")
         tag = a.headers if a.compiled else f"DID NOT COMPILE: {a.reason}"
-        lines.append(f"{n[:48]:<48} {b.cpu_s:>12.1f} {a.cpu_s:>11.1f} {ratio:>12.2f} {b.wall_s:>11.1f} {a.wall_s:>10.1f}  {tag}")
+        lines.append(f"{n[-48:]:<48} {b.cpu_s:>12.1f} {a.cpu_s:>11.1f} {ratio:>12.2f} {b.wall_s:>11.1f} {a.wall_s:>10.1f}  {tag}")
     both = [n for n in names if by[(n, "before")].compiled and by[(n, "after")].compiled]
     lines.append("")
     for kind in KINDS:
