@@ -373,6 +373,9 @@ class ValidationResult(_Model):
     kernel_peak_bytes: int | None = None
     reference_peak_bytes: int | None = None
     deterministic: bool | None = None
+    build_note: str | None = Field(
+        None, description="How the kernel's extension was built: light torch headers, or exactly as written (and why)."
+    )
     static_findings: tuple[StaticFinding, ...] = ()
     phase_s: dict[str, float] = Field(default_factory=dict)
     ncu_files: dict[str, str] = Field(default_factory=dict, description="role -> CSV file beside this result.")

@@ -12,6 +12,8 @@ from conftest import KERNELS, kernel_run
 from reporter.collect import collect
 from reporter.records import ValidationSettings
 from reporter.validate import gpu_available, validate_runs
+from reporter.validate.buildcache import default_root
+from reporter.validate.pipeline import RunStats
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="needs a CUDA device")]
 SETTINGS = ValidationSettings(nominal_trials=2, jitter_trials=3, perf_trials=10, warmup=2, timeout_s=300)
@@ -24,7 +26,9 @@ def test_fixture_verdicts_on_cuda(tmp_path: Path) -> None:
     names = ["cuda_illegal", "cuda_scale", "correct", "wrong", "mutates", "nominal_only"]
     for name in names:
         kernel_run(tmp_path, name, (KERNELS / f"{name}.py").read_text())
-    results = validate_runs(tmp_path, collect(tmp_path).runs, SETTINGS.model_copy(update={"timeout_s": 240}), jobs=4)
+    stats: list[RunStats] = []
+    results = validate_runs(tmp_path, collect(tmp_path).runs, SETTINGS.model_copy(update={"timeout_s": 240}), jobs=4,
+                            stats=stats)
     verdicts = {k: v[0].verdict for k, v in results.items()}
     for k, (res, _) in sorted(results.items()):
         print(k, res.verdict, res.reason, res.speedup, res.kernel_launches)
@@ -37,6 +41,12 @@ def test_fixture_verdicts_on_cuda(tmp_path: Path) -> None:
     scale = results["cuda_scale"][0]
     assert scale.kernel_launches is not None and scale.kernel_launches.launches >= 2  # GEMM + our kernel
     assert scale.kernel_peak_bytes and scale.kernel_peak_bytes > 0
+    # A real CUDA extension builds with the light headers, and its check loads it without building again.
+    assert scale.build_note is not None and scale.build_note.startswith("light build:"), scale.build_note
+    key = next(o.item.build_key for o in stats[0].outcomes if o.item.run_id == "cuda_scale")
+    compiled = sorted(line.split("\t")[3] for log in (default_root() / key).rglob(".ninja_log")
+                      for line in log.read_text().splitlines() if not line.startswith("#"))
+    assert compiled == sorted(["main.o", "cuda.cuda.o", "reporter_fixture_scale_relu.so"]), compiled
 
 
 @pytest.mark.skipif(shutil.which("ncu") is None, reason="needs Nsight Compute's ncu")

@@ -75,10 +75,11 @@ class RunStats:
     stored_at: Mapping[str, float] = field(default_factory=dict)  # run id -> seconds after the start when stored
 
 
-def toolchain(env: Environment) -> dict[str, str | None]:
+def toolchain(env: Environment, arch: str | None = None) -> dict[str, str | None]:
     """Everything besides the source that changes a build; TORCH_CUDA_ARCH_LIST pinned for the compiles,
-    which run with the GPU hidden, and for the checks, which must not rebuild."""
-    arch = _compute_capability() if env.gpu not in (None, "cpu") else None
+    which run with the GPU hidden (or on machines without one: `arch`, asked of a checking machine), and
+    for the checks, which must not rebuild."""
+    arch = arch or (_compute_capability() if env.gpu not in (None, "cpu") else None)
     return {"torch": env.torch, "cuda": env.cuda, "python": env.python, "gpu": env.gpu,
             "TORCH_CUDA_ARCH_LIST": arch}
 

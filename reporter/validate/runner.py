@@ -117,9 +117,9 @@ def validate_runs(data: Path, runs: Sequence[RunRecord], settings: ValidationSet
     remote = executor == "ray"
     if remote:
         from .executors.ray import probe_environment
-        env = probe_environment(address)
+        env, arch = probe_environment(address)
     else:
-        env = environment()
+        env, arch = environment(), None
     device = device or ("cuda" if env.gpu != "cpu" else "cpu")
     results: dict[str, tuple[ValidationResult, bool]] = {}
     todo = []
@@ -138,7 +138,7 @@ def validate_runs(data: Path, runs: Sequence[RunRecord], settings: ValidationSet
     if not todo:
         return results
     root = buildcache.default_root()
-    tools = toolchain(env)
+    tools = toolchain(env, arch)
     items = make_items(todo, settings, device, tools, root)
     recorder = Recorder(data, {r.run_id: r for r, _ in todo}, settings, env, len(items), progress)
     toolchain_env: dict[str, str | None] = {"TORCH_CUDA_ARCH_LIST": tools["TORCH_CUDA_ARCH_LIST"]} if tools["TORCH_CUDA_ARCH_LIST"] else {}

@@ -135,6 +135,7 @@ class WorkerResult:
     reference_launches: LaunchStats | None = None
     kernel_peak_bytes: int | None = None
     reference_peak_bytes: int | None = None
+    build_note: str | None = None  # how the extension was built, in words (lightbuild.describe)
 
 
 # The jitter hook is `popcorn_pri.jitter_int(...)` inside get_inputs(); problems without one say so.

@@ -1,8 +1,8 @@
 """The two steps of validating one kernel, the same under every executor: build it, then check it.
 
 `build` goes through the build cache: a finished build is reused, a missing one is built under the
-accelerations and, if that fails to compile, rebuilt plainly before the kernel is called a compile
-error. `check` runs the worker's correctness and timing on a build that is ready. Both fork the
+accelerations (light torch headers among them: lightbuild.py) and, if that fails to compile, rebuilt
+exactly as written before the kernel is called a compile error. `check` runs the worker's correctness and timing on a build that is ready. Both fork the
 worker from a warm `ForkServer`. Standard library only (Ray GPU workers import this).
 """
 
@@ -13,13 +13,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from . import buildcache
+from . import buildcache, lightbuild
 from .forkserver import ForkServer
 from .process import run_forked
 from .schema import Verdict
 
 # Variables that change the build; the check repeats the build's values or torch would rebuild.
-BUILD_VARS = ("TORCH_EXTENSION_SKIP_NVCC_GEN_DEPENDENCIES",)
+BUILD_VARS = ("TORCH_EXTENSION_SKIP_NVCC_GEN_DEPENDENCIES", lightbuild.ENV)
 
 
 def _attempt(server: ForkServer, mode: str, job: Mapping[str, Any], job_dir: Path, timeout_s: float,
@@ -57,14 +57,15 @@ def build(server: ForkServer, job: Mapping[str, Any], root: Path, key: str, job_
         tries = [("accelerated", {**base, **buildcache.ACCELERATIONS}), ("plain-retry", plain)] if accelerate \
             else [("plain", plain)]
         cpu = 0.0
-        for label, env in tries:  # noqa: B007 - the label of the attempt that ended the loop is recorded below
-            out = _attempt(server, "compile", job, job_dir, timeout_s, env, on_start, on_end)
+        for label, env in tries:  # the label of the attempt that ended the loop is recorded below
+            out = _attempt(server, "compile", job, job_dir, timeout_s, {**env, lightbuild.LABEL_ENV: label}, on_start, on_end)
             cpu += out.get("cpu_s", 0.0)
             if out.get("verdict") != Verdict.COMPILE_ERROR:
                 break
             buildcache.clear(root, key)  # a half-built folder must not leak into the plain build
         wall = time.perf_counter() - t0
-        build_env = {k: env.get(k) for k in (*BUILD_VARS, "TORCH_CUDA_ARCH_LIST")}
+        # The label goes with the build to every check, whose result says how its extension was built.
+        build_env = {**{k: env.get(k) for k in (*BUILD_VARS, "TORCH_CUDA_ARCH_LIST")}, lightbuild.LABEL_ENV: label}
         out.update(build=label, build_env=build_env, cpu_s=cpu, wall_s=wall)
         if out.get("verdict") == Verdict.CORRECT:
             buildcache.mark_built(root, key, build_env, wall, cpu)

@@ -24,6 +24,7 @@ from typing import Any
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 import torch  # noqa: E402
 
+from . import lightbuild  # noqa: E402
 from .schema import NO_JITTER_HOOK, TrialResult, Verdict, WorkerResult  # noqa: E402
 from .timing import count_launches, peak_memory, sync, time_all  # noqa: E402
 
@@ -64,10 +65,6 @@ class PopcornJitter:
         return int(pick)
 
 
-def _namespace(jitter: PopcornJitter) -> dict[str, Any]:
-    return {"__name__": "reporter_problem", "__builtins__": __builtins__, "popcorn_pri": jitter, "torch": torch}
-
-
 def problem_names_used(reference: str, kernel: str) -> list[str]:
     """Names the kernel reads but never defines, that only the problem file defines (e.g. `batch_size`)."""
     import ast
@@ -101,7 +98,7 @@ def load(reference: str, kernel: str, jitter: PopcornJitter) -> tuple[dict[str, 
     Also returns the problem-file names the kernel depends on: KernelBench accepts such kernels,
     a fresh namespace would not, and the page says so.
     """
-    ns = _namespace(jitter)
+    ns = {"__name__": "reporter_problem", "__builtins__": __builtins__, "popcorn_pri": jitter, "torch": torch}
     exec(compile(reference, "reference.py", "exec"), ns)  # noqa: S102 - isolated worker, by design
     default_new = ns.pop("ModelNew", None)
     exec(compile(kernel, "kernel.py", "exec"), ns)  # noqa: S102
@@ -375,6 +372,7 @@ def main(argv: list[str]) -> int:
     out = WorkerResult()
     result_path = job_dir / f"{mode}.json"
     try:
+        lightbuild.install()  # every mode: a check must hand torch the build's own arguments, or torch rebuilds
         if mode == "compile":
             t0 = time.perf_counter()
             _, out.problem_names = load(job["reference"], job["kernel"], PopcornJitter())
@@ -390,6 +388,7 @@ def main(argv: list[str]) -> int:
         out.verdict = Verdict.COMPILE_ERROR if mode == "compile" else Verdict.RUNTIME_ERROR
         out.reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"[:500]
         out.log = traceback.format_exc()[-8000:]
+    out.build_note = lightbuild.build_line()
     # allow_nan: an infinite error (NaN output) must reach the parent as Infinity, which pydantic reads
     result_path.write_text(json.dumps(asdict(out), indent=1), encoding="utf-8")
     sys.stdout.flush()

@@ -1,7 +1,9 @@
 """Run the pipeline on a Ray cluster (``reporter validate DATA --executor ray [--address auto|HOST:PORT]``).
 
-Compile tasks take one CPU of any node; check tasks take one GPU (``num_gpus=1``; Ray sets
-``CUDA_VISIBLE_DEVICES``) and no CPU slot, so a check never queues behind compiles. A finished build
+Compile tasks take one CPU of any node, machines without GPUs included (a node started with
+``--num-gpus=0``, or ``--num-cpus=0`` on a GPU machine that should only check); check tasks take one GPU
+(``num_gpus=1``; Ray sets ``CUDA_VISIBLE_DEVICES``) and no CPU slot, so a check never queues behind
+compiles. The GPU architecture the compiles target is asked of a checking node. A finished build
 travels to the checking node as a tar archive that goes from task to task without passing through the
 driver; a node whose build cache already holds the key (a shared ``REPORTER_BUILD_CACHE``) skips the
 unpacking. Every node builds and loads under the same ``REPORTER_BUILD_CACHE`` path (torch rebuilds
@@ -80,6 +82,7 @@ def compile_task(job: Mapping[str, Any], key: str, timeout_s: float, toolchain_e
     with tempfile.TemporaryDirectory(prefix="reporter-compile-") as tmp:
         comp = steps.build(_server(None), job, root, key, Path(tmp), timeout_s, toolchain_env,
                            on_start=guard.register if guard else None, on_end=guard.unregister if guard else None)
+    comp["node"] = _ray().get_runtime_context().get_node_id()
     return comp, buildcache.pack(root, key) if comp["verdict"] == Verdict.CORRECT else b""
 
 
@@ -91,21 +94,32 @@ def check_task(job: Mapping[str, Any], key: str, build_env: dict[str, str | None
         buildcache.unpack(root, key, archive)
     server = _server(os.environ.get("CUDA_VISIBLE_DEVICES"))
     with tempfile.TemporaryDirectory(prefix="reporter-check-") as tmp:
-        return steps.check(server, job, root, key, build_env, Path(tmp), timeout_s, str(_gate_dir()) if gate else None)
+        out = steps.check(server, job, root, key, build_env, Path(tmp), timeout_s, str(_gate_dir()) if gate else None)
+    out["node"] = _ray().get_runtime_context().get_node_id()
+    return out
 
 
 def _environment() -> dict[str, Any]:
+    from ..pipeline import _compute_capability
     from ..runner import environment
-    return environment().model_dump(mode="json")
+    env = environment()
+    return {"env": env.model_dump(mode="json"), "arch": _compute_capability() if env.gpu != "cpu" else None}
 
 
-def probe_environment(address: str | None) -> Any:
-    """The checking machines' environment (one GPU model per cluster), asked of a GPU worker."""
+def probe_environment(address: str | None) -> tuple[Any, str | None]:
+    """The checking machines' environment (one GPU model per cluster) and the TORCH_CUDA_ARCH_LIST to
+    build for, asked of a GPU worker: the driver and the compiling machines may have no GPU at all."""
     from ...records import Environment
     ray = connect(address)
     gpus = ray.cluster_resources().get("GPU", 0)
     probe = ray.remote(num_gpus=1 if gpus else 0, num_cpus=0 if gpus else 1, max_calls=1)(_environment)
-    return Environment.model_validate(ray.get(probe.remote()))
+    got = ray.get(probe.remote())
+    return Environment.model_validate(got["env"]), got["arch"]
+
+
+def _short(out: Mapping[str, Any]) -> str:
+    """A node, as the progress line and the benchmark name it: the first 8 digits of its Ray node id."""
+    return f"node {str(out.get('node', '?'))[:8]}"
 
 
 class RayExecutor:
@@ -133,11 +147,12 @@ class RayExecutor:
                 pending[check] = ("check", item, (got, now))
             elif kind == "compile":
                 on_outcome(Outcome(item, got, got["wall_s"], got["cpu_s"], compiled_at=now - t0,
-                                   finished_at=now - t0, build=got["build"], worker="ray"))
+                                   finished_at=now - t0, build=got["build"], worker=f"ray: built on {_short(got)}"))
             else:
                 comp, ready_at = extra
                 got["phase_s"] = {**comp.get("phase_s", {}), **got.get("phase_s", {})}
                 on_outcome(Outcome(item, got, comp["wall_s"], comp["cpu_s"], max(0.0, now - ready_at - got["wall_s"]),
-                                   got["wall_s"], ready_at - t0, now - t0, build=comp["build"], worker="ray"))
+                                   got["wall_s"], ready_at - t0, now - t0, build=comp["build"],
+                                   worker=f"ray: built on {_short(comp)}, checked on {_short(got)}"))
         return RunStats(wall_s=time.monotonic() - t0, compile_jobs=int(ray.cluster_resources().get("CPU", 0)),
                         check_workers=int(gpus) or 1)
