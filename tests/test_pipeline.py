@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import KERNELS, kernel_run
+from conftest import KERNELS, SIGMOID_NO_JITTER, kernel_run
 from reporter.collect import collect
 from reporter.records import ValidationSettings
 from reporter.validate import buildcache, cache, validate_runs
@@ -84,6 +84,26 @@ def test_same_kernel_is_built_once_and_a_failed_acceleration_is_rebuilt_plainly(
     stats.clear()
     validate_runs(tmp_path, collect(tmp_path).runs, SETTINGS, device="cpu", force=True, stats=stats)
     assert {o.build for o in stats[0].outcomes} == {"cached"}
+
+
+@pytest.mark.parametrize("jobs", [1, 4])
+def test_one_kernel_two_references_get_their_own_checks(tmp_path: Path, build_root: Path, jobs: int) -> None:
+    # One kernel (one build key) checked against two references at once: each check must see its own
+    # job. A shared check folder gave both the wrong verdict, or run B the jittered trials of run A.
+    kernel = (KERNELS / "correct.py").read_text()
+    assert "torch.relu" in (KERNELS / "reference.py").read_text() and "sigmoid" in SIGMOID_NO_JITTER
+    kernel_run(tmp_path, "a_right", kernel)
+    kernel_run(tmp_path, "b_wrong", kernel, reference=SIGMOID_NO_JITTER)
+    results = validate_runs(tmp_path, collect(tmp_path).runs, SETTINGS, device="cpu", jobs=jobs)
+    a, b = results["a_right"][0], results["b_wrong"][0]
+    assert (a.verdict, b.verdict) == ("correct", "incorrect"), (a.reason, b.reason)
+    assert [t.jittered for t in a.trials] == [False, False, True, True]
+    assert b.reason.startswith("trial 0 (nominal shapes) failed") and [t.jittered for t in b.trials] == [False, False]
+    # ...and what is cached under each content key is that run's own result
+    for run in collect(tmp_path).runs:
+        key = cache.content_key(run.trace.final_kernel.source, run.trace.reference_source)  # type: ignore[union-attr]
+        hit = cache.lookup(tmp_path, key)
+        assert hit is not None and hit[0].verdict == results[run.run_id][0].verdict
 
 
 def _state(pid: int) -> str:
