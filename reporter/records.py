@@ -359,6 +359,8 @@ class ValidationResult(_Model):
     precision_assumed: bool = Field(False, description="True when the trace recorded no precision and the default was used.")
     reason: str = ""
     log: str = ""
+    output_tail: str | None = Field(
+        None, description="A worker that died or was killed: the last lines of its output. None: it did not die, or an older result.")
     weights_note: str | None = None
     jitter_note: str | None = None
     problem_names: list[str] = Field(

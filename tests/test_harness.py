@@ -29,6 +29,8 @@ EXPECTED = {
     "raises": ("runtime_error", "illegal memory access"),
     "hangs": ("timeout", "did not finish"),
     "segfaults": ("crashed", "signal 11"),
+    # the verdict quotes the dead worker's last line, here the C library's message before abort()
+    "aborts": ("crashed", "signal 6 (SIGABRT)) before writing a result; its last output: \u201cFatal glibc error: tpp.c:83"),
 }
 
 
@@ -55,6 +57,13 @@ def test_verdicts(validated: tuple[Path, dict], name: str) -> None:
     assert not cached
     assert result.verdict == verdict, result.reason
     assert reason in result.reason
+
+
+def test_a_dead_worker_keeps_its_last_lines_as_evidence(validated: tuple[Path, dict]) -> None:
+    result, _ = validated[1]["aborts"]
+    assert result.output_tail.splitlines()[-2:] == [
+        "noise before the fatal line", "Fatal glibc error: tpp.c:83 (__pthread_tpp_change_priority): assertion failed"]
+    assert validated[1]["correct"][0].output_tail is None  # a worker that wrote its result did not die
 
 
 def test_correct_kernel_records_trials_and_timing(validated: tuple[Path, dict]) -> None:

@@ -122,6 +122,7 @@ class WorkerResult:
     verdict: Verdict = Verdict.RUNTIME_ERROR
     reason: str = ""
     log: str = ""
+    output_tail: str | None = None  # a worker that died or was killed: the last lines it wrote (the crash's evidence)
     phase_s: dict[str, float] = field(default_factory=dict)
     problem_names: list[str] = field(default_factory=list)
     weights_note: str | None = None
