@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from .records import NsightMetrics, RecordedMetrics, Trace
 from .units import UNIT_LABEL, UNIT_LADDER, UNIT_TO_US
+from .validate.schema import Attribution, LaunchGroup
 
 # A CUDA kernel launch costs a few microseconds end to end; no timed forward pass can beat one launch.
 LAUNCH_FLOOR_US = 2.0
@@ -295,17 +296,6 @@ def host_bound(wall_ms: float | None, device_ms: float | None) -> bool:
     return wall_ms is not None and device_ms is not None and device_ms > 0 and wall_ms > HOST_BOUND_RATIO * device_ms
 
 
-@dataclass(frozen=True)
-class Comparison:
-    """One recorded figure next to the one we reproduced."""
-
-    label: str
-    recorded: str
-    reproduced: str
-    agrees: bool | None  # None: nothing to compare
-    reason: str = ""
-
-
 def compare_runtime(recorded: float | None, unit: str, measured_ms: float | None,
                     relation: GpuRelation = GpuRelation.SAME) -> tuple[bool | None, str]:
     """A recorded runtime against our wall time (the harness's own basis).
@@ -387,3 +377,24 @@ def check_measured(figures: Mapping[str, object]) -> dict[str, Flag]:
                                          "passes and can overshoot; read as about 100%." if value > 100 else
                                          f"ncu reported {value:.2f}%, below 0.")
     return out
+
+
+# Below this share of one call's kernel time in the submission's own kernels, PyTorch or a library does the work
+# (a fallback behind a built extension); low enough for an honest kernel leaving one op (a GEMM) to cuBLAS.
+SUBMISSION_SHARE_MIN = 0.10
+
+
+def attribution_flags(att: Attribution | None) -> list[Flag]:
+    """Suspect-level flags from one profiled call's launch attribution; none when it was not measured."""
+    if att is None:
+        return []
+    share, flags = att.share(LaunchGroup.SUBMISSION), []
+    if share is None:
+        flags.append(Flag("attribution.submission", "error", "the call launched no kernel at all: its output was not computed on the GPU by this call"))
+    elif share < SUBMISSION_SHARE_MIN:
+        flags.append(Flag("attribution.submission", "error", f"the work is done by PyTorch/cuBLAS, not the submitted kernels: they take "
+                                                             f"{share:.1%} of the call's kernel time (below {SUBMISSION_SHARE_MIN:.0%})"))
+    if att.unwaited_streams:
+        flags.append(Flag("attribution.streams", "error", f"work runs on stream(s) {', '.join(map(str, att.unwaited_streams))}, which the "
+                                                          "call does not wait for: a timer stopped on the caller's stream misses it"))
+    return flags

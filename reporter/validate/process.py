@@ -64,20 +64,28 @@ def _died(rc: int) -> str:
     return f"exit code {rc}, signal {-rc}{name}"
 
 
+def _saved_before_optional_step(path: Path) -> bool:
+    """Whether the worker saved its verdict before an optional step (CUDA-graph timing) that it then did not finish."""
+    try:
+        return bool(path.is_file() and json.loads(path.read_text(encoding="utf-8")).get("pending"))
+    except (OSError, ValueError):
+        return False
+
+
 def read_result(mode: str, job_dir: Path, rc: int | None, timeout_s: float) -> dict[str, Any]:
     """The worker's result; for a worker that wrote none (killed, crashed), a verdict that quotes its last output."""
     log_path = job_dir / f"{mode}.log"
     tail = log_path.read_text(encoding="utf-8", errors="replace")[-6000:] if log_path.is_file() else ""
     result_path = job_dir / f"{mode}.json"
-    if rc is None:
-        lines = last_lines(tail)
-        return {"verdict": Verdict.TIMEOUT, "reason": f"{mode} did not finish within {timeout_s:g} s (killed)" + _quoted(lines),
-                "log": tail, "output_tail": lines or None, "phase_s": {}}
-    if result_path.is_file():
+    # A result saved before an optional step stands even when that step killed the worker or ran out of time.
+    if result_path.is_file() and (rc is not None or _saved_before_optional_step(result_path)):
         out: dict[str, Any] = json.loads(result_path.read_text(encoding="utf-8"))
         out["log"] = (out.get("log", "") + "\n" + tail).strip()[-6000:]
         return out
     lines = last_lines(tail)
+    if rc is None:
+        return {"verdict": Verdict.TIMEOUT, "reason": f"{mode} did not finish within {timeout_s:g} s (killed)" + _quoted(lines),
+                "log": tail, "output_tail": lines or None, "phase_s": {}}
     why = f"the worker died ({_died(rc)}) before writing a result" + _quoted(lines)
     return {"verdict": Verdict.CRASHED, "reason": why, "log": tail, "output_tail": lines or None, "phase_s": {}}
 
