@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from .. import checks
 from ..collect.validation import CachedValidation
 from ..records import DEFAULT_PRECISION, RecordedMetrics, ValidationResult
-from ..validate.schema import Basis, LaunchStats, TimingFigures, Verdict
+from ..validate.schema import Basis, LaunchStats, TimingFigures, TrialResult, Verdict
 from ..vocab import RevalidationState
 from . import numbers, text
 from .timing_view import TimingView, timing_view
@@ -129,13 +129,18 @@ def _launch_rows(res: ValidationResult) -> tuple[tuple[str, ...], ...]:
     return tuple(rows)
 
 
-def _trial_rows(res: ValidationResult) -> tuple[TrialRow, ...]:
+def _trial_rows(res: ValidationResult, trials: list[TrialResult] | None = None) -> tuple[TrialRow, ...]:
     return tuple(TrialRow(
         css="good" if t.passed else "bad" if t.passed is False else "", index=t.index, seed=t.seed,
-        kind="jittered" if t.jittered else "nominal", shapes=" ".join(t.input_shapes),
+        kind=t.inputs or ("jittered" if t.jittered else "nominal"), shapes=" ".join(t.input_shapes),
         max_abs=text.num(t.max_abs_error), max_rel=text.num(t.max_rel_error),
         result=("pass" if t.passed else "FAIL" if t.passed is False else "skipped") + (f" — {t.problem}" if t.problem else ""),
-    ) for t in res.trials)
+    ) for t in (res.trials if trials is None else trials))
+
+
+def statistics_rows(res: ValidationResult) -> tuple[TrialRow, ...]:
+    """The input-statistics trials (nominal shapes, other input distributions), as trial rows."""
+    return _trial_rows(res, res.statistics_trials)
 
 
 def _tolerance_note(res: ValidationResult, recorded: str | None) -> str:
