@@ -44,7 +44,8 @@ def validated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
         "p.jitter_int(seq, align=4)", "seq")
     kernel_run(data, "no_jitter_hook", (KERNELS / "correct.py").read_text(), reference=no_hook)
     runs = collect(data).runs
-    settings = SETTINGS.model_copy(update={"timeout_s": 15})
+    # 30 s: long enough for a check on a busy 2-core machine; only the hanging kernel waits it out
+    settings = SETTINGS.model_copy(update={"timeout_s": 30})
     return data, validate_runs(data, runs, settings, device="cpu", jobs=2)
 
 
@@ -111,7 +112,7 @@ def test_results_are_cached_by_content(validated: tuple[Path, dict]) -> None:
     # A second validation with unchanged kernels does no work: every result comes from the cache.
     data, first = validated
     runs = collect(data).runs
-    again = validate_runs(data, runs, SETTINGS.model_copy(update={"timeout_s": 15}), device="cpu")
+    again = validate_runs(data, runs, SETTINGS.model_copy(update={"timeout_s": 30}), device="cpu")
     assert set(again) == set(first)
     assert all(cached for _, cached in again.values())
     assert all(again[k][0].model_dump() == first[k][0].model_dump() for k in first)

@@ -15,7 +15,7 @@ from reporter.validate import validate_runs
 pytest.importorskip("torch")
 ray = pytest.importorskip("ray")
 
-SETTINGS = ValidationSettings(nominal_trials=2, jitter_trials=2, perf_trials=3, warmup=1, timeout_s=20)
+SETTINGS = ValidationSettings(nominal_trials=2, jitter_trials=2, perf_trials=3, warmup=1, timeout_s=60)
 FIXTURES = ("correct", "wrong", "segfaults", "accel_fails")
 
 

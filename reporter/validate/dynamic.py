@@ -31,7 +31,7 @@ from .inputs import clone, shape_of, tensors
 from .schema import DynamicCheck, DynamicResult, TrialResult
 
 # Seconds to wait for threads a call started, once per call (a thread that never ends costs this).
-JOIN_S = 2.0
+JOIN_S = 5.0
 # Powers of two: scaling is exact in binary floating point, so no rounding is added to the inputs. 8x keeps an
 # honest float32 kernel (an unshifted softmax, say) inside float range while breaking approximations that hold
 # only near zero, clamps the nominal inputs never reach and LayerNorm(x) ≈ x; 2^-10 (~1e-3) exposes thresholds.
