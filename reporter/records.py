@@ -273,7 +273,8 @@ def sha256_text(text: str) -> str:
 # longer match; `reporter cache migrate` re-files them). Format 3 kept one wall-time figure (mean, std,
 # median, min, max); format 4 keeps three bases with median, IQR, min, max and n. Format-3 results are
 # still read (`_migrate_v3`): their figure becomes the wall time, and the page says the rest is missing.
-VALIDATION_FORMAT = 4
+VALIDATION_FORMAT = 5  # 5: correctness before graph capture, attribution, dynamic checks, witnesses (issue 20)
+SHOWN_FORMATS = (4,)  # pages still show these until a GPU re-measures; their new figures "not measured"
 # The folder under DATA that holds cached validation results (never read as traces).
 CACHE_DIR = "validation"
 # The precision a kernel is checked at when its trace records none; the page says it was assumed.
