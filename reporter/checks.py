@@ -385,13 +385,13 @@ SUBMISSION_SHARE_MIN = 0.10
 
 
 def attribution_flags(att: Attribution | None) -> list[Flag]:
-    """Suspect-level flags from one profiled call's launch attribution; none when it was not measured."""
+    """Suspect-level flags from one call's attribution (none when not measured); the share rule needs a kernel it defines."""
     if att is None:
         return []
     share, flags = att.share(LaunchGroup.SUBMISSION), []
-    if share is None:
+    if att.source_kernels and share is None:
         flags.append(Flag("attribution.submission", "error", "the call launched no kernel at all: its output was not computed on the GPU by this call"))
-    elif share < SUBMISSION_SHARE_MIN:
+    elif att.source_kernels and share is not None and share < SUBMISSION_SHARE_MIN:
         flags.append(Flag("attribution.submission", "error", f"the work is done by PyTorch/cuBLAS, not the submitted kernels: they take "
                                                              f"{share:.1%} of the call's kernel time (below {SUBMISSION_SHARE_MIN:.0%})"))
     if att.unwaited_streams:

@@ -81,6 +81,10 @@ def test_the_share_rule_at_its_boundary() -> None:
     (nothing,) = attribution_flags(attribute([Event(MARKER, 7, 0, 1, 1)], {"my_kernel"}, set()))
     assert nothing.message.startswith("the call launched no kernel at all")
     assert attribution_flags(None) == []  # not measured (an older result): no flag, and no guess
+    # A plain-PyTorch submission defines no kernel: "done by PyTorch" says nothing new (the static scan's job)
+    plain = attribute(call(0.0, 1000.0), set(), set())
+    assert plain.source_kernels == () and attribution_flags(plain) == []
+    assert attribution_flags(attribute([Event(MARKER, 7, 0, 1, 1)], set(), set())) == []  # ...nor one that launched nothing
 
 
 def test_work_the_caller_does_not_wait_for_is_flagged() -> None:
