@@ -124,3 +124,17 @@ def test_a_failed_trial_keeps_its_witness(tmp_path: Path) -> None:
     assert out["verdict"] == "incorrect" and w is not None and len(w["index"]) == 3 and w["total"] == 8 * 16 * 64
     assert abs(w["actual"] - w["expected"]) > 1e-4 + 1e-4 * abs(w["expected"])  # it is outside the tolerance
     assert w["max_error"] == pytest.approx(out["trials"][0]["max_abs_error"])
+
+
+def test_a_dynamic_check_that_cannot_run_never_becomes_the_verdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its extra copies can exhaust GPU memory on a large problem: the check says "not run", the trials decide.
+    def out_of_memory(*args: Any) -> Any:
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 4.00 GiB")
+
+    monkeypatch.setattr(dynamic, "aliasing", out_of_memory)
+    out = check(tmp_path, "linear_relu", "internal_buffers")
+    assert out["verdict"] == "correct" and out["reason"].startswith("all ")
+    assert [(d["check"], d["tripped"]) for d in out["dynamic_checks"]] == [
+        ("output_changes_after_return", False), ("output_aliases_input", None), ("output_reuses_earlier_output", None),
+        ("input_statistics", None)]
+    assert out["dynamic_checks"][1]["detail"] == "not run: OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB"

@@ -17,7 +17,7 @@ from conftest import ROOT, minimal_trace, write_trace
 from reporter.collect import collect
 from reporter.collect.reviews import load_reviews
 from reporter.collect.transcript import scan_transcript
-from reporter.records import Turn
+from reporter.records import VALIDATION_FORMAT, Turn
 from reporter.render.evidence import witness_lines
 from reporter.render.findings import first_turn_writing
 from reporter.render.highlight import highlight_python, numbered
@@ -43,12 +43,13 @@ def kb(tmp_path: Path) -> Path:
 def with_attribution(data: Path, run_id: str, att: Attribution) -> None:
     """Rewrite the run's cached result as if re-validation had measured `att` (stored as `validate` stores)."""
     run = next(r for r in collect(data).runs if r.run_id == run_id)
-    key = cache.content_key(run.source.final_kernel.source, run.source.reference_source)  # type: ignore[union-attr]
-    found = cache.lookup(data, key)
+    found = cache.lookup_shown(data, run.source.final_kernel.source, run.source.reference_source)  # type: ignore[union-attr, arg-type]
     assert found is not None
     res = found[0]
     la = res.kernel_launches or LaunchStats(1, 4.2)
-    cache.store(data, key, res.model_copy(update={"kernel_launches": LaunchStats(la.launches, la.cuda_time_us, attribution=att)}))
+    update = {"kernel_launches": LaunchStats(la.launches, la.cuda_time_us, attribution=att), "format": VALIDATION_FORMAT}
+    key = cache.content_key(run.source.final_kernel.source, run.source.reference_source)  # type: ignore[union-attr, arg-type]
+    cache.store(data, key, res.model_copy(update=update))  # a current-format result, as a re-validation would write
 
 
 def test_a_torch_fallback_is_suspect_with_its_attribution_table(kb: Path, tmp_path: Path) -> None:

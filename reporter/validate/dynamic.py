@@ -160,6 +160,8 @@ def _statistics_trial(ref: Any, new: Any, inputs: list[Any], nominal_out: list[t
     scale = _rms(tensors(ref_out)) / base if base > 0 else 1.0
     try:
         new_out = call_settled(new, clone(moved), device)
+    except torch.OutOfMemoryError:
+        return replace(row, problem="skipped: out of memory beside this check's extra copies"), False
     except Exception as exc:  # noqa: BLE001 - the kernel failing on valid inputs is this check's finding
         first = (str(exc).strip().splitlines() or [""])[0][:200]
         return replace(row, passed=False, problem=f"raised {type(exc).__name__}: {first}"), True

@@ -124,12 +124,21 @@ def _jittered_trials(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitt
 
 def _dynamic_checks(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitter, nominal: list[int],
                     s: dict[str, Any], device: str, out: WorkerResult) -> None:
+    """The named dynamic checks; one that fails to run (out of memory beside the extra copies, a fault) is
+    "not run" with the reason: they flag, and must never become the verdict."""
     atol, rtol = s["atol"][s["precision"]], s["rtol"][s["precision"]]
-    first = make_inputs(ns, jitter, nominal[0], False, device)
-    second = make_inputs(ns, jitter, nominal[-1] if len(nominal) > 1 else nominal[0] + 1, False, device)
-    out.dynamic_checks = [dynamic.output_after_return(new, first, device), *dynamic.aliasing(ref, new, first, second, device)]
-    out.statistics_trials, found = dynamic.statistics_trials(ref, new, first, nominal[0], device, atol, rtol)
-    out.dynamic_checks.append(found)
+    out.dynamic_checks = []
+    try:
+        first = make_inputs(ns, jitter, nominal[0], False, device)
+        second = make_inputs(ns, jitter, nominal[-1] if len(nominal) > 1 else nominal[0] + 1, False, device)
+        out.dynamic_checks.append(dynamic.output_after_return(new, first, device))
+        out.dynamic_checks += dynamic.aliasing(ref, new, first, second, device)
+        out.statistics_trials, found = dynamic.statistics_trials(ref, new, first, nominal[0], device, atol, rtol)
+        out.dynamic_checks.append(found)
+    except Exception as exc:  # noqa: BLE001 - a check that cannot run says so; the verdict is the trials'
+        why = f"not run: {type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:200]}"
+        done = {d.check for d in out.dynamic_checks}
+        out.dynamic_checks += [DynamicResult(c, None, why) for c in DynamicCheck if c not in done]
 
 
 def _graph_timing(ref: Any, new: Any, sets: list[list[Any]], s: dict[str, Any], device: str, out: WorkerResult,
