@@ -174,3 +174,22 @@ def test_extension_kernels_of_a_real_nvcc_build(tmp_path: Path) -> None:
                    "void launch(float* x) { mine::scale_kernel<<<1, 32>>>(x, 32); tkernel<4><<<1, 32>>>(x); }\n")
     subprocess.run(["nvcc", "-c", "-Xcompiler", "-fPIC", "-o", str(tmp_path / "k.o"), str(src)], check=True, timeout=600)
     assert extension_kernels((tmp_path / "k.o").read_bytes()) == {"mine::scale_kernel", "tkernel"}
+
+
+def test_profiled_events_keep_streams_and_times() -> None:
+    # What timing.count_launches reads from torch.profiler's FunctionEvents (CPU events are left out; a
+    # missing stream id reads as -1, so no stream is judged unwaited rather than a guess).
+    from types import SimpleNamespace
+
+    pytest.importorskip("torch")
+    from torch.profiler import DeviceType
+
+    from reporter.validate.timing import profiled_events
+
+    def ev(kind: DeviceType, name: str, stream: object, start: float, end: float, us: float) -> SimpleNamespace:
+        return SimpleNamespace(device_type=kind, name=name, device_resource_id=stream,
+                               time_range=SimpleNamespace(start=start, end=end), device_time_total=us)
+    prof = SimpleNamespace(events=lambda: [ev(DeviceType.CUDA, MARKER, 7, 20.0, 21.0, 1.0), ev(DeviceType.CPU, "aten::add", 999, 0.0, 30.0, 0.0),
+                                           ev(DeviceType.CUDA, "k(float*)", 13, 5.0, 50.0, 45.0), ev(DeviceType.CUDA, "Memset (Device)", None, 1.0, 2.0, 1.0)])
+    assert profiled_events(prof) == [Event("Memset (Device)", -1, 1.0, 2.0, 1.0), Event("k(float*)", 13, 5.0, 50.0, 45.0),
+                                      Event(MARKER, 7, 20.0, 21.0, 1.0)]
