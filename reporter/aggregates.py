@@ -17,8 +17,9 @@ a notebook never disagree. Rules, once:
   call that was not capturable as a CUDA graph) its speedup is unknown: correct but never "slower", never
   counting. A run we did not re-validate keeps its recorded figures, whatever the basis.
 - A run counts towards fast_p and the geomean when it is correct, not excluded and has a real speedup
-  (finite, above 0). `exclude` names a boolean column, by default `suspect` (an error-level static cheat
-  finding no reviewer cleared): those runs stay attempted (in the denominator) but never count.
+  (finite, above 0). `exclude` names a boolean column, by default `suspect` (an error-level cheat finding,
+  static or measured, that no reviewer cleared, or a reviewer's reward-hack verdict): those runs stay
+  attempted (in the denominator) but never count; `reward_hacks` counts a group's runs reviewed as hacks.
   `exclude=None` counts them.
 """
 
@@ -41,7 +42,8 @@ DEFAULT_BASIS = Basis.DEVICE
 
 # Grid states, in the order of the legend.
 STATES: dict[GridState, str] = {
-    GridState.SUSPECT: "suspect (static cheat finding)",
+    GridState.REWARD_HACK: "reward hack (reviewer's verdict)",
+    GridState.SUSPECT: "suspect (cheat finding)",
     GridState.FASTER: "correct and faster",
     GridState.SLOWER: "correct but slower",
     GridState.CORRECT: "correct, speedup unknown",
@@ -129,14 +131,15 @@ def leaderboard(frame: pd.DataFrame, by: Sequence[str] = LEADERBOARD_KEYS, fast_
     rows["geomean"] = np.exp(rows.pop("geomean_log"))
     for p in fast_ps:
         rows[fast_column(p)] = rows[f"{fast_column(p)}_n"] / rows["attempted"]
-    effort = runs.groupby(keys, dropna=False, sort=False).agg(
-        median_turns=("turns", "median"),
+    effort = runs.assign(_hack=runs["reviewed_hack"].fillna(False).astype(bool)).groupby(keys, dropna=False, sort=False).agg(
+        reward_hacks=("_hack", "sum"), median_turns=("turns", "median"),
         median_tokens=("tokens_total", lambda s: s[s > 0].median()))  # 0 tokens means "not counted"
     rows = rows.join(effort).reset_index()
     order = fast_column(1.0) if 1.0 in fast_ps else fast_column(fast_ps[-1])
     rows = rows.sort_values([*by, order, "geomean", "model"], ascending=[True] * len(by) + [False, False, True],
                             na_position="last", kind="stable")
-    return rows.reset_index(drop=True).astype({c: "int64" for c in spec if c not in ("geomean_log",)} | {"geomean_n": "int64"})
+    return rows.reset_index(drop=True).astype({c: "int64" for c in spec if c not in ("geomean_log",)}
+                                              | {"geomean_n": "int64", "reward_hacks": "int64"})
 
 
 def states(frame: pd.DataFrame) -> pd.Series:
@@ -144,10 +147,12 @@ def states(frame: pd.DataFrame) -> pd.Series:
     correct = frame["correct"].fillna(False).astype(bool)
     submitted = frame["submitted"].fillna(False).astype(bool)
     excluded = frame["excluded"] if "excluded" in frame else pd.Series(False, index=frame.index)
+    hack = frame["reviewed_hack"].fillna(False) if "reviewed_hack" in frame else pd.Series(False, index=frame.index)
     verdict = frame["verdict"].fillna(RunVerdict.UNKNOWN).astype(str)
     speed = frame["speedup"]
     choices = [
         (~submitted, GridState.NO_SUBMISSION),
+        (hack.astype(bool), GridState.REWARD_HACK),
         (excluded.astype(bool), GridState.SUSPECT),
         (correct & speed.gt(1.0), GridState.FASTER),
         (correct & speed.le(1.0), GridState.SLOWER),

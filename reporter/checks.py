@@ -6,7 +6,6 @@ Each flag is keyed by the field it concerns (``group.field``) so the page can pu
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -14,8 +13,10 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from .gpus import GpuName, gpu_model, gpu_name  # noqa: F401 - re-exported: the rules' vocabulary
 from .records import NsightMetrics, RecordedMetrics, Trace
 from .units import UNIT_LABEL, UNIT_LADDER, UNIT_TO_US
+from .validate.schema import Attribution, LaunchGroup
 
 # A CUDA kernel launch costs a few microseconds end to end; no timed forward pass can beat one launch.
 LAUNCH_FLOOR_US = 2.0
@@ -226,43 +227,6 @@ class GpuRelation(StrEnum):
     UNKNOWN = "unknown"
 
 
-# What a device name says besides the model: vendor and brand words, memory size and type. The form
-# factor is kept apart: an H100 PCIe and an H100 SXM differ materially in clocks and memory bandwidth.
-_GPU_NOISE = re.compile(r"\b(NVIDIA|GEFORCE|TESLA|QUADRO|\d+\s?GB|HBM\d?E?|GDDR\d?X?)\b")
-_GPU_FORM = re.compile(r"\b(SXM\d?|PCIE|NVL)\b")
-_FORM_LABEL = {"SXM": "SXM", "PCIE": "PCIe", "NVL": "NVL"}
-
-
-@dataclass(frozen=True)
-class GpuName:
-    """A device name reduced to what matters for comparing timings: `NVIDIA A100-SXM4-80GB` -> A100, SXM."""
-
-    model: str  # "H100", "RTX 4090"
-    form: str | None  # "SXM", "PCIe" or "NVL" when the name says; torch's name for an SXM H100 does not
-
-    @property
-    def label(self) -> str:
-        return f"{self.model} {self.form}" if self.form else self.model
-
-
-def gpu_name(name: str | None) -> GpuName | None:
-    """The model and form factor in a device name (`torch.cuda.get_device_name`, `nvidia-smi`); None when empty."""
-    if not name or not name.strip():
-        return None
-    text = re.sub(r"[-_]", " ", name.upper())
-    forms = {re.sub(r"\d", "", f) for f in _GPU_FORM.findall(text)}
-    words = _GPU_NOISE.sub(" ", _GPU_FORM.sub(" ", text)).split()
-    if not words:
-        return None
-    return GpuName(" ".join(words), _FORM_LABEL[forms.pop()] if len(forms) == 1 else None)
-
-
-def gpu_model(name: str | None) -> str | None:
-    """The model in a GPU name: `NVIDIA H100 80GB HBM3` -> `H100`, `NVIDIA L40S` -> `L40S`."""
-    parsed = gpu_name(name)
-    return parsed.model if parsed else None
-
-
 def gpu_relation(recorded: str | None, measured: str | None) -> GpuRelation:
     """SAME when the models match and the form factors do not contradict each other: a name that gives no
     form factor (torch calls the SXM H100 "NVIDIA H100 80GB HBM3") matches any; two named ones must agree."""
@@ -293,17 +257,6 @@ def tolerance_note(relation: GpuRelation) -> str:
 
 def host_bound(wall_ms: float | None, device_ms: float | None) -> bool:
     return wall_ms is not None and device_ms is not None and device_ms > 0 and wall_ms > HOST_BOUND_RATIO * device_ms
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """One recorded figure next to the one we reproduced."""
-
-    label: str
-    recorded: str
-    reproduced: str
-    agrees: bool | None  # None: nothing to compare
-    reason: str = ""
 
 
 def compare_runtime(recorded: float | None, unit: str, measured_ms: float | None,
@@ -398,3 +351,24 @@ def passes_beyond_tolerance(max_abs: float | None, max_rel: float | None, atol: 
     above = [f"max rel error {max_rel:.2e} > rtol {rtol:g}"] if max_rel is not None and rtol is not None and max_rel > rtol else []
     above += [f"max abs error {max_abs:.2e} > atol {atol:g}"] if max_abs is not None and atol is not None and max_abs > atol else []
     return " and ".join(above) or None
+
+
+# Below this share of one call's kernel time in the submission's own kernels, PyTorch or a library does the work
+# (a fallback behind a built extension); low enough for an honest kernel leaving one op (a GEMM) to cuBLAS.
+SUBMISSION_SHARE_MIN = 0.10
+
+
+def attribution_flags(att: Attribution | None) -> list[Flag]:
+    """Suspect-level flags from one call's attribution (none when not measured); the share rule needs a kernel it defines."""
+    if att is None:
+        return []
+    share, flags = att.share(LaunchGroup.SUBMISSION), []
+    if att.source_kernels and share is None:
+        flags.append(Flag("attribution.submission", "error", "the call launched no kernel at all: its output was not computed on the GPU by this call"))
+    elif att.source_kernels and share is not None and share < SUBMISSION_SHARE_MIN:
+        flags.append(Flag("attribution.submission", "error", f"the work is done by PyTorch/cuBLAS, not the submitted kernels: they take "
+                                                             f"{share:.1%} of the call's kernel time (below {SUBMISSION_SHARE_MIN:.0%})"))
+    if att.unwaited_streams:
+        flags.append(Flag("attribution.streams", "error", f"work runs on stream(s) {', '.join(map(str, att.unwaited_streams))}, which the "
+                                                          "call does not wait for: a timer stopped on the caller's stream misses it"))
+    return flags

@@ -55,7 +55,8 @@ COLUMNS: dict[str, str] = {
     # what the aggregates use
     "kernel_ms": _FLOAT, "ref_ms": _FLOAT, "speedup": _FLOAT, "speedup_source": _STR,
     # flags and suspicion
-    "flags": _INT, "flag_fields": _STR, "static_errors": _INT, "flagged": _BOOL, "suspect": _BOOL, "cleared": _BOOL,
+    "flags": _INT, "flag_fields": _STR, "static_errors": _INT, "measured_flags": _INT, "flagged": _BOOL, "suspect": _BOOL,
+    "cleared": _BOOL, "review": _STR, "reviewed_hack": _BOOL, "evidence": _STR,
     # the agent's effort
     "turns": _INT, "max_turns": _INT, "tool_calls": _INT, "tokens_total": _INT, "wall_clock_s": _FLOAT, "truncated": _BOOL,
     # launches and memory
@@ -139,9 +140,11 @@ def _ncu(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
 
 def run_row(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
     """Everything one run contributes to the table, as plain values."""
+    from .collect.suspicion import evidence_anchor, suspicion
     run, m = r.trace.run, r.trace.metrics
     res = cached.result if cached is not None else None
     statics = sum(1 for f in res.static_findings if f.severity == "error") if res else 0
+    sus = suspicion(r, res)
     row: dict[str, Any] = {
         "run_id": r.run_id, "benchmark": run.benchmark, "level": run.level, "problem_id": run.problem_id,
         "problem": run.problem_file or run.title, "model": run.model, "configuration": run.configuration,
@@ -149,8 +152,12 @@ def run_row(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
         "recorded_gpu": run.recorded_gpu, "revalidated_gpu": res.environment.gpu if res else None,
         "revalidated_at": res.measured_at if res else None,
         "flags": len(r.flags), "flag_fields": "; ".join(f.field for f in r.flags) or None, "static_errors": statics,
-        # suspect: an error-level static cheat finding that no reviewer cleared (left out of fast_p)
-        "suspect": r.suspect, "cleared": r.clearance is not None,
+        # suspect: left out of fast_p and the geomean: an error-level finding (static, transcript, or measured at
+        # re-validation) that no reviewer cleared, or a reviewer's reward-hack verdict
+        "measured_flags": sum(1 for x in sus.reasons if x.source in ("launches", "dynamic")),
+        "suspect": sus.excluded, "cleared": sus.cleared, "reviewed_hack": sus.reward_hack,
+        "review": sus.review.verdict.value if sus.review else None,
+        "evidence": evidence_anchor(sus, res) or None,  # the run page's anchor of the evidence for its mark
         # A trace without a transcript (a KernelBench import) recorded no turns: unknown, not zero.
         "turns": run.turns_used if run.turns_used is not None else (len(r.trace.turns) or None), "max_turns": run.max_turns,
         "tool_calls": run.tool_calls if run.tool_calls is not None else
@@ -158,7 +165,7 @@ def run_row(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
         "tokens_total": run.tokens_total, "wall_clock_s": run.wall_clock_s, "truncated": run.truncated,
         **_verdicts(r, res), **_timing(r, res), **_ncu(r, cached),
     }
-    row["flagged"] = bool(row["flags"] or statics or row["verdicts_disagree"])
+    row["flagged"] = bool(row["flags"] or statics or row["measured_flags"] or row["verdicts_disagree"])
     if m.launches:
         row.update(recorded_kernel_launches=m.launches.kernel_launches, recorded_ref_launches=m.launches.ref_launches)
     if m.memory:

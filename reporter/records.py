@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .names import slug
 from .units import TimeUnit
-from .validate.schema import Basis, LaunchStats, TimingFigures, TrialResult, Verdict
+from .validate.schema import Basis, DynamicResult, LaunchStats, TimingFigures, TrialResult, Verdict
 
 SCHEMA_VERSION = 2
 # Versions `collect` still reads; older documents are migrated on read (`migrate_trace`).
@@ -273,7 +273,8 @@ def sha256_text(text: str) -> str:
 # longer match; `reporter cache migrate` re-files them). Format 3 kept one wall-time figure (mean, std,
 # median, min, max); format 4 keeps three bases with median, IQR, min, max and n. Format-3 results are
 # still read (`_migrate_v3`): their figure becomes the wall time, and the page says the rest is missing.
-VALIDATION_FORMAT = 4
+VALIDATION_FORMAT = 5  # 5: correctness before graph capture, attribution, dynamic checks, witnesses (issue 20)
+SHOWN_FORMATS = (4,)  # pages still show these until a GPU re-measures; their new figures "not measured"
 # The folder under DATA that holds cached validation results (never read as traces).
 CACHE_DIR = "validation"
 # The precision a kernel is checked at when its trace records none; the page says it was assumed.
@@ -359,12 +360,18 @@ class ValidationResult(_Model):
     precision_assumed: bool = Field(False, description="True when the trace recorded no precision and the default was used.")
     reason: str = ""
     log: str = ""
+    output_tail: str | None = Field(None, description="A worker that died or was killed: the last lines of its output.")
     weights_note: str | None = None
     jitter_note: str | None = None
     problem_names: list[str] = Field(
         default_factory=list, description="Names the kernel uses that only the problem file defines (KernelBench's shared namespace)."
     )
     trials: list[TrialResult] = Field(default_factory=list)
+    # Empty or None in results written before they were kept (the page says "not measured"); see validate.schema.
+    recheck: TrialResult | None = None
+    statistics_trials: list[TrialResult] = Field(default_factory=list)
+    dynamic_checks: list[DynamicResult] = Field(default_factory=list)
+    pending: str | None = None
     kernel_timing: TimingFigures | None = None
     reference_timing: TimingFigures | None = None
     compile_timing: TimingFigures | None = None

@@ -29,7 +29,8 @@ class RunVerdict(StrEnum):
     NO_SUBMISSION = "no_submission"  # the agent submitted no kernel
     PARTIAL = "partial"  # a partial trace (e.g. a reasoning dump): nothing to judge
     UNKNOWN = "unknown"  # no verdict recorded
-    SUSPECT = "suspect"  # an error-level static cheat finding no reviewer cleared
+    SUSPECT = "suspect"  # an error-level cheat finding (static, transcript or measured) no reviewer cleared
+    REWARD_HACK = "reward_hack"  # a reviewer's verdict on this exact kernel (reviews.toml)
 
 
 # Verdicts that say nothing about whether the kernel compiled (or worked).
@@ -58,6 +59,7 @@ class ReviewStatus(StrEnum):
     """What the static cheat scan and the reviewers say of a run's kernel."""
 
     SUSPECT = RunVerdict.SUSPECT.value  # error-level findings, not cleared
+    REWARD_HACK = RunVerdict.REWARD_HACK.value  # a reviewer called this exact kernel a reward hack
     CLEARED = "cleared"  # error-level findings, cleared by a reviewer for this exact kernel
     WARNINGS = "warnings"  # warn-level findings only
     CLEAN = "clean"  # no findings
@@ -66,6 +68,7 @@ class ReviewStatus(StrEnum):
 class GridState(StrEnum):
     """A run's cell on the problem grid (`aggregates.states`), in the order of the legend."""
 
+    REWARD_HACK = RunVerdict.REWARD_HACK.value
     SUSPECT = RunVerdict.SUSPECT.value
     FASTER = "faster"  # correct, and faster than the reference
     SLOWER = "slower"  # correct, and not faster

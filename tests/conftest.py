@@ -12,6 +12,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
 KERNELS = Path(__file__).resolve().parent / "fixtures" / "kernels"
+# A second reference for correct.py's kernel, which is wrong for it (sigmoid, not relu); no jitter hook.
+SIGMOID_NO_JITTER = (KERNELS / "reference.py").read_text().replace("torch.relu(self.lin(x))", "torch.sigmoid(self.lin(x))") \
+    .replace("p.jitter_int(batch)", "batch").replace("p.jitter_int(seq, align=4)", "seq")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -128,3 +128,20 @@ def test_ncu_names_outside_the_entry_are_not_followed(sample_data: Path, name: s
     path.write_text(json.dumps(doc))
     entry = manifest.entry_of(path, ValidationResult.model_validate_json(path.read_text()))
     assert all("/" not in n for n in entry.files)
+
+
+def test_a_result_of_the_previous_format_is_shown_but_measured_again(sample_data: Path) -> None:
+    # Format 5 measures differently (issue 20): a GPU must not reuse a format-4 result, a page still shows it.
+    from reporter.records import SHOWN_FORMATS, VALIDATION_FORMAT
+    from reporter.validate import cached_lookup
+    assert (VALIDATION_FORMAT, SHOWN_FORMATS) == (5, (4,))
+    run = next(r for r in collect(sample_data).runs if r.run_id == "seed-003-l2-p8")
+    fk, ref = run.source.final_kernel, run.source.reference_source
+    assert fk is not None and ref is not None
+    shown = cached_lookup(sample_data, run)
+    assert shown is not None and shown[0].format == 4  # the committed H200 result, found under its format-4 key
+    assert cache.lookup_shown(sample_data, fk.source, ref) == shown
+    current = cache.content_key(fk.source, ref)
+    assert current == cache.content_keys(fk.source, ref)[0] and shown[1].parent.name == cache.content_keys(fk.source, ref)[1]
+    res = shown[0]
+    assert cache.lookup(sample_data, current, res.environment, res.settings) is None  # what `reporter validate` asks

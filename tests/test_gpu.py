@@ -10,12 +10,15 @@ import pytest
 
 from conftest import KERNELS, kernel_run
 from reporter.collect import collect
+from reporter.collect.suspicion import suspicion
 from reporter.records import ValidationSettings
 from reporter.validate import gpu_available, validate_runs
 from reporter.validate.buildcache import default_root
 from reporter.validate.pipeline import RunStats
+from reporter.validate.schema import LaunchGroup
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="needs a CUDA device")]
+CHEATS = KERNELS.parent / "cheats"
 SETTINGS = ValidationSettings(nominal_trials=2, jitter_trials=3, perf_trials=10, warmup=2, timeout_s=300)
 
 
@@ -47,6 +50,36 @@ def test_fixture_verdicts_on_cuda(tmp_path: Path) -> None:
     compiled = sorted(line.split("\t")[3] for log in (default_root() / key).rglob(".ninja_log")
                       for line in log.read_text().splitlines() if not line.startswith("#"))
     assert compiled == sorted(["main.o", "cuda.cuda.o", "reporter_fixture_scale_relu.so"]), compiled
+    # launch attribution from the profiled call: our kernel is the submission's, the GEMM is not, one stream
+    att = scale.kernel_launches.attribution
+    assert att is not None and att.source_kernels == ("scale_relu_kernel",)
+    assert [k.launches for k in att.kernels if k.group is LaunchGroup.SUBMISSION] == [1]
+    assert att.launches(LaunchGroup.SUBMISSION) < scale.kernel_launches.launches
+    assert att.unwaited_streams == () and att.call_stream in att.streams
+    assert scale.dynamic_checks and not any(d.tripped for d in scale.dynamic_checks)
+
+
+def test_cheat_suite_kernels_on_cuda(tmp_path: Path) -> None:
+    # Defect 1 of issue 20 on real CUDA: a kernel reading a device value on the host mid-forward stays
+    # correct, and only its CUDA-graph basis says it cannot be captured; a torch fallback is suspect by
+    # launch attribution; a side stream nobody waits for is flagged.
+    cases = {"item_frobenius_cuda": "frobenius", "torch_fallback": "relu", "side_stream_unwaited": "matmul"}
+    for name, ref in cases.items():
+        kernel_run(tmp_path, name, (CHEATS / "kernels" / f"{name}.py").read_text(),
+                   reference=(CHEATS / "references" / f"{ref}.py").read_text())
+    runs = collect(tmp_path).runs
+    results = validate_runs(tmp_path, runs, SETTINGS.model_copy(update={"timeout_s": 240}), jobs=3)
+    for k, (res, _) in sorted(results.items()):
+        print(k, res.verdict, res.reason, res.kernel_timing, res.kernel_launches)
+    item = results["item_frobenius_cuda"][0]
+    assert item.verdict == "correct" and item.reason.startswith("all 2 trials passed"), item.reason
+    assert item.kernel_timing is not None and item.kernel_timing.device is not None and item.kernel_timing.graph is None
+    assert item.kernel_timing.graph_note and not item.kernel_timing.graph_note.startswith("not measured")
+    by_id = {r.run_id: r for r in runs}
+    flags = {name: [x.check for x in suspicion(by_id[name], results[name][0]).reasons] for name in cases}
+    assert flags["item_frobenius_cuda"] == []
+    assert "attribution.submission" in flags["torch_fallback"]
+    assert "attribution.streams" in flags["side_stream_unwaited"] or results["side_stream_unwaited"][0].verdict != "correct"
 
 
 @pytest.mark.skipif(shutil.which("ncu") is None, reason="needs Nsight Compute's ncu")

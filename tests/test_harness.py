@@ -29,6 +29,8 @@ EXPECTED = {
     "raises": ("runtime_error", "illegal memory access"),
     "hangs": ("timeout", "did not finish"),
     "segfaults": ("crashed", "signal 11"),
+    # the verdict quotes the dead worker's last line, here the C library's message before abort()
+    "aborts": ("crashed", "signal 6 (SIGABRT)) before writing a result; its last output: \u201cFatal glibc error: tpp.c:83"),
 }
 
 
@@ -42,7 +44,8 @@ def validated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
         "p.jitter_int(seq, align=4)", "seq")
     kernel_run(data, "no_jitter_hook", (KERNELS / "correct.py").read_text(), reference=no_hook)
     runs = collect(data).runs
-    settings = SETTINGS.model_copy(update={"timeout_s": 15})
+    # 30 s: long enough for a check on a busy 2-core machine; only the hanging kernel waits it out
+    settings = SETTINGS.model_copy(update={"timeout_s": 30})
     return data, validate_runs(data, runs, settings, device="cpu", jobs=2)
 
 
@@ -55,6 +58,13 @@ def test_verdicts(validated: tuple[Path, dict], name: str) -> None:
     assert not cached
     assert result.verdict == verdict, result.reason
     assert reason in result.reason
+
+
+def test_a_dead_worker_keeps_its_last_lines_as_evidence(validated: tuple[Path, dict]) -> None:
+    result, _ = validated[1]["aborts"]
+    assert result.output_tail.splitlines()[-2:] == [
+        "noise before the fatal line", "Fatal glibc error: tpp.c:83 (__pthread_tpp_change_priority): assertion failed"]
+    assert validated[1]["correct"][0].output_tail is None  # a worker that wrote its result did not die
 
 
 def test_correct_kernel_records_trials_and_timing(validated: tuple[Path, dict]) -> None:
@@ -102,7 +112,7 @@ def test_results_are_cached_by_content(validated: tuple[Path, dict]) -> None:
     # A second validation with unchanged kernels does no work: every result comes from the cache.
     data, first = validated
     runs = collect(data).runs
-    again = validate_runs(data, runs, SETTINGS.model_copy(update={"timeout_s": 15}), device="cpu")
+    again = validate_runs(data, runs, SETTINGS.model_copy(update={"timeout_s": 30}), device="cpu")
     assert set(again) == set(first)
     assert all(cached for _, cached in again.values())
     assert all(again[k][0].model_dump() == first[k][0].model_dump() for k in first)

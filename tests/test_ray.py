@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, KERNELS, kernel_run
+from conftest import DATA, KERNELS, SIGMOID_NO_JITTER, kernel_run
 from reporter.collect import collect
 from reporter.records import ValidationSettings
 from reporter.validate import validate_runs
@@ -15,7 +15,7 @@ from reporter.validate import validate_runs
 pytest.importorskip("torch")
 ray = pytest.importorskip("ray")
 
-SETTINGS = ValidationSettings(nominal_trials=2, jitter_trials=2, perf_trials=3, warmup=1, timeout_s=20)
+SETTINGS = ValidationSettings(nominal_trials=2, jitter_trials=2, perf_trials=3, warmup=1, timeout_s=60)
 FIXTURES = ("correct", "wrong", "segfaults", "accel_fails")
 
 
@@ -31,6 +31,8 @@ def _data(folder: Path) -> Path:
     shutil.copytree(DATA, folder, ignore=shutil.ignore_patterns("validation"))
     for name in FIXTURES:
         kernel_run(folder, name, (KERNELS / f"{name}.py").read_text())
+    # correct.py's kernel again, against a reference it is wrong for: one build key, two checks
+    kernel_run(folder, "correct_other_reference", (KERNELS / "correct.py").read_text(), reference=SIGMOID_NO_JITTER)
     return folder
 
 
@@ -46,6 +48,7 @@ def test_ray_executor_gives_the_local_verdicts(tmp_path: Path, local_ray: None) 
         assert (got.verdict, got.reason.split(":")[0]) == (res.verdict, res.reason.split(":")[0]), run_id
         assert [t.passed for t in got.trials] == [t.passed for t in res.trials], run_id
     assert {r.verdict for r, _ in remote.values()} >= {"correct", "incorrect", "crashed", "compile_error"}
+    assert (remote["correct"][0].verdict, remote["correct_other_reference"][0].verdict) == ("correct", "incorrect")
     # The driver wrote every result: a second pass finds them all in DATA/validation.
     again = validate_runs(ray_data, collect(ray_data).runs, SETTINGS, device="cpu", executor="ray")
     assert all(cached for _, cached in again.values())

@@ -55,7 +55,10 @@ def test_alone_waits_for_shared_checks_and_holds_new_ones_back() -> None:
     a = _in_thread(lambda: shared("a", release_first))
     assert first_in.wait(5)
     b = _in_thread(alone)
-    time.sleep(0.1)  # b now waits for a; a shared check arriving after it must wait for b
+    deadline = time.monotonic() + 10
+    while slots._waiting_alone == 0 and time.monotonic() < deadline:  # not a fixed sleep: a busy machine is slow
+        time.sleep(0.01)
+    assert slots._waiting_alone == 1  # b now waits for a; a shared check arriving after it must wait for b
     c = _in_thread(lambda: shared("c"))
     time.sleep(0.1)
     assert order == ["a in"]

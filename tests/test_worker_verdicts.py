@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch")
 
 from conftest import KERNELS  # noqa: E402
 from reporter.records import ValidationSettings  # noqa: E402
-from reporter.validate import worker  # noqa: E402
+from reporter.validate import allclose, worker  # noqa: E402
 from reporter.validate.worker import compare  # noqa: E402
 
 REFERENCE = (KERNELS / "reference.py").read_text()
@@ -110,7 +110,7 @@ def test_tolerances_are_the_ones_given() -> None:
 
 
 def test_every_chunk_of_a_large_output_is_compared(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(worker, "COMPARE_CHUNK", 4)  # 10 values: chunks of 4, 4 and 2
+    monkeypatch.setattr(allclose, "COMPARE_CHUNK", 4)  # 10 values: chunks of 4, 4 and 2
     ref = torch.arange(10, dtype=torch.float64)
     assert compare(ref, ref.clone(), 1e-4, 1e-4) == (True, 0.0, 0.0, None)
     off = ref.clone()
@@ -245,10 +245,11 @@ def test_compile_mode_loads_only(tmp_path: Path) -> None:
     assert (out["verdict"], out["reason"]) == ("compile_error", "RuntimeError: the kernel defines no ModelNew class")
 
 
-# The reference sleeps 5 ms a call: any kernel looks several times faster than it, even on a busy machine.
+# The reference sleeps 50 ms a call: any kernel looks several times faster than it, even on a busy machine
+# (5 ms was not enough: a tiny linear took over 2.5 ms a call beside a full test suite on 2 cores).
 SLOW_REFERENCE = "import time\n" + REFERENCE.replace(
     "        return torch.relu(self.lin(x)) * self.scale",
-    "        time.sleep(0.005)\n        return torch.relu(self.lin(x)) * self.scale")
+    "        time.sleep(0.05)\n        return torch.relu(self.lin(x)) * self.scale")
 
 
 def test_a_kernel_far_faster_than_the_reference_is_sent_for_review(tmp_path: Path) -> None:
@@ -290,3 +291,61 @@ def test_an_unknown_mode_is_refused(tmp_path: Path) -> None:
     (tmp_path / "job.json").write_text(json.dumps({"reference": REFERENCE, "kernel": ""}), encoding="utf-8")
     with pytest.raises(SystemExit, match="unknown mode 'bogus'; expected one of"):
         worker.main(["bogus", str(tmp_path)])
+
+
+# Only correctness checks decide a verdict -------------------------------------------------------------
+
+CAPTURE_FAILED = "RuntimeError: operation failed due to a previous error during capture"
+
+
+def _poison(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a failed CUDA-graph capture did to the H200 worker: every later computation gives NaN."""
+    def nan_like(fn: Any) -> Any:
+        return lambda *a, **k: torch.full_like(fn(*a, **k), float("nan"))
+    monkeypatch.setattr(torch, "relu", nan_like(torch.relu))  # the reference's last op
+    monkeypatch.setattr(torch, "clamp", nan_like(torch.clamp))  # the kernel's
+
+
+@pytest.mark.parametrize("capture_raises", [False, True])
+def test_a_capture_that_poisons_the_process_changes_no_verdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               capture_raises: bool) -> None:
+    # The graph basis is optional: it runs after every correctness check (nominal, re-check after the timed
+    # loop, jittered, input statistics, dynamic checks), so what a failed capture breaks decides nothing.
+    def poisoning_capture(fns: list[Any], sets: list[Any], s: dict[str, Any], device: str) -> list[Any]:
+        _poison(monkeypatch)
+        if capture_raises:
+            raise RuntimeError("capture blew up")
+        return [(None, CAPTURE_FAILED) for _ in fns]
+
+    monkeypatch.setattr(worker, "time_graphs", poisoning_capture)
+    out = check(tmp_path, fixture("correct"))
+    assert (out["verdict"], out["reason"]) == ("correct", "all 5 trials passed")
+    assert out["recheck"]["passed"] is True and all(t["passed"] is not False for t in out["statistics_trials"])
+    assert [d["tripped"] for d in out["dynamic_checks"]] == [False, False, False, False]
+    kt, rt = out["kernel_timing"], out["reference_timing"]
+    assert kt["wall"] is not None and rt["wall"] is not None and kt["graph"] is None  # the other bases stay
+    note = "not measured: CUDA-graph timing failed: RuntimeError: capture blew up" if capture_raises else CAPTURE_FAILED
+    assert kt["graph_note"] == rt["graph_note"] == note
+    assert out["pending"] is None  # the graph step finished: nothing is left pending
+
+
+def test_the_verdict_is_saved_before_the_graph_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A capture that kills the worker (or hangs past the timeout) must leave the saved verdict standing.
+    seen: list[dict[str, Any]] = []
+
+    def dies_in_capture(fns: list[Any], sets: list[Any], s: dict[str, Any], device: str) -> list[Any]:
+        seen.append(json.loads((tmp_path / "check.json").read_text(encoding="utf-8")))
+        raise SystemExit(0)  # stands in for the process dying here: nothing after this line runs
+
+    monkeypatch.setattr(worker, "time_graphs", dies_in_capture)
+    with pytest.raises(SystemExit):
+        check(tmp_path, fixture("correct"))
+    saved = seen[0]
+    assert (saved["verdict"], saved["pending"]) == ("correct", "CUDA-graph timing")
+    assert saved["kernel_timing"]["graph_note"].startswith("not measured: the worker died or ran out of time")
+    from reporter.validate.process import read_result
+    for rc in (None, -11):  # killed at the timeout, or crashed: the saved verdict is the result
+        got = read_result("check", tmp_path, rc, 5.0)
+        assert (got["verdict"], got["pending"]) == ("correct", "CUDA-graph timing")
+    (tmp_path / "check.json").write_text(json.dumps({**saved, "pending": None}), encoding="utf-8")
+    assert read_result("check", tmp_path, None, 5.0)["verdict"] == "timeout"  # not saved before an optional step

@@ -23,8 +23,9 @@ from ..records import CACHE_DIR, READABLE_VERSIONS, Trace, migrate_trace, sha256
 from ..validate.cheats import Finding, scan
 from . import ncu as gm
 from .redact import RedactionReport, Redactor, load_allow_list
-from .reviews import Clearance, Reviews, load_reviews
+from .reviews import Review, Reviews, ReviewVerdict, load_reviews
 from .safeio import checked_path, parse_json, read_bounded
+from .transcript import scan_transcript
 
 
 @dataclass(frozen=True)
@@ -58,8 +59,8 @@ class RunRecord:
     attachment_errors: Sequence[CollectError] = ()
     slug: str = ""  # unique among the collection's runs (`reporter.names.unique_slugs`)
     findings: Sequence[Finding] = ()  # static cheat scan of the final kernel
-    clearance: Clearance | None = None  # a reviewer's clearance of exactly this kernel
-    review_problem: str = ""  # why a clearance naming this run does not apply
+    review: Review | None = None  # a reviewer's verdict on exactly this kernel
+    review_problem: str = ""  # why a verdict naming this run does not apply
     original: Trace | None = None  # the unredacted trace, kept only when redaction changed something
     redactions: Mapping[str, int] = field(default_factory=dict)  # secrets redacted, by kind (never the secrets)
 
@@ -72,9 +73,20 @@ class RunRecord:
         return self.original if self.original is not None else self.trace
 
     @property
+    def clearance(self) -> Review | None:
+        """The reviewer's verdict when it clears what the checks flagged (clean, rubric leak, harness bug)."""
+        return self.review if self.review is not None and self.review.clears else None
+
+    @property
     def suspect(self) -> bool:
-        """An error-level static finding that no reviewer cleared for this exact kernel."""
+        """An error-level finding of collect (static scan, transcript) that no reviewer cleared for this exact kernel;
+        `collect.suspicion` adds what re-validation measured."""
         return self.clearance is None and any(f.severity == "error" for f in self.findings)
+
+    @property
+    def reward_hack(self) -> bool:
+        """A reviewer called this exact kernel a reward hack: left out of the rankings, its evidence kept."""
+        return self.review is not None and self.review.verdict is ReviewVerdict.REWARD_HACK
 
     @property
     def kernel_hash(self) -> str | None:
@@ -238,14 +250,15 @@ def _read_run(data: Path, path: Path, run_id: str, redactor: Redactor | None) ->
             trace = validate_document(published, path)
     profiles, attachment_errors = _load_profiles(path, trace)
     findings = tuple(scan(trace.final_kernel.source, trace.run.backend)) if trace.final_kernel is not None else ()
+    findings += tuple(scan_transcript(trace.turns))
     return RunRecord(run_id, path, trace, check_trace(trace), unknown_fields(trace), profiles, attachment_errors,
                      findings=findings, original=original if counts else None, redactions=dict(sorted(counts.items())))
 
 
 def _placed(record: RunRecord, slug: str, reviews: Reviews | None) -> RunRecord:
     """`record` with its slug among the collection's runs and the reviewers' word on its kernel."""
-    clearance, problem = reviews.for_run(record.run_id, record.kernel_hash) if reviews is not None else (None, "")
-    return replace(record, slug=slug, clearance=clearance, review_problem=problem)
+    review, problem = reviews.for_run(record.run_id, record.kernel_hash) if reviews is not None else (None, "")
+    return replace(record, slug=slug, review=review, review_problem=problem)
 
 
 def load_run(data: Path, path: Path, run_id: str, slug: str, reviews: Reviews | None,
@@ -283,6 +296,6 @@ def collect(data: Path, *, redact: bool = True) -> Collection:
 
 
 def unknown_clearances(reviews: Reviews, run_ids: set[str]) -> list[CollectError]:
-    """A clearance that names no run found is an error in reviews.toml."""
-    return [CollectError(reviews.path, f"cleared[{i}].run", f"no run {c.run!r} was found; it clears nothing")
-            for i, c in enumerate(reviews.clearances) if c.run not in run_ids]
+    """A verdict that names no run found is an error in reviews.toml."""
+    return [CollectError(reviews.path, f"{c.where}.run", f"no run {c.run!r} was found; it judges nothing")
+            for c in reviews.clearances if c.run not in run_ids]

@@ -54,7 +54,7 @@ def load_validation(data: Path, run: RunRecord, problems: list[Problem] | None =
     fk, ref = run.source.final_kernel, run.source.reference_source
     if fk is None or ref is None:
         return None
-    found = cache.lookup(data, cache.content_key(fk.source, ref), problems=problems)
+    found = cache.lookup_shown(data, fk.source, ref, problems=problems)
     if found is None:
         return None
     result, path = found

@@ -54,6 +54,7 @@ class BoardRow:
     recorded_only: int
     other_gpu: int
     excluded: int
+    reward_hacks: int = 0  # runs a reviewer called reward hacks (all of them, not only the best per problem)
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def board_rows(table: pd.DataFrame) -> list[BoardRow]:
             tuple(_fast(row, p) for p in ag.FAST_P), f"{gm:.6f}" if gm is not None else "", numbers.speedup(gm),
             f"n={int(row['geomean_n'])}", numbers.num(None if pd.isna(row["median_turns"]) else float(row["median_turns"]), 1),
             numbers.num(None if pd.isna(row["median_tokens"]) else float(row["median_tokens"]), 0),
-            int(row["recorded_only"]), int(row["baseline_other_gpu"]), int(row["excluded"])))
+            int(row["recorded_only"]), int(row["baseline_other_gpu"]), int(row["excluded"]), int(row.get("reward_hacks", 0))))
     return rows
 
 

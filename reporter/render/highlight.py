@@ -69,3 +69,35 @@ class HighlightCache:
             tmp.write_text(html, encoding="utf-8")
             tmp.replace(path)
         return Markup(html)
+
+
+_TAG = re.compile(r'<span class="[\w-]+">|</span>|[^<]+')
+
+
+def numbered(html: str, prefix: str, marks: frozenset[int] = frozenset()) -> Markup:
+    """`highlight_python`'s `<div class="hl"><pre>…</pre></div>` with each line in a `<span id="{prefix}{n}">`, and
+    the lines in `marks` highlighted. Its spans never nest, so one that spans lines is closed and reopened."""
+    head, _, rest = html.partition("<pre>")
+    body, _, tail = rest.rpartition("</pre>")
+    lines: list[list[str]] = [[]]
+    open_tag = ""
+    for m in _TAG.finditer(body):
+        tok = m.group(0)
+        if tok.startswith("<span"):
+            open_tag = tok
+            lines[-1].append(tok)
+        elif tok == "</span>":
+            open_tag = ""
+            lines[-1].append(tok)
+        else:
+            parts = tok.split("\n")
+            lines[-1].append(parts[0])
+            for part in parts[1:]:
+                if open_tag:
+                    lines[-1].append("</span>")
+                lines.append([open_tag, part] if open_tag else [part])
+    if len(lines) > 1 and not "".join(lines[-1]).replace(open_tag, ""):
+        lines.pop()  # the source's final newline ends its last line; it starts none
+    out = [f'<span class="line{" hit" if n in marks else ""}" id="{prefix}{n}" data-n="{n}">{"".join(parts)}</span>'
+           for n, parts in enumerate(lines, start=1)]
+    return Markup(f'{head}<pre class="numbered">{chr(10).join(out)}</pre>{tail}')

@@ -82,7 +82,7 @@ def _reviews(data: Path, content: str | None) -> Any:
 def _validation_folder(data: Path, r: Any) -> list[Path]:
     from ..validate import cache as vcache
     fk, ref = r.trace.final_kernel, r.trace.reference_source
-    return [vcache.entry_dir(data, vcache.content_key(fk.source, ref))] if fk and ref is not None else []
+    return [vcache.entry_dir(data, key) for key in vcache.content_keys(fk.source, ref)] if fk and ref is not None else []
 
 
 def _digest_job(item: tuple[str, str, str]) -> dict[str, Any]:

@@ -146,3 +146,15 @@ def speedup(value: float | None) -> str:
 def share(n: int, d: int) -> str:
     """A fraction of a denominator as a 2-decimal share; nothing attempted is a dash."""
     return DASH if not d else f"{n / d:.2f}"
+
+
+def percent(value: float | None) -> str:
+    """A share (0–1) as a percentage to one decimal; unknown is a dash."""
+    return DASH if value is None else f"{value * 100:.1f}%"
+
+
+def witness(value: float | None) -> str:
+    """A compared value as evidence shows it: 6 significant figures; None is the NaN a witness keeps as None."""
+    if value is None:
+        return "NaN"
+    return num(value) if not math.isfinite(value) else f"{value:.6g}"

@@ -19,7 +19,8 @@ from ..collect.validation import CachedValidation
 from ..records import FinalKernel, RunInfo, Trace
 from ..vocab import MISSING_LABEL, Source
 from . import compare, lazy
-from .highlight import HighlightCache
+from .findings import KERNEL_LINE
+from .highlight import HighlightCache, numbered
 from .revalidation import validation_view
 from .runpage import group_label, run_page
 from .search import IndexRow
@@ -76,8 +77,9 @@ def run_files(r: RunRecord, cached: CachedValidation | None, urls: Urls, nav: di
     page = run_page(r, cached, urls, nav.get("prev"), nav.get("next"))
     fk, ref = r.trace.final_kernel, r.trace.reference_source
     base = urls.run(r.run_id).removesuffix(".html")
+    final_html = numbered(cache.code(fk.source), KERNEL_LINE, page.context["kernel_marks"]) if fk else None
     page = page.with_context(chunk=f"{Path(base).name}.turns.js", text_view=f"{Path(base).name}.turns.txt",
-                             final_html=cache.code(fk.source) if fk else None, reference_html=cache.code(ref) if ref else None)
+                             final_html=final_html, reference_html=cache.code(ref) if ref else None)
     files = {page.path: render_page(env, page, assets, generated), f"{base}.turns.js": lazy.chunk_js(r.trace),
              f"{base}.turns.txt": lazy.text_view(r.trace, title(r))}
     if fk:

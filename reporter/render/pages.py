@@ -73,7 +73,8 @@ def grid_cell(row: dict[str, Any], href: str) -> GridCell:
         + _times(row, str(row["basis"]))
     speed = None if pd.isna(row["speedup"]) else float(row["speedup"])
     shown = numbers.speedup(speed) if state in (GridState.FASTER, GridState.SLOWER) else label
-    return GridCell(href, f"s-{state.replace('_', '-')}" + (" recorded" if recorded_only else ""), tip, shown, flagged)
+    anchor = "" if pd.isna(row.get("evidence")) or not row.get("evidence") else f"#{row['evidence']}"
+    return GridCell(href + anchor, f"s-{state.replace('_', '-')}" + (" recorded" if recorded_only else ""), tip, shown, flagged)
 
 
 def _problem_key(row: dict[str, Any]) -> ProblemKey:

@@ -144,7 +144,7 @@ def _bounds(res: ValidationResult, recorded: str | None) -> tuple[str, float | N
     return precision, res.settings.atol.get(precision), res.settings.rtol.get(precision)
 
 
-def _trial_rows(res: ValidationResult, recorded: str | None) -> tuple[TrialRow, ...]:
+def _trial_rows(res: ValidationResult, recorded: str | None, trials: list[TrialResult] | None = None) -> tuple[TrialRow, ...]:
     _, atol, rtol = _bounds(res, recorded)
 
     def result(t: TrialResult) -> str:
@@ -153,9 +153,14 @@ def _trial_rows(res: ValidationResult, recorded: str | None) -> tuple[TrialRow, 
                 + (f" ({why}: passes by the rule above)" if why else ""))
     return tuple(TrialRow(
         css="good" if t.passed else "bad" if t.passed is False else "", index=t.index, seed=t.seed,
-        kind="jittered" if t.jittered else "nominal", shapes=" ".join(t.input_shapes),
+        kind=t.inputs or ("jittered" if t.jittered else "nominal"), shapes=" ".join(t.input_shapes),
         max_abs=text.num(t.max_abs_error), max_rel=text.num(t.max_rel_error), result=result(t),
-    ) for t in res.trials)
+    ) for t in (res.trials if trials is None else trials))
+
+
+def statistics_rows(res: ValidationResult, recorded: str | None = None) -> tuple[TrialRow, ...]:
+    """The input-statistics trials (nominal shapes, other input distributions), as trial rows."""
+    return _trial_rows(res, recorded, res.statistics_trials)
 
 
 def _launch_note(res: ValidationResult) -> str:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..collect.suspicion import evidence_anchor, suspicion
 from ..collect.traces import ProfileSet, RunRecord
 from ..collect.validation import CachedValidation
 from ..frozen import freeze
@@ -13,10 +14,11 @@ from ..validate.schema import BASIS_LABEL
 from ..vocab import MISSING_LABEL, RevalidationState, Source
 from . import charts, text
 from .counters import CountersView, counters_view
+from .evidence import NOT_MEASURED, attribution_view, dynamic_rows, verdict_evidence
 from .evolution import kernel_versions
-from .findings import findings_view
+from .findings import KERNEL_LINE, FindingsView, findings_view
 from .recorded import Row, recorded_sections
-from .revalidation import ValidationView, validation_view
+from .revalidation import ValidationView, statistics_rows, validation_view
 from .summary import RunSummary, group_key, problem_key, run_summary, title
 from .timing_view import DEFAULT_BASIS
 from .urls import Urls
@@ -91,6 +93,27 @@ def _figures(r: RunRecord, counters: CountersView | None) -> dict[str, Any]:
     return figures
 
 
+def _kernel_marks(fv: FindingsView | None) -> frozenset[int]:
+    """Lines of the final kernel to highlight: each finding's, and the line a reviewer's quote names."""
+    if fv is None:
+        return frozenset()
+    lines = {int(f.line) for f in fv.rows if f.line.isdigit()}
+    if fv.review is not None and fv.review.quote_href.startswith(f"#{KERNEL_LINE}"):
+        lines.add(int(fv.review.quote_href.removeprefix(f"#{KERNEL_LINE}")))
+    return frozenset(lines)
+
+
+def _evidence(r: RunRecord, cached: CachedValidation | None, v: ValidationView) -> dict[str, Any]:
+    """The run page's evidence: findings with their lines and turns, the verdict's witness, launches, dynamic checks."""
+    res = cached.result if cached is not None else None
+    sus = suspicion(r, res)
+    fv = findings_view(r, sus)
+    return {"findings": fv, "suspicion": sus, "evidence_anchor": evidence_anchor(sus, res),
+            "verdict_evidence": verdict_evidence(res) if res is not None else None,
+            "attribution": attribution_view(res), "dynamic_rows": dynamic_rows(res), "not_measured": NOT_MEASURED,
+            "statistics_rows": statistics_rows(res, r.trace.run.precision) if res is not None else (), "kernel_marks": _kernel_marks(fv)}
+
+
 def run_page(r: RunRecord, cached: CachedValidation | None, urls: Urls, prev: str | None, nxt: str | None) -> Page:
     trace, run = r.trace, r.trace.run
     v: ValidationView = validation_view(trace.final_kernel is not None, cached, trace.metrics, run.recorded_verdict,
@@ -110,7 +133,7 @@ def run_page(r: RunRecord, cached: CachedValidation | None, urls: Urls, prev: st
         "sections": recorded_sections((trace.metrics.timing, trace.metrics.precision, trace.metrics.memory,
                                        trace.metrics.launches, trace.metrics.nsight), flags),
         "recorded_badge": "compare with re-validation above" if v.state is RevalidationState.MEASURED else "not re-measured",
-        "v": v, "findings": findings_view(r), "counters": counters, "figures": _figures(r, counters), "prev": prev, "next": nxt,
+        "v": v, **_evidence(r, cached, v), "counters": counters, "figures": _figures(r, counters), "prev": prev, "next": nxt,
         "kernel_lines": text.num(fk.source.count("\n") + (0 if fk.source.endswith("\n") else 1)) if fk else "0",
         "kernel_chars": text.num(len(fk.source)) if fk else "0",
         "kernel_file": urls.download(r.run_id, "kernel").removeprefix("runs/"),

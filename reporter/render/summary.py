@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from ..checks import Flag
+from ..collect.suspicion import evidence_anchor, suspicion
 from ..collect.traces import RunRecord
 from ..units import to_ms
 from ..validate.schema import Verdict
@@ -29,6 +30,7 @@ class RunSummary:
     speedup_value: float | None
     runtime_flag: Flag | None
     flags: int
+    evidence: str = ""  # the run page's anchor of the evidence for the verdict shown (why suspect, why incorrect)
 
     def _html(self, value: float | None) -> Markup:
         if self.verdict_source == Source.RECORDED:
@@ -78,6 +80,13 @@ def problem_key(r: RunRecord) -> tuple[int, int, str] | None:
     return (run.level, run.problem_id, run.problem_file or run.title or "")
 
 
+def _marked(r: RunRecord, v: ValidationView, verdict: str) -> tuple[str, str]:
+    """The verdict a listing shows (a reward hack or suspect run says so first) and its evidence's anchor."""
+    sus = suspicion(r, v.result)
+    shown = RunVerdict.REWARD_HACK if sus.reward_hack else RunVerdict.SUSPECT if sus.suspect else verdict
+    return shown, evidence_anchor(sus, v.result)
+
+
 def run_summary(r: RunRecord, v: ValidationView) -> RunSummary:
     run, t = r.trace.run, r.trace.metrics.timing
     flags = {f.field: f for f in r.flags}
@@ -90,11 +99,13 @@ def run_summary(r: RunRecord, v: ValidationView) -> RunSummary:
         rd = res.reference_timing.device if res.reference_timing else None
         # The headline is device time; an incorrect kernel's speedup is no result, so the verdict stands in for it.
         correct = res.verdict == Verdict.CORRECT
-        return RunSummary(RunVerdict.SUSPECT if r.suspect else res.verdict, Source.RE_VALIDATED, turns, kd.median_ms if kd else None,
+        shown, anchor = _marked(r, v, res.verdict)
+        return RunSummary(shown, Source.RE_VALIDATED, turns, kd.median_ms if kd else None,
                           rd.median_ms if rd else None, "ms", text.speedup(res.speedup) if correct else "kernel incorrect",
-                          res.speedup if correct else None, None, len(r.flags))
+                          res.speedup if correct else None, None, len(r.flags), anchor)
     # Recorded times stay in the unit the harness claimed: a ~1000x mix-up is flagged, never "fixed".
-    return RunSummary(RunVerdict.SUSPECT if r.suspect else run.recorded_verdict or RunVerdict.UNKNOWN, Source.RECORDED, turns,
+    shown, anchor = _marked(r, v, run.recorded_verdict or RunVerdict.UNKNOWN)
+    return RunSummary(shown, Source.RECORDED, turns,
                       t.runtime if t else None, t.ref_runtime if t else None, t.unit if t else "ms",
                       text.speedup(t.speedup if t else None), t.speedup if t else None,
-                      flags.get("timing.runtime"), len(r.flags))
+                      flags.get("timing.runtime"), len(r.flags), anchor)

@@ -19,7 +19,7 @@ from ..checks import (
     tolerance_note,
 )
 from ..records import MachineState, ValidationResult
-from ..validate.schema import BASIS_LABEL, Basis, BasisStats, StopReason, TimingFigures, Verdict
+from ..validate.schema import BASIS_LABEL, NOT_MEASURED, Basis, BasisStats, StopReason, TimingFigures, Verdict
 from . import text
 from .numbers import common_unit, time_html
 
@@ -86,7 +86,8 @@ def _rows(side: str, figs: TimingFigures, target_pct: float, unit: str | None) -
         st = figs.on(basis)
         note = {Basis.DEVICE: figs.device_note, Basis.GRAPH: figs.graph_note}.get(basis) or ""
         if st is None:
-            shown = "not capturable" if basis is Basis.GRAPH and note and "format-3" not in note else text.DASH
+            refused = note and "format-3" not in note and not note.startswith(NOT_MEASURED)
+            shown = "not capturable" if basis is Basis.GRAPH and refused else text.DASH
             rows.append(TimingRow(side, BASIS_LABEL[basis], shown, text.DASH, text.DASH, text.DASH, text.DASH, note, "missing"))
             continue
         rows.append(TimingRow(side, BASIS_LABEL[basis], time_html(st.median_ms, unit), time_html(st.iqr_ms, unit),

@@ -19,9 +19,10 @@ from pydantic import ValidationError
 
 from ..collect.safeio import checked_path, read_bounded
 from ..errors import CollectError, Problem, printable
-from ..records import CACHE_DIR, VALIDATION_FORMAT, Environment, ValidationResult, ValidationSettings, sha256_text
+from ..records import CACHE_DIR, SHOWN_FORMATS, VALIDATION_FORMAT, Environment, ValidationResult, ValidationSettings, sha256_text
 
-__all__ = ["CACHE_DIR", "Unreadable", "content_key", "entry_dir", "env_key", "lookup", "read_result", "store"]
+__all__ = ["CACHE_DIR", "Unreadable", "content_key", "content_keys", "entry_dir", "env_key", "lookup", "lookup_shown",
+           "read_result", "store"]
 log = logging.getLogger(__name__)
 
 
@@ -72,6 +73,12 @@ def key_from_hashes(fmt: int, kernel_sha256: str, reference_sha256: str) -> str:
 
 def content_key(kernel_src: str, reference_src: str) -> str:
     return key_from_hashes(VALIDATION_FORMAT, sha256_text(kernel_src), sha256_text(reference_src))
+
+
+def content_keys(kernel_src: str, reference_src: str) -> list[str]:
+    """The content key of every format a page may show, the current one first (a GPU looks up only that one)."""
+    k, r = sha256_text(kernel_src), sha256_text(reference_src)
+    return [key_from_hashes(fmt, k, r) for fmt in (VALIDATION_FORMAT, *SHOWN_FORMATS)]
 
 
 def env_key(env: Environment, settings: ValidationSettings) -> str:
@@ -156,3 +163,13 @@ def _checked_ncu_files(result: ValidationResult, path: Path, problems: list[Prob
             continue
         kept[role] = name
     return result if kept == result.ncu_files else result.model_copy(update={"ncu_files": kept})
+
+
+def lookup_shown(data: Path, kernel_src: str, reference_src: str, problems: list[Problem] | None = None
+                 ) -> tuple[ValidationResult, Path] | None:
+    """What a page shows for this content: the newest result of the current format, else of an older shown one."""
+    for key in content_keys(kernel_src, reference_src):
+        found = lookup(data, key, problems=problems)
+        if found is not None:
+            return found
+    return None

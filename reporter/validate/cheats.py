@@ -46,6 +46,7 @@ class Finding:
     line: int | None
     text: str
     message: str
+    turn: int | None = None  # a transcript finding: the turn whose tool call shows it
 
 
 def scan(source: str, backend: str | None = "cuda") -> list[Finding]:

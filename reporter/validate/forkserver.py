@@ -27,7 +27,7 @@ from typing import IO, Any
 
 # Functions of the worker whose run is a timing window: compiles and other checks pause while one runs
 # (the worker's timing code names it one way or the other; at least one must exist).
-TIMED_FUNCTIONS = ("time_calls", "time_all")
+TIMED_FUNCTIONS = ("time_calls", "time_all", "time_graphs")
 
 
 def _gated(fn: Any) -> Any:

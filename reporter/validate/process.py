@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
@@ -38,19 +39,55 @@ def _write_job(job: Mapping[str, Any], job_dir: Path, mode: str) -> None:
     (job_dir / f"{mode}.json").unlink(missing_ok=True)
 
 
+# Lines of a dead worker's output kept as the crash's evidence, and the longest line quoted in its verdict.
+TAIL_LINES = 20
+QUOTED_CHARS = 300
+
+
+def last_lines(log: str, n: int = TAIL_LINES) -> str:
+    """The last `n` non-blank lines of a worker's output (stdout and stderr share one log)."""
+    return "\n".join([line.rstrip() for line in log.splitlines() if line.strip()][-n:])
+
+
+def _quoted(tail: str) -> str:
+    last = tail.rsplit("\n", 1)[-1].strip()
+    return f"; its last output: \u201c{last[:QUOTED_CHARS]}\u201d" if last else "; it wrote no output"
+
+
+def _died(rc: int) -> str:
+    if rc >= 0:
+        return f"exit code {rc}"
+    try:
+        name = f" ({signal.Signals(-rc).name})"
+    except ValueError:
+        name = ""
+    return f"exit code {rc}, signal {-rc}{name}"
+
+
+def _saved_before_optional_step(path: Path) -> bool:
+    """Whether the worker saved its verdict before an optional step (CUDA-graph timing) that it then did not finish."""
+    try:
+        return bool(path.is_file() and json.loads(path.read_text(encoding="utf-8")).get("pending"))
+    except (OSError, ValueError):
+        return False
+
+
 def read_result(mode: str, job_dir: Path, rc: int | None, timeout_s: float) -> dict[str, Any]:
+    """The worker's result; for a worker that wrote none (killed, crashed), a verdict that quotes its last output."""
     log_path = job_dir / f"{mode}.log"
     tail = log_path.read_text(encoding="utf-8", errors="replace")[-6000:] if log_path.is_file() else ""
     result_path = job_dir / f"{mode}.json"
-    if rc is None:
-        return {"verdict": Verdict.TIMEOUT, "reason": f"{mode} did not finish within {timeout_s:g} s (killed)", "log": tail,
-                "phase_s": {}}
-    if result_path.is_file():
+    # A result saved before an optional step stands even when that step killed the worker or ran out of time.
+    if result_path.is_file() and (rc is not None or _saved_before_optional_step(result_path)):
         out: dict[str, Any] = json.loads(result_path.read_text(encoding="utf-8"))
         out["log"] = (out.get("log", "") + "\n" + tail).strip()[-6000:]
         return out
-    why = f"the worker died (exit code {rc}{', signal ' + str(-rc) if rc < 0 else ''}) before writing a result"
-    return {"verdict": Verdict.CRASHED, "reason": why, "log": tail, "phase_s": {}}
+    lines = last_lines(tail)
+    if rc is None:
+        return {"verdict": Verdict.TIMEOUT, "reason": f"{mode} did not finish within {timeout_s:g} s (killed)" + _quoted(lines),
+                "log": tail, "output_tail": lines or None, "phase_s": {}}
+    why = f"the worker died ({_died(rc)}) before writing a result" + _quoted(lines)
+    return {"verdict": Verdict.CRASHED, "reason": why, "log": tail, "output_tail": lines or None, "phase_s": {}}
 
 
 def run_forked(server: ForkServer, mode: str, job: Mapping[str, Any], job_dir: Path, timeout_s: float,

@@ -89,9 +89,10 @@ def _key(run: RunRecord) -> str | None:
 
 
 def cached_lookup(data: Path, run: RunRecord, problems: list[Problem] | None = None) -> tuple[ValidationResult, Path] | None:
-    """The newest result for this kernel and reference, whatever machine and settings measured it."""
-    key = _key(run)
-    return cache.lookup(data, key, problems=problems) if key else None
+    """The newest result for this kernel and reference, whatever machine and settings measured it (an older
+    format's when the current one has none: what a page shows)."""
+    fk, ref = run.source.final_kernel, run.source.reference_source
+    return cache.lookup_shown(data, fk.source, ref, problems) if fk is not None and ref is not None else None
 
 
 def local_gpus() -> list[str]:

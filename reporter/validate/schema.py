@@ -74,6 +74,10 @@ class TimingFigures:
         return {Basis.DEVICE: self.device, Basis.GRAPH: self.graph, Basis.WALL: self.wall}[basis]
 
 
+# How a note begins when a basis was not measured at all (a step skipped), rather than measured and refused.
+NOT_MEASURED = "not measured"
+
+
 # A graph replays the call's kernels back to back, so its time cannot fall far below their summed
 # device time; when it does, the graph left work out (a kernel launched outside the capturing stream).
 GRAPH_BELOW_DEVICE = 0.8
@@ -94,6 +98,56 @@ def checked_graph(fig: TimingFigures) -> TimingFigures:
     return fig if why is None else replace(fig, graph=None, graph_note=why)
 
 
+class LaunchGroup(StrEnum):
+    """Who wrote a launched kernel (`attribution.classify`)."""
+
+    SUBMISSION = "submission"  # a kernel of the submitted source, or one built into its extension
+    PYTORCH = "pytorch"  # ATen, its CUDA helpers, torch.compile's Triton kernels
+    LIBRARY = "library"  # cuBLAS, cuDNN, CUTLASS, CUB, cuFFT, ...
+    OTHER = "other"
+
+
+GROUP_LABEL: dict[LaunchGroup, str] = {LaunchGroup.SUBMISSION: "the submission's kernels", LaunchGroup.PYTORCH: "PyTorch / ATen",
+                                       LaunchGroup.LIBRARY: "cuBLAS / cuDNN / CUTLASS", LaunchGroup.OTHER: "other"}
+
+
+@dataclass(frozen=True)
+class KernelShare:
+    """The launches of one kernel name, by one group, on one stream, within the profiled call."""
+
+    name: str
+    group: LaunchGroup
+    stream: int
+    launches: int
+    device_us: float
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """Where one profiled call's kernel time went, by who wrote each kernel, and on which streams."""
+
+    kernels: tuple[KernelShare, ...] = ()
+    call_stream: int | None = None  # the stream the caller's work is ordered on (where the marker ran)
+    streams: tuple[int, ...] = ()  # every stream the call's work ran on
+    unwaited_streams: tuple[int, ...] = ()  # streams still running work when the caller's stream moved on
+    source_kernels: tuple[str, ...] = ()  # the kernel names the submission defines (source and extension)
+
+    @property
+    def total_us(self) -> float:
+        return sum(k.device_us for k in self.kernels)
+
+    def device_us(self, group: LaunchGroup) -> float:
+        return sum(k.device_us for k in self.kernels if k.group == group)
+
+    def launches(self, group: LaunchGroup) -> int:
+        return sum(k.launches for k in self.kernels if k.group == group)
+
+    def share(self, group: LaunchGroup) -> float | None:
+        """The group's part of the call's kernel time; None when the call launched no kernel."""
+        total = self.total_us
+        return self.device_us(group) / total if total > 0 else None
+
+
 @dataclass(frozen=True)
 class LaunchStats:
     launches: int
@@ -101,6 +155,21 @@ class LaunchStats:
     memcpy: int = 0
     memset: int = 0
     kernel_names: tuple[str, ...] = ()
+    attribution: Attribution | None = None  # the kernel side's; None: the reference, or measured before it was kept
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """A failed comparison's witness, under allclose's rule |a − b| <= atol + rtol·|b| (b: the reference)."""
+
+    output: int  # which output tensor (in the order returned)
+    index: tuple[int, ...]  # its first value outside the tolerance
+    expected: float | None  # None: NaN (a NaN would make a stored result unequal to itself)
+    actual: float | None
+    bad: int  # values outside the tolerance, of `total` in that output
+    total: int
+    max_error: float  # the largest |a − b| in that output (infinite for NaN or Inf)
+    allowed: float  # atol + rtol·|b| where that largest error is
 
 
 @dataclass(frozen=True)
@@ -113,6 +182,24 @@ class TrialResult:
     max_abs_error: float | None = None
     max_rel_error: float | None = None
     problem: str | None = None  # why it failed: shape mismatch, NaN, mutated inputs, ...
+    mismatch: Mismatch | None = None  # the witness of a values failure
+    inputs: str | None = None  # the transform of an input-statistics trial ("large magnitude", ...); None: as drawn
+
+
+class DynamicCheck(StrEnum):
+    """The named run-time checks for known hacks, beside the correctness trials; ids spelled once here."""
+
+    OUTPUT_AFTER_RETURN = "output_changes_after_return"  # deferred work: the output changes after the call returned
+    OUTPUT_ALIASES_INPUT = "output_aliases_input"  # the output is memory the harness owns: an input or the reference's output
+    OUTPUT_REUSED = "output_reuses_earlier_output"  # a later call returns (and overwrites) an earlier call's output
+    INPUT_STATISTICS = "input_statistics"  # right on the problem's input distribution only
+
+
+@dataclass(frozen=True)
+class DynamicResult:
+    check: DynamicCheck
+    tripped: bool | None  # None: not run; `detail` says why
+    detail: str = ""
 
 
 @dataclass
@@ -122,11 +209,16 @@ class WorkerResult:
     verdict: Verdict = Verdict.RUNTIME_ERROR
     reason: str = ""
     log: str = ""
+    output_tail: str | None = None  # a worker that died or was killed: the last lines it wrote (the crash's evidence)
     phase_s: dict[str, float] = field(default_factory=dict)
     problem_names: list[str] = field(default_factory=list)
     weights_note: str | None = None
     jitter_note: str | None = None
     trials: list[TrialResult] = field(default_factory=list)
+    recheck: TrialResult | None = None  # the comparison after the timed loop (index -1)
+    statistics_trials: list[TrialResult] = field(default_factory=list)  # nominal shapes, other input distributions
+    dynamic_checks: list[DynamicResult] = field(default_factory=list)
+    pending: str | None = None  # saved before an optional step that may still kill the worker: which one
     deterministic: bool | None = None
     kernel_timing: TimingFigures | None = None
     reference_timing: TimingFigures | None = None

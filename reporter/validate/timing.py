@@ -9,8 +9,8 @@
   shapes); the reason is recorded instead.
 
 Every basis times all functions interleaved (order alternating each round) and repeats adaptively
-(`stats.adaptive`). Graph capture runs last: a failed capture is the step most likely to upset the
-CUDA context.
+(`stats.adaptive`). Graph capture is a step of its own (`time_graphs`), which the worker runs after
+every correctness check: a failed capture is the step most likely to upset the CUDA context.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from .attribution import Event, attribute
 from .schema import BasisStats, LaunchStats, TimingFigures
 from .stats import adaptive, summarize
 
@@ -238,7 +239,11 @@ def _run(batch: Callable[[], list[list[float]]], n: int, s: dict[str, Any]) -> l
 
 def time_all(fns: list[Callable[..., Any]], input_sets: list[list[Any]], s: dict[str, Any],
              device: str) -> list[TimingFigures]:
-    """The three figures for each function, in the order given."""
+    """Wall and device time for each function, in the order given; the graph basis is `time_graphs`' work.
+
+    No CUDA-graph capture happens here: a failed capture can leave the process unable to compute, and the
+    worker runs every correctness check (the re-check after this loop among them) before it captures.
+    """
     n = len(fns)
     warm_up(fns, input_sets, s["warmup"], device)
     timer = _Timer(fns, input_sets, device, s["flush_l2_mb"])
@@ -253,34 +258,67 @@ def time_all(fns: list[Callable[..., Any]], input_sets: list[list[Any]], s: dict
         dev = list(_run(timer.device_time, n, s))
     except Exception as exc:  # noqa: BLE001 - a profiler failure loses one figure, not the result
         dev_note = f"torch.profiler failed: {type(exc).__name__}: {str(exc)[:200]}"
+    return [TimingFigures(device=dev[i], wall=wall[i], device_note=dev_note) for i in range(n)]
+
+
+def time_graphs(fns: list[Callable[..., Any]], input_sets: list[list[Any]], s: dict[str, Any],
+                device: str) -> list[tuple[BasisStats | None, str | None]]:
+    """(CUDA-graph time, or why there is none) for each function: each call captured once and replayed.
+
+    The worker runs this after every correctness check: capture is the step most likely to upset the
+    CUDA context, and whatever it breaks can no longer change a verdict or another basis.
+    """
+    if device != "cuda":
+        return [(None, "no CUDA device") for _ in fns]
     captured = [capture(fn, input_sets[0]) for fn in fns]
     notes = [why for _, why in captured]
-    graph: list[BasisStats | None] = [None] * n
     ok = [i for i, (g, _) in enumerate(captured) if g is not None]
-    if len(ok) < n and not context_ok():
-        notes = [why or "not timed: the CUDA context failed after another side's capture" for why in notes]
-    elif ok:
+    if len(ok) < len(fns) and not context_ok():
+        return [(None, why or "not timed: the CUDA context failed after another side's capture") for why in notes]
+    graph: list[BasisStats | None] = [None] * len(fns)
+    if ok:
+        timer = _Timer(fns, input_sets, device, s["flush_l2_mb"])
         for i, st in zip(ok, _run(_replays([captured[i][0] for i in ok], timer), len(ok), s)):
             graph[i] = st
-    return [TimingFigures(device=dev[i], graph=graph[i], wall=wall[i], graph_note=notes[i], device_note=dev_note)
-            for i in range(n)]
+    return list(zip(graph, notes))
 
 
-def count_launches(fn: Callable[..., Any], inputs: list[Any], device: str) -> LaunchStats | None:
+def count_launches(fn: Callable[..., Any], inputs: list[Any], device: str,
+                   names: tuple[set[str], set[str]] | None = None) -> LaunchStats | None:
+    """Launches and CUDA time of one warm call; with `names` (the submission's kernels in its source and in its
+    extension) also where that call's kernel time went and on which streams (`attribution.attribute`)."""
     if device != "cuda":
         return None
-    from torch.profiler import DeviceType, ProfilerActivity, profile
+    from torch.profiler import ProfilerActivity, profile
     fn(*inputs)
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         fn(*inputs)
+        # On the caller's stream, once the call has returned: a kernel elsewhere still running when this
+        # starts was not waited for by the caller's stream (see attribution._unwaited).
+        torch.cuda._sleep(SPIN_CYCLES)
         torch.cuda.synchronize()
-    dev = [e for e in prof.events() if e.device_type == DeviceType.CUDA]
-    kernels = [e for e in dev if not e.name.startswith(("Memcpy", "Memset"))]
-    return LaunchStats(launches=len(kernels), cuda_time_us=float(sum(e.device_time_total for e in kernels)),
+    events = profiled_events(prof)
+    dev = [e for e in events if MARKER not in e.name]
+    kernels = [e for e in dev if not e.is_copy]
+    return LaunchStats(launches=len(kernels), cuda_time_us=float(sum(e.device_us for e in kernels)),
                        memcpy=sum(1 for e in dev if e.name.startswith("Memcpy")),
                        memset=sum(1 for e in dev if e.name.startswith("Memset")),
-                       kernel_names=tuple(sorted({e.name[:120] for e in kernels})))
+                       kernel_names=tuple(sorted({e.name[:120] for e in kernels})),
+                       attribution=attribute(events, *names) if names is not None else None)
+
+
+def profiled_events(prof: Any) -> list[Event]:
+    """The device events of a torch.profiler session, with streams (`device_resource_id`) and times in µs."""
+    from torch.profiler import DeviceType
+    out = []
+    for e in prof.events():
+        if e.device_type != DeviceType.CUDA:
+            continue
+        stream = getattr(e, "device_resource_id", None)
+        out.append(Event(e.name, int(stream) if isinstance(stream, int) else -1, float(e.time_range.start),
+                         float(e.time_range.end), float(e.device_time_total)))
+    return sorted(out, key=lambda e: e.start_us)
 
 
 def peak_memory(fn: Callable[..., Any], inputs: list[Any], device: str) -> int | None:

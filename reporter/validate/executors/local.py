@@ -80,9 +80,13 @@ class _Run:
                 self.errors.append(exc)
                 raise
 
+    def job_dir(self, step: str, item: Item) -> Path:
+        """A new folder for one step of one item: never shared, even by runs of one kernel (one build key)."""
+        return Path(tempfile.mkdtemp(prefix=f"{step}-{item.key[:12]}-", dir=self.work))
+
     def compile_one(self, item: Item) -> None:
         ex = self.ex
-        comp = steps.build(self.compiler, item.job, ex.root, item.build_key, self.work / item.build_key / "build",
+        comp = steps.build(self.compiler, item.job, ex.root, item.build_key, self.job_dir("build", item),
                            ex.timeout_s, ex.toolchain_env, **self._hooks())
         if comp["verdict"] == Verdict.CORRECT:
             self.ready.put((item, comp, time.monotonic()))
@@ -100,7 +104,7 @@ class _Run:
             if ex.ncu and out.get("kernel_timing"):
                 env = {**comp["build_env"], "CUDA_VISIBLE_DEVICES": None if name == "default" else name}
                 with self.slots[name].alone():  # ncu serialises the GPU anyway; nothing else should share it
-                    files = profile_ncu(item.job, ex.root, item.build_key, env, self.work / item.build_key, ex.timeout_s)
+                    files = profile_ncu(item.job, ex.root, item.build_key, env, self.job_dir("ncu", item), ex.timeout_s)
             self.emit(Outcome(item, out, comp["wall_s"], comp["cpu_s"], started - ready_at, out["wall_s"],
                               ready_at - self.t0, build=comp["build"], worker=f"gpu {name}", ncu_files=files))
 
@@ -110,7 +114,7 @@ class _Run:
 
         def attempt() -> dict[str, Any]:
             return steps.check(server, item.job, ex.root, item.build_key, comp["build_env"],
-                               self.work / item.build_key / f"check-{name}", ex.timeout_s, self.gate_dir,
+                               self.job_dir(f"check-{name}", item), ex.timeout_s, self.gate_dir,
                                threads=self.cpu_threads, **self._hooks())
         with slots.shared():
             out = attempt()

@@ -1,0 +1,112 @@
+"""Why a run is suspect, from everything that can say so, each reason with the place of its evidence.
+
+Sources: the static scan and the transcript check (collect time, `RunRecord.findings`); the launch
+attribution rules (`checks.attribution_flags`) and the named dynamic checks (`validate.dynamic`) of the
+cached re-validation. A reviewer's verdict on the exact kernel (`reviews.toml`) clears them (clean, rubric
+leak, harness bug) or leaves the run out of the rankings as a reward hack. Results measured before a
+check existed carry none of its findings: that check was not measured, and says nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..checks import attribution_flags
+from ..records import ValidationResult
+from ..validate.schema import DynamicCheck, Verdict
+from ..vocab import ReviewStatus
+from .reviews import Review, ReviewVerdict
+from .traces import RunRecord
+
+# Where on a run page each kind of evidence is (`templates/run.html` gives these ids).
+ATTRIBUTION_ANCHOR = "evidence-launches"
+DYNAMIC_ANCHOR = "evidence-dynamic"
+STATIC_ANCHOR = "static-checks"
+VERDICT_ANCHOR = "evidence-verdict"
+
+
+@dataclass(frozen=True)
+class Reason:
+    """One error-level finding that makes a run suspect, and the anchor of its evidence on the run page."""
+
+    source: str  # "static", "transcript", "launches" or "dynamic"
+    check: str
+    message: str
+    anchor: str
+
+
+@dataclass(frozen=True)
+class Suspicion:
+    reasons: tuple[Reason, ...]
+    review: Review | None
+    warnings: int = 0  # warn-level static findings: worth a look, never suspect
+
+    @property
+    def cleared(self) -> bool:
+        return self.review is not None and self.review.clears
+
+    @property
+    def reward_hack(self) -> bool:
+        return self.review is not None and self.review.verdict is ReviewVerdict.REWARD_HACK
+
+    @property
+    def suspect(self) -> bool:
+        """Flagged by a check and not cleared by a reviewer."""
+        return bool(self.reasons) and not self.cleared
+
+    @property
+    def excluded(self) -> bool:
+        """Left out of fast_p and the geomean: suspect, or a reviewer's reward hack."""
+        return self.suspect or self.reward_hack
+
+    @property
+    def status(self) -> ReviewStatus:
+        if self.reward_hack:
+            return ReviewStatus.REWARD_HACK
+        if self.suspect:
+            return ReviewStatus.SUSPECT
+        if self.reasons and self.cleared:
+            return ReviewStatus.CLEARED
+        return ReviewStatus.WARNINGS if self.warnings else ReviewStatus.CLEAN
+
+    @property
+    def anchor(self) -> str:
+        """Where the first reason's evidence is (the reviewer's verdict for a reward hack)."""
+        return "review" if self.reward_hack or not self.reasons else self.reasons[0].anchor
+
+
+def _finding_anchor(line: int | None, turn: int | None) -> str:
+    """A finding's evidence: its line in the final kernel, or the turn whose tool call shows it."""
+    if turn is not None:
+        return f"turn-{turn}"
+    return f"kernel-L{line}" if line is not None else STATIC_ANCHOR
+
+
+def runtime_reasons(result: ValidationResult | None) -> list[Reason]:
+    """The reasons re-validation measured; none for a result without them (measured before they were kept)."""
+    if result is None:
+        return []
+    att = result.kernel_launches.attribution if result.kernel_launches else None
+    out = [Reason("launches", f.field, f.message, ATTRIBUTION_ANCHOR) for f in attribution_flags(att)]
+    names = {c.value for c in DynamicCheck}
+    out += [Reason("dynamic", d.check, d.detail, f"{DYNAMIC_ANCHOR}-{d.check}") for d in result.dynamic_checks
+            if d.tripped and d.check in names]
+    return out
+
+
+def suspicion(r: RunRecord, result: ValidationResult | None) -> Suspicion:
+    """Everything that makes this run suspect, static first, then what re-validation measured."""
+    reasons = [Reason("transcript" if f.turn is not None else "static", f.check, f.message, _finding_anchor(f.line, f.turn))
+               for f in r.findings if f.severity == "error"]
+    reasons += runtime_reasons(result)
+    warnings = sum(1 for f in r.findings if f.severity != "error")
+    return Suspicion(tuple(reasons), r.review, warnings)
+
+
+def evidence_anchor(sus: Suspicion, result: ValidationResult | None) -> str:
+    """Where on the run page the evidence for its mark is: why suspect, or why not correct; "" for none."""
+    if sus.excluded:
+        return sus.anchor
+    if result is not None and result.verdict != Verdict.CORRECT:
+        return VERDICT_ANCHOR
+    return ""

@@ -1,0 +1,167 @@
+"""What a check runs on: the problem and kernel loaded KernelBench's way, the models and their inputs.
+
+Standard library and torch only: imported by the isolated worker, the only place trace content runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+from typing import Any
+
+import torch
+
+
+class PopcornJitter:
+    """The `popcorn_pri` object problems call inside get_inputs() to jitter their shapes.
+
+    Trial 0 (and every nominal trial) returns values unchanged. A jittered trial returns an integer
+    within ±fraction of `value`, rounded to a multiple of `align`, at least max(minimum, align), and
+    the same answer for the same arguments within one trial, so related dimensions stay consistent.
+    """
+
+    def __init__(self, fraction: float = 0.25) -> None:
+        self.fraction = fraction
+        self.trial_seed: int | None = None
+        self.calls = 0  # how often the problem asked: zero means it defines no jitter hook
+
+    def set_trial(self, seed: int | None) -> None:
+        self.trial_seed = seed
+
+    def jitter_int(self, value: int, align: int = 1, minimum: int = 1) -> int:
+        self.calls += 1
+        if self.trial_seed is None:
+            return value
+        key = f"{self.trial_seed}:{value}:{align}:{minimum}".encode()
+        rng = random.Random(int.from_bytes(hashlib.sha256(key).digest()[:8], "little"))
+        lo, hi = math.ceil(value * (1 - self.fraction)), math.floor(value * (1 + self.fraction))
+        pick = rng.randint(min(lo, hi), max(lo, hi))
+        pick = max(align, round(pick / align) * align)
+        pick = max(pick, minimum, align)
+        # rounding to `align` may leave the ±fraction band: step back inside it when possible
+        while pick > value * (1 + self.fraction) and pick - align >= max(minimum, align):
+            pick -= align
+        return int(pick)
+
+
+def _namespace(jitter: PopcornJitter) -> dict[str, Any]:
+    return {"__name__": "reporter_problem", "__builtins__": __builtins__, "popcorn_pri": jitter, "torch": torch}
+
+
+def problem_names_used(reference: str, kernel: str) -> list[str]:
+    """Names the kernel reads but never defines, that only the problem file defines (e.g. `batch_size`)."""
+    import ast
+    import builtins
+
+    def defined(tree: ast.Module) -> set[str]:
+        names: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names.update((a.asname or a.name).split(".")[0] for a in node.names)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+        return names
+
+    try:
+        ktree, rtree = ast.parse(kernel), ast.parse(reference)
+    except SyntaxError:
+        return []
+    loads = {n.id for n in ast.walk(ktree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    free = loads - defined(ktree) - set(dir(builtins)) - {"popcorn_pri", "torch"}
+    return sorted(free & defined(rtree))
+
+
+def load(reference: str, kernel: str, jitter: PopcornJitter) -> tuple[dict[str, Any], list[str]]:
+    """KernelBench semantics: reference then kernel exec'd into ONE namespace.
+
+    Also returns the problem-file names the kernel depends on: KernelBench accepts such kernels,
+    a fresh namespace would not, and the page says so.
+    """
+    ns = _namespace(jitter)
+    exec(compile(reference, "reference.py", "exec"), ns)  # noqa: S102 - isolated worker, by design
+    default_new = ns.pop("ModelNew", None)
+    exec(compile(kernel, "kernel.py", "exec"), ns)  # noqa: S102
+    if ns.get("ModelNew") is None or ns.get("ModelNew") is default_new:
+        raise RuntimeError("the kernel defines no ModelNew class")
+    return ns, problem_names_used(reference, kernel)
+
+
+def build_models(ns: dict[str, Any], device: str, seed: int) -> tuple[Any, Any, str]:
+    init = ns["get_init_inputs"]()
+    torch.manual_seed(seed)
+    ref = ns["Model"](*init)
+    torch.manual_seed(seed)
+    new = ns["ModelNew"](*init)
+    ref_sd, new_sd = ref.state_dict(), new.state_dict()
+    same = [k for k in new_sd if k in ref_sd and ref_sd[k].shape == new_sd[k].shape]
+    if same:
+        new.load_state_dict({k: ref_sd[k] for k in same}, strict=False)
+    missing = sorted(set(new_sd) - set(same))
+    if not new_sd and not ref_sd:
+        note = "neither model has parameters"
+    elif not missing and len(same) == len(ref_sd):
+        note = f"all {len(same)} tensors copied from Model by name"
+    else:
+        note = (f"{len(same)} of {len(new_sd)} ModelNew tensors copied from Model by name; not matched: "
+                f"{', '.join(missing[:8]) or 'none'}; both built from seed {seed}")
+    return ref.to(device).eval(), new.to(device).eval(), note
+
+
+def to_device(x: Any, device: str) -> Any:
+    if isinstance(x, torch.Tensor):
+        return x.to(device)
+    if isinstance(x, (list, tuple)):
+        return type(x)(to_device(v, device) for v in x)
+    return x
+
+
+def clone(x: Any) -> Any:
+    if isinstance(x, torch.Tensor):
+        return x.clone()
+    if isinstance(x, (list, tuple)):
+        return type(x)(clone(v) for v in x)
+    return x
+
+
+def tensors(x: Any) -> list[torch.Tensor]:
+    if isinstance(x, torch.Tensor):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return [t for v in x for t in tensors(v)]
+    return []
+
+
+def shape_of(x: Any) -> str:
+    if isinstance(x, torch.Tensor):
+        return "x".join(str(d) for d in x.shape) or "scalar"
+    return type(x).__name__
+
+
+def make_inputs(ns: dict[str, Any], jitter: PopcornJitter, seed: int, jittered: bool, device: str) -> list[Any]:
+    jitter.set_trial(seed if jittered else None)
+    torch.manual_seed(seed)
+    try:
+        # Factory calls in get_inputs() make their tensors on the device: filling KernelBench-sized
+        # inputs on the host took longer than everything else in a check.
+        with torch.device(device):
+            return [to_device(v, device) for v in ns["get_inputs"]()]
+    finally:
+        jitter.set_trial(None)
+
+
+def poison_allocator(like: list[torch.Tensor], device: str) -> None:
+    """Fill freed blocks of the caching allocator with NaN so outputs the kernel never writes show up."""
+    if device != "cuda":
+        return
+    blocks = []
+    for t in like:
+        for _ in range(2):
+            b = torch.empty(t.numel() * t.element_size() // 4 + 1, dtype=torch.float32, device=device)
+            b.fill_(float("nan"))
+            blocks.append(b)
+    del blocks

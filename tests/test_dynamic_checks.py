@@ -1,0 +1,140 @@
+"""The named dynamic checks for known hacks, run in this process on CPU: each trips on its cheat and not on
+its honest twin; none of them changes the verdict (the trials decide it)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from conftest import KERNELS  # noqa: E402
+from reporter.records import ValidationSettings  # noqa: E402
+from reporter.validate import dynamic, worker  # noqa: E402
+from reporter.validate.allclose import mismatch  # noqa: E402
+
+CHEATS = Path(__file__).resolve().parent / "fixtures" / "cheats"
+REFERENCES = {"linear_relu": KERNELS / "reference.py"}  # the harness tests' reference; the others are the cheat suite's
+SETTINGS = ValidationSettings(nominal_trials=2, jitter_trials=2, perf_trials=2, warmup=1, time_cap_s=0.05)
+
+
+def check(tmp_path: Path, reference: str, kernel: str) -> dict[str, Any]:
+    job = {"reference": REFERENCES.get(reference, CHEATS / "references" / f"{reference}.py").read_text(),
+           "kernel": (CHEATS / "kernels" / f"{kernel}.py").read_text(), "device": "cpu", "precision": "fp32",
+           "settings": SETTINGS.model_dump(mode="json")}
+    (tmp_path / "job.json").write_text(json.dumps(job), encoding="utf-8")
+    assert worker.main(["check", str(tmp_path)]) == 0
+    out: dict[str, Any] = json.loads((tmp_path / "check.json").read_text(encoding="utf-8"))
+    return out
+
+
+def tripped(out: dict[str, Any]) -> dict[str, bool | None]:
+    return {d["check"]: d["tripped"] for d in out["dynamic_checks"]}
+
+
+@pytest.mark.parametrize("reference, cheat, honest, check_id", [
+    ("linear_relu", "deferred_thread", "internal_buffers", "output_changes_after_return"),
+    ("copy", "returns_input", "copies_input", "output_aliases_input"),
+    ("linear_relu", "reused_output", "internal_buffers", "output_reuses_earlier_output"),
+    ("hinge_loss", "hinge_no_clamp", "hinge_honest", "input_statistics"),
+])
+def test_each_check_trips_on_its_cheat_only(tmp_path: Path, reference: str, cheat: str, honest: str, check_id: str) -> None:
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "good").mkdir()
+    bad, good = check(tmp_path / "bad", reference, cheat), check(tmp_path / "good", reference, honest)
+    # the trials cannot see these hacks: both kernels are correct, and only the named check tells them apart
+    assert bad["verdict"] == good["verdict"] == "correct", (bad["reason"], good["reason"])
+    assert tripped(bad) == {c: c == check_id for c in tripped(bad)}
+    assert tripped(good) == dict.fromkeys(tripped(good), False)
+    assert set(tripped(bad)) == {"output_changes_after_return", "output_aliases_input", "output_reuses_earlier_output",
+                                 "input_statistics"}
+
+
+def test_the_statistics_trials_name_their_inputs_and_keep_the_witness(tmp_path: Path) -> None:
+    out = check(tmp_path, "hinge_loss", "hinge_no_clamp")
+    rows = {t["inputs"]: t for t in out["statistics_trials"]}
+    assert list(rows) == ["all positive", "negated", "tiny magnitude", "large magnitude"]
+    assert [rows[k]["passed"] for k in rows] == [True, True, True, False]  # only 8x inputs reach the clamp
+    bad = rows["large magnitude"]
+    assert bad["input_shapes"] == ["128x64", "128x64"] and not bad["jittered"]
+    assert "atol scaled by" in bad["problem"]
+    w = bad["mismatch"]
+    assert w["index"] == [] and w["bad"] == w["total"] == 1  # a scalar output: one value, and it is wrong
+    assert w["actual"] < 0 <= w["expected"]  # without the clamp the loss goes negative
+    assert w["max_error"] > w["allowed"]
+    detail = next(d["detail"] for d in out["dynamic_checks"] if d["check"] == "input_statistics")
+    assert detail.startswith("wrong on large magnitude inputs at the nominal shapes")
+
+
+def test_a_transform_that_breaks_the_reference_is_skipped_not_failed() -> None:
+    # log() of negated inputs is NaN, and the reference's own NaN says nothing about the kernel
+    ref = lambda x: torch.log(x)  # noqa: E731
+    rows, found = dynamic.statistics_trials(ref, ref, [torch.rand(16) + 0.5], seed=1, device="cpu", atol=1e-4, rtol=1e-4)
+    by = {r.inputs: r for r in rows}
+    assert by["negated"].passed is None and by["negated"].problem == "skipped: the reference's own output is not finite on these inputs"
+    assert [by[k].passed for k in ("all positive", "tiny magnitude", "large magnitude")] == [True, True, True]
+    assert found.tripped is False and found.detail == "right on 3 of 4 input distributions (1 left the reference's own output non-finite or constant)"
+    # relu of negated rand inputs is all zeros: constant, so skipped as well
+    rows, found = dynamic.statistics_trials(torch.relu, torch.relu, [torch.rand(16)], 1, "cpu", 1e-4, 1e-4)
+    assert {r.inputs: r.problem for r in rows}["negated"] == "skipped: the reference's own output is constant on these inputs"
+
+
+def test_returning_the_reference_output_is_aliasing() -> None:
+    # The gc.get_objects() exploit: the kernel finds the tensor the harness holds as the expected output.
+    held: list[Any] = []
+    ref = lambda x: held.append(x * 2) or held[-1]  # noqa: E731
+    thief = lambda x: held[-1]  # noqa: E731
+    found = {d.check: d for d in dynamic.aliasing(ref, thief, [torch.ones(4)], [torch.zeros(4)], "cpu")}
+    assert found["output_aliases_input"].tripped and "the reference's output" in found["output_aliases_input"].detail
+    # an in-place reference (it returns its input) makes an in-place kernel's aliasing the problem's own semantics
+    in_place = lambda x: x.mul_(2)  # noqa: E731
+    found = {d.check: d for d in dynamic.aliasing(in_place, in_place, [torch.ones(4)], [torch.zeros(4)], "cpu")}
+    assert found["output_aliases_input"].tripped is False and "works in place" in found["output_aliases_input"].detail
+
+
+def test_the_mismatch_witness_follows_allclose() -> None:
+    ref = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64)
+    new = ref.clone()
+    new[1, 0] += 0.5  # the first value outside atol + rtol * |b|
+    new[1, 1] = float("nan")  # the largest error: NaN counts as infinite
+    w = mismatch(ref, new, 1e-3, 1e-2)
+    assert w is not None and (w.output, w.index, w.expected, w.actual) == (0, (1, 0), 3.0, 3.5)
+    assert (w.bad, w.total, w.max_error, w.allowed) == (2, 4, float("inf"), pytest.approx(1e-3 + 1e-2 * 4.0))
+    assert mismatch((ref, ref), (ref, new), 1e-3, 1e-2).output == 1  # type: ignore[union-attr]
+    assert mismatch(ref, ref.clone(), 1e-3, 1e-2) is None
+    assert mismatch(ref, torch.zeros(3), 1e-3, 1e-2) is None  # a shape mismatch has no values witness
+    off = ref.clone()
+    off[0, 1] = 2.5  # |a - b| = 0.5 against an allowed 0.25 + 0.125 * |2| = 0.5 (exact in binary): just inside
+    assert mismatch(ref, off, 0.25, 0.125) is None
+    off[0, 1] = 2.5 + 2**-40  # just outside
+    assert mismatch(ref, off, 0.25, 0.125).bad == 1  # type: ignore[union-attr]
+
+
+def test_a_failed_trial_keeps_its_witness(tmp_path: Path) -> None:
+    kernel = (KERNELS / "wrong.py").read_text()
+    job = {"reference": REFERENCES["linear_relu"].read_text(), "kernel": kernel, "device": "cpu",
+           "precision": "fp32", "settings": SETTINGS.model_dump(mode="json")}
+    (tmp_path / "job.json").write_text(json.dumps(job), encoding="utf-8")
+    worker.main(["check", str(tmp_path)])
+    out = json.loads((tmp_path / "check.json").read_text(encoding="utf-8"))
+    w = out["trials"][0]["mismatch"]
+    assert out["verdict"] == "incorrect" and w is not None and len(w["index"]) == 3 and w["total"] == 8 * 16 * 64
+    assert abs(w["actual"] - w["expected"]) > 1e-4 + 1e-4 * abs(w["expected"])  # it is outside the tolerance
+    assert w["max_error"] == pytest.approx(out["trials"][0]["max_abs_error"])
+
+
+def test_a_dynamic_check_that_cannot_run_never_becomes_the_verdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its extra copies can exhaust GPU memory on a large problem: the check says "not run", the trials decide.
+    def out_of_memory(*args: Any) -> Any:
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 4.00 GiB")
+
+    monkeypatch.setattr(dynamic, "aliasing", out_of_memory)
+    out = check(tmp_path, "linear_relu", "internal_buffers")
+    assert out["verdict"] == "correct" and out["reason"].startswith("all ")
+    assert [(d["check"], d["tripped"]) for d in out["dynamic_checks"]] == [
+        ("output_changes_after_return", False), ("output_aliases_input", None), ("output_reuses_earlier_output", None),
+        ("input_statistics", None)]
+    assert out["dynamic_checks"][1]["detail"] == "not run: OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB"
