@@ -27,7 +27,6 @@ from ..names import unique_slugs
 from . import parallel, status
 from .assets import asset_dir
 
-MARKER = ".reporter-site"  # = publish.pages.MARKER, which loads more than an up-to-date check needs
 
 @dataclass(frozen=True)
 class IncrementalReport:
@@ -83,19 +82,24 @@ def _validation_folder(data: Path, r: Any) -> list[Path]:
 
 
 def _digest_job(item: tuple[str, str, str]) -> dict[str, Any]:
-    """Worker: a run's digest and the signatures of its inputs (signed before reading, so a later edit shows)."""
-    from . import pagemaker
+    """Worker: a run's digest and the signatures of its inputs, or why the run is skipped. Everything done
+    for one run is inside the guard: no value of one run may cost the others (or the site)."""
     rel, run_id, slug = item
     data = Path(parallel.state()["data"])
     path = data / rel
-    trace_sig = status.signature(path, None)
     try:
-        r = _load(data, rel, run_id, slug)
+        return _digest(data, rel, run_id, slug)
     except CollectError as exc:
         return {"run_id": run_id, "error": [exc.path, exc.field, exc.message]}
     except Exception as exc:  # noqa: BLE001 - the guard: one file must never stop the others
         return {"run_id": run_id, "error": [str(path), "(internal)", f"reporter failed on this file ({type(exc).__name__}: "
                                             f"{str(exc)[:200]}); the run is skipped. Please report this as a bug."]}
+
+
+def _digest(data: Path, rel: str, run_id: str, slug: str) -> dict[str, Any]:
+    from . import pagemaker
+    trace_sig = status.signature(data / rel, None, data)  # signed before reading, so a later edit shows
+    r = _load(data, rel, run_id, slug)
     files = [r.trace_path.parent / a.path for a in r.trace.attachments]
     inputs, folders = status.inputs_of(data, files, _validation_folder(data, r), {})
     if trace_sig is not None:
@@ -198,9 +202,9 @@ def build_incremental(data: Path, site: Path, jobs: int | None = None, settings:
     from ..collect.redact import ALLOW_FILE
     from ..collect.reviews import REVIEWS_FILE
     site = site.absolute()
-    prev = status.BuildStatus.load(site) if (site / MARKER).is_file() else status.BuildStatus()
+    prev = status.BuildStatus.load(site) if status.owned_files(site) is not None else status.BuildStatus()
     # Clearances and the redaction allow-list can change any run's page: their contents are global inputs.
-    reviews, allow = ((status.signature(data / name, None) or [None] * 3)[2] for name in (REVIEWS_FILE, ALLOW_FILE))
+    reviews, allow = ((status.signature(data / name, None, data) or [None] * 3)[2] for name in (REVIEWS_FILE, ALLOW_FILE))
     g = status.global_hash([asset_dir("templates"), asset_dir("static")],
                            {**(settings or {}), "reviews": reviews, "allow": allow, "redact": redact})
     shared = {"data": str(data), "reviews": reviews, "redact": redact, "allow": allow}
@@ -246,7 +250,7 @@ def _write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, st
     from . import pagemaker
     from .build import generated_at
     from .search import index_js
-    from .writer import SiteWriter
+    from .writer import NOJEKYLL, SiteWriter
     keep, todo, urls, aggregates, g = plan
     generated = generated_at()
     with SiteWriter(site, data, generated) as writer:
@@ -275,9 +279,10 @@ def _write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, st
         writer.write_text("search-index.js", index_js([pagemaker.index_row(d, urls) for d in digests]))
         writer.write_text("build-info.json", json.dumps({"generated": generated, "pages": n + report.rendered,
                                                           "version": __version__}) + "\n")
-        status.BuildStatus(__version__, g, runs, aggregates).save(writer.tmp)
         report = replace(report, pages=n + report.rendered - len(problems), page_problems=tuple(problems))
         report = replace(report, committed=not (strict and _failed(report, upstream_problems)))
         if report.committed:
-            writer.commit()
+            written = writer.written | {f for rs in runs.values() for f in rs.files} | {NOJEKYLL}
+            writer.keep_foreign(written)
+            writer.commit(status.BuildStatus(__version__, g, runs, aggregates).save(writer.tmp, sorted(written)))
     return report
