@@ -228,20 +228,22 @@ def turns_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
     return _typed(rows, TURN_COLUMNS)
 
 
-def _collect(data: str | Path) -> tuple[Path, Sequence[RunRecord]]:
+def _collect(data: str | Path, redact: bool = True) -> tuple[Path, Sequence[RunRecord]]:
     from .collect import collect
     from .errors import ReporterError
     root = Path(data)
     if not root.is_dir():
         raise ReporterError(f"{root}: not a folder of traces (expected DATA with trace.json files below it)")
-    return root, collect(root).runs
+    return root, collect(root, redact=redact).runs
 
 
-def load(data: str | Path) -> pd.DataFrame:
-    """Every run under `data` as one row, with the cached re-validation results committed beside it."""
+def load(data: str | Path, redact: bool = True) -> pd.DataFrame:
+    """Every run under `data` as one row, with the cached re-validation results committed beside it; with
+    `redact`, secrets are redacted in both (the environment of a result too), as on the site."""
+    from .collect.redact import Redactor, load_allow_list
     from .collect.validation import load_validations
-    root, runs = _collect(data)
-    return runs_frame(runs, load_validations(root, runs)[0])
+    root, runs = _collect(data, redact)
+    return runs_frame(runs, load_validations(root, runs, Redactor(load_allow_list(root)[0]) if redact else None)[0])
 
 
 def load_turns(data: str | Path) -> pd.DataFrame:

@@ -15,7 +15,9 @@ site, and swapped in whole. Every file written is a new inode, so the live site 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import logging
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -26,6 +28,8 @@ from ..errors import CollectError
 from ..names import unique_slugs
 from . import parallel, status
 from .assets import asset_dir
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,18 @@ def _redactor(data: Path, redact: bool, allow: str | None) -> tuple[Any, list[Co
     from ..collect.redact import Redactor, load_allow_list
     allowed, errors = load_allow_list(data)
     return Redactor(allowed), errors
+
+
+def shown_text(shared: dict[str, Any]) -> Callable[[str], str]:
+    """The redactor as a filter of text (none with --no-redact): every string that leaves for the site
+    passes it, file by file in the writer, on top of the redaction of each field where it is read."""
+    red = _redactor(Path(shared["data"]), shared["redact"], shared["allow"])[0]
+    return str if red is None else (lambda text: red.text(text, Counter()))
+
+
+def _shown_error(e: CollectError, shared: dict[str, Any]) -> CollectError:
+    clean = shown_text(shared)
+    return CollectError(clean(e.path), clean(e.field), clean(e.message))
 
 
 def _load(data: Path, rel: str, run_id: str, slug: str) -> Any:
@@ -100,7 +116,7 @@ def _digest(data: Path, rel: str, run_id: str, slug: str) -> dict[str, Any]:
     from . import pagemaker
     trace_sig = status.signature(data / rel, None, data)  # signed before reading, so a later edit shows
     r = _load(data, rel, run_id, slug)
-    files = [r.trace_path.parent / a.path for a in r.trace.attachments]
+    files = [r.trace_path.parent / a.path for a in r.source.attachments]  # the files as named, not as published
     inputs, folders = status.inputs_of(data, files, _validation_folder(data, r), {})
     if trace_sig is not None:
         inputs[rel] = trace_sig
@@ -109,7 +125,8 @@ def _digest(data: Path, rel: str, run_id: str, slug: str) -> dict[str, Any]:
     cached = _lookup(data, r, problems)
     d = pagemaker.digest(r, cached)
     d["path"], d["redactions"] = rel, redactions(r, cached)
-    d["problems"] = [[p.path, p.field, p.message, p.kind] for p in problems]
+    clean = shown_text(parallel.state())
+    d["problems"] = [[clean(p.path), clean(p.field), clean(p.message), p.kind] for p in problems]
     return {"digest": d, "inputs": inputs, "folders": folders}
 
 
@@ -127,8 +144,9 @@ def _render_job(item: tuple[str, str, dict[str, Any]]) -> list[str] | str:
                                     HighlightCache(tmp / status.CACHE_DIR / "code"))
     except Exception as exc:  # noqa: BLE001 - one run's bad data must not cost the rest of the site
         return f"run page not built: {type(exc).__name__}: {exc}"
+    clean = shown_text(st)
     for path, content in files.items():
-        write_new(tmp, path, content)
+        write_new(tmp, path, clean(content))
     return sorted(files)
 
 
@@ -164,7 +182,7 @@ def _scan(data: Path, prev: status.BuildStatus, jobs: int | None,
     todo: list[tuple[str, str, str]] = []
     errors: list[CollectError] = []
     paths = find_traces(data, errors)
-    ids = run_ids(data, paths)
+    ids = run_ids(data, paths, _redactor(data, shared["redact"], shared["allow"])[0])
     slugs = unique_slugs(ids.values())  # over every trace found, so a slug does not move when a trace breaks
     for path in paths:
         rel, run_id = path.relative_to(data).as_posix(), ids[path]
@@ -180,7 +198,7 @@ def _scan(data: Path, prev: status.BuildStatus, jobs: int | None,
         else:
             d = res["digest"]
             runs[d["run_id"]] = status.RunStatus(res["inputs"], res["folders"], d)
-    return runs, errors
+    return runs, [_shown_error(e, shared) for e in errors]
 
 
 def _listing_pages(digests: list[dict[str, Any]], frame: Any, urls: Any, errors: Sequence[CollectError], data: Path,
@@ -224,7 +242,8 @@ def build_incremental(data: Path, site: Path, jobs: int | None = None, settings:
             todo.append((d["path"], d["run_id"], nav[d["run_id"]]))
     from ..collect.traces import unknown_clearances
     rv = _reviews(data, reviews)
-    config_errors = list(rv.errors) + unknown_clearances(rv, set(runs)) + _redactor(data, redact, allow)[1]
+    config_errors = [_shown_error(e, shared) for e in
+                     (*rv.errors, *unknown_clearances(rv, set(runs)), *_redactor(data, redact, allow)[1])]
     aggregates = status.context_hash([g, digests, [str(e) for e in errors + config_errors]])
     report = IncrementalReport(len(digests), len(todo), 0, tuple(errors), tuple(config_errors), tuple(digests))
     if (not todo and aggregates == prev.aggregates and set(runs) == set(prev.runs)
@@ -232,6 +251,15 @@ def build_incremental(data: Path, site: Path, jobs: int | None = None, settings:
         # Nothing to write, so the site stays as it was: under --strict that is what a failure leaves too.
         return replace(report, up_to_date=True, committed=not (strict and _failed(report, upstream_problems)))
     return _write(site, data, report, runs, (keep, todo, urls, aggregates, g), jobs, strict, upstream_problems, shared)
+
+
+def _shared_outputs(paths: list[str]) -> None:
+    """One warning naming every output file two inputs would write (ids and slugs are unique by
+    construction, so this is a bug to report, never a silent overwrite)."""
+    twice = sorted(p for p, n in Counter(paths).items() if n > 1)
+    if twice:
+        log.warning("%d output file(s) would be written for two different inputs: %s; please report this as a bug",
+                    len(twice), ", ".join(twice[:10]))
 
 
 def _failed(report: IncrementalReport, upstream_problems: int) -> bool:
@@ -253,14 +281,14 @@ def _write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, st
     from .writer import NOJEKYLL, SiteWriter
     keep, todo, urls, aggregates, g = plan
     generated = generated_at()
-    with SiteWriter(site, data, generated) as writer:
+    with SiteWriter(site, data, generated, shown_text(shared)) as writer:
         assert writer.tmp is not None
         writer.seed(keep, [status.CACHE_DIR])
         shared = {**shared, "tmp": str(writer.tmp), "generated": generated, "assets": writer.assets, "urls": urls}
         problems: list[tuple[str, str]] = []
         for item, files in zip(todo, parallel.run_all(_render_job, todo, shared, jobs)):
             if isinstance(files, str):
-                problems.append((str(data / item[0]), files))
+                problems.append((shown_text(shared)(str(data / item[0])), shown_text(shared)(files)))
                 del runs[item[1]]  # left out of the site and of the status, so the next build tries again
             else:
                 runs[item[1]].files = files
@@ -269,11 +297,13 @@ def _write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, st
         # reporter.aggregates) of the built runs.
         from ..frames import export_bytes, load
         from .boards import leaderboards
-        frame = load(data)
+        frame = load(data, shared["redact"])
         frame = frame[frame["run_id"].isin(list(runs))].reset_index(drop=True)
         boards, board_files, links = leaderboards(frame, urls)
         board_files["runs.csv"] = export_bytes(frame, "csv")
-        n = writer.render(_listing_pages(digests, frame, urls, report.errors, data, links) + boards)
+        pages = _listing_pages(digests, frame, urls, report.errors, data, links) + boards
+        _shared_outputs([p.path for p in pages] + list(board_files) + [f for rs in runs.values() for f in rs.files])
+        n = writer.render(pages)
         for path, blob in sorted(board_files.items()):
             writer.write_text(path, blob.decode("utf-8"))
         writer.write_text("search-index.js", index_js([pagemaker.index_row(d, urls) for d in digests]))
@@ -284,5 +314,5 @@ def _write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, st
         if report.committed:
             written = writer.written | {f for rs in runs.values() for f in rs.files} | {NOJEKYLL}
             writer.keep_foreign(written)
-            writer.commit(status.BuildStatus(__version__, g, runs, aggregates).save(writer.tmp, sorted(written)))
+            writer.commit(status.BuildStatus(__version__, g, runs, aggregates).save(writer.tmp, sorted(written), writer.clean))
     return report

@@ -193,8 +193,9 @@ def write_new(root: Path, rel: str, content: str) -> None:
 class SiteWriter:
     """Renders pages into a temporary folder; `commit()` swaps it in, leaving without it changes nothing."""
 
-    def __init__(self, site: Path, data: Path, generated: str) -> None:
+    def __init__(self, site: Path, data: Path, generated: str, clean: Callable[[str], str] = str) -> None:
         check_target(site, data)
+        self.clean = clean  # the secret redactor over every text written (pages, tables, the status)
         self.site = site.absolute()
         self.data = data
         self.generated = generated
@@ -233,7 +234,7 @@ class SiteWriter:
 
     def write_text(self, rel: str, content: str) -> None:
         assert self.tmp is not None, "use SiteWriter as a context manager"
-        write_new(self.tmp, rel, content)
+        write_new(self.tmp, rel, self.clean(content))
         self.written.add(rel)
 
     def seed(self, keep: list[str], folders: list[str]) -> None:
