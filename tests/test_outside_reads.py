@@ -4,15 +4,12 @@ whose traces, attachments, cache entries and config files are links out of it, F
 
 from __future__ import annotations
 
-import builtins
-import io
 import json
 import os
 import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -23,10 +20,8 @@ from reporter.records import ValidationSettings
 from reporter.validate import cache
 
 KB = Path(__file__).resolve().parent / "fixtures" / "kernelbench"
-# What a build may open besides DATA and the site: Python and its packages, the time zone database, and
-# reporter's own code, templates and static files.
-SYSTEM = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr/share/zoneinfo", "/dev/null", str(ROOT / "reporter"),
-                str(ROOT / "templates"), str(ROOT / "static"), str(ROOT / "__editable__")})
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from fuzz_hostile import Opens  # noqa: E402 - the recorder the fuzz benchmark counts outside opens with
 
 
 @pytest.fixture(autouse=True)
@@ -36,32 +31,18 @@ def no_hang() -> Iterator[None]:
 
 
 @pytest.fixture
-def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+def opened() -> Iterator[list[str]]:
     """Every path opened from now on (resolved), by `open`, `io.open`, `os.open` and so by pathlib's reads."""
-    seen: list[str] = []
-    real_open, real_os_open = io.open, os.open
-
-    def note(path: Any) -> None:
-        if not isinstance(path, int):
-            seen.append(os.path.realpath(os.fsdecode(path)))
-
-    def patched_open(file: Any, *args: Any, **kwargs: Any) -> Any:
-        note(file)
-        return real_open(file, *args, **kwargs)
-
-    def patched_os_open(path: Any, *args: Any, **kwargs: Any) -> int:
-        note(path)
-        return real_os_open(path, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "open", patched_open)
-    monkeypatch.setattr(io, "open", patched_open)
-    monkeypatch.setattr(os, "open", patched_os_open)
-    return seen
+    recorder = Opens()
+    try:
+        with recorder.recording() as paths:
+            yield paths
+    finally:
+        recorder.close()
 
 
 def outside_of(paths: list[str], *allowed: Path) -> list[str]:
-    roots = [os.path.realpath(a) for a in allowed] + [os.path.realpath(s) for s in SYSTEM]
-    return sorted({p for p in paths if not any(p == r or p.startswith(r.rstrip("/") + "/") for r in roots)})
+    return Opens.outside(paths, *allowed)
 
 
 def hostile_data(tmp_path: Path) -> tuple[Path, Path]:

@@ -90,6 +90,7 @@ def test_secrets_in_names_environments_attachments_and_errors_reach_no_output(sa
     site = tmp_path / "site"
     out = build(data, site)
     assert leaks(site, out, KEY, KEY[:24], PASSWORD) == []
+    assert "openai-key" in out  # the folder name's key is counted with the rest
     status = json.loads((site / ".reporter-status.json").read_text())
     shown = [r for r in status["runs"] if r.startswith("run-[redacted: openai-key]~")]
     assert len(shown) == 1, sorted(status["runs"])

@@ -7,6 +7,7 @@ The static cheat scan reads each final kernel here (source only, no GPU), so eve
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -234,6 +235,9 @@ def run_ids(data: Path, paths: list[Path], redactor: Redactor | None = None) -> 
     return {p: _shown_id(i, redactor) for p, i in ids.items()} if redactor is not None else ids
 
 
+_REDACTED = re.compile(r"\[redacted: ([a-z0-9-]+)\]")
+
+
 def _shown_id(run_id: str, redactor: Redactor) -> str:
     shown = redactor.text(run_id, Counter())
     return run_id if shown == run_id else f"{shown}~{sha256_text(run_id)[:12]}"
@@ -242,7 +246,7 @@ def _shown_id(run_id: str, redactor: Redactor) -> str:
 def _read_run(data: Path, path: Path, run_id: str, redactor: Redactor | None) -> RunRecord:
     doc = read_document(path, data)
     trace = original = validate_document(doc, path)
-    counts: Counter[str] = Counter()
+    counts: Counter[str] = Counter(_REDACTED.findall(run_id)) if redactor is not None else Counter()  # its folder name's
     if redactor is not None:
         published = redactor.trace_document(doc, counts)
         if counts:
