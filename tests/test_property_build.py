@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from conftest import minimal_trace, write_trace
 from reporter.collect import collect
+from reporter.errors import replace_surrogates
 from reporter.pipeline import build
 from reporter.records import Trace, ValidationResult, ValidationSettings
 from reporter.validate import cache
@@ -73,7 +74,8 @@ def _store_result(data: Path, doc: dict[str, Any], result: dict[str, Any]) -> No
     fk, ref = doc.get("final_kernel"), doc.get("reference_source")
     if not isinstance(fk, dict) or not isinstance(fk.get("source"), str) or not isinstance(ref, str):
         return
-    folder = cache.entry_dir(data, cache.content_key(fk["source"], ref))
+    # keyed as the collector keys it: lone surrogates read as U+FFFD
+    folder = cache.entry_dir(data, cache.content_key(replace_surrogates(fk["source"]), replace_surrogates(ref)))
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "r.json").write_text(json.dumps(result), encoding="utf-8", errors="surrogatepass")
 
