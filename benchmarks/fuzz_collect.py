@@ -1,14 +1,23 @@
-"""Fuzz collect and the site build with mutated traces; prints tracebacks / cases (target: 0).
+"""Fuzz collect, the site build, the importer and publish with hostile input; every count printed must be 0.
 
-    python benchmarks/fuzz_collect.py [--cases 1100] [--batch 50] [--seed 10]
+    nice -n 19 python benchmarks/fuzz_collect.py [--cases 1100] [--batch 50] [--seed 10]
 
 Every case is a run folder: a sample trace from data/ (with its attachments) mutated once, or one of
 the hostile cases of issue 10 (links to /dev/zero, FIFOs, loops, NUL bytes, huge integers, deep
 nesting, lone surrogates, non-UTF-8 and over-long names, bad profiler `dur`, bad ncu IDs and fields).
-Cases are built 50 to a DATA folder through `reporter.pipeline.build` (collect, then render and write);
-a batch that raises is rebuilt case by case to count the cases that crash. A "traceback" is an
-exception escaping collect or the build; an "internal" error is one a per-run guard caught (a bug
-that cost only that run: collect's guard, or a page the renderer could not write). Output committed beside this file: fuzz_collect.txt.
+Issue 21 adds, per case, a planted secret (in a field, the folder name, an ncu CSV cell, an attachment's
+name, a `.env` line, a bad schema_version, a cached result's environment, a JSON value under a secret
+key); per batch, hostile config and cache files (FIFOs, links out, /dev/zero as reviews.toml,
+redact-allow.txt, a cached result) and pairs of inputs that used to collide; and around the one site
+every batch is built into, a user's files and folders named like our temporaries, plus a home folder
+holding a stray marker. Cases are built 50 to a DATA folder through `reporter.pipeline.build` (in one
+process, with every `open` recorded); a batch that raises is rebuilt case by case to count the cases that
+crash. Then hostile KernelBench run folders are imported and a site holding links is published.
+
+Counted: whole-build losses (an exception escaping the build, a hang, a site not committed), opens
+outside DATA (or the import source), hangs, user files touched, planted secrets found in any file of the
+site or in the build's messages, and colliding inputs missing from the site. An "internal" error is one a
+per-run guard caught (a bug that cost only that run). Output committed beside this file: fuzz_collect.txt.
 """
 
 from __future__ import annotations
@@ -19,21 +28,25 @@ import json
 import os
 import random
 import shutil
-import signal
+import string
 import sys
 import tempfile
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from fuzz_hostile import Hang, Opens, import_cases, plant_user_files, publish_cases, stray_marker_home, timed, touched
+
+from reporter.errors import SiteError
 from reporter.pipeline import build
-from reporter.records import ValidationSettings
+from reporter.records import ValidationResult, ValidationSettings, sha256_text
+from reporter.validate import cache
 
 HOSTILE_VALUES: list[Any] = [None, True, -1, 0, 10**30, 1e308, "", "\ud800", "x" * 5000, [], {}, "../../etc/passwd",
                              "<script>alert(1)</script>", "a\u0000b", "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7cDe0",
@@ -132,45 +145,196 @@ def hostile(rng: random.Random, folder: Path, doc: dict[str, Any]) -> str:
     return kind
 
 
-def make_case(rng: random.Random, data: Path, index: int, pool: list[tuple[Path, dict[str, Any]]]) -> str:
+NCU_SAMPLE = ROOT / "data" / "seed-003-l2-p8" / "p8_new_raw.csv"
+PLANTS = ("field", "folder", "ncu-cell", "attachment-name", "env-line", "bad-version", "cache-env", "json-secret-key")
+
+
+def token(rng: random.Random) -> str:
+    """A secret no other text holds: an OpenAI-shaped key with a random body."""
+    body = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(40))
+    return f"sk-proj-{body[:20]}7Q{body[20:]}"
+
+
+def password(rng: random.Random) -> str:
+    return f"pw-{rng.getrandbits(40):x}-{rng.getrandbits(40):x}"
+
+
+def plant(rng: random.Random, data: Path, folder: Path, doc: dict[str, Any], i: int) -> tuple[str, Path, list[str]]:
+    """Put a secret somewhere DATA can hold one; returns (where, the run folder, the secrets to look for)."""
+    where = rng.choice(PLANTS)
+    key, pw = token(rng), password(rng)
+    if where == "field":
+        strings = [p for p in paths_of(doc) if p and isinstance(_get(doc, p), str)]
+        set_at(doc, rng.choice(strings), f"see {key} here")
+    elif where == "folder":
+        folder = folder.with_name(f"{folder.name[:120]}-{key}")  # within the 255-byte limit of a name
+    elif where in ("ncu-cell", "attachment-name"):
+        name = "k.csv" if where == "ncu-cell" else f"missing-{key}.csv"
+        doc.setdefault("attachments", []).append({"kind": "ncu_raw_csv", "role": "kernel", "path": name})
+    elif where == "env-line":
+        doc["prompt"] = f"{doc.get('prompt') or ''}\nSet up:\nDB_PASSWORD={pw}\n"
+    elif where == "bad-version":
+        doc["schema_version"] = f"{key} v3"
+    elif where == "json-secret-key":
+        doc["harness_metadata"] = {"env": {"DB_PASSWORD": pw, "note": "x"}}
+    else:
+        _cached_result(data, doc, i, key, pw)
+    return where, folder, [key, key[:24], pw]
+
+
+def _get(doc: Any, path: tuple[Any, ...]) -> Any:
+    for k in path:
+        doc = doc[k]
+    return doc
+
+
+def _cached_result(data: Path, doc: dict[str, Any], i: int, key: str, pw: str) -> None:
+    """A cached re-validation of the case's own kernel, its environment naming secrets."""
+    doc["final_kernel"] = {"source": f"// case {i}\n" + str((doc.get("final_kernel") or {}).get("source", ""))}
+    doc["reference_source"] = doc.get("reference_source") or "class Model: pass\n"
+    kernel, ref = doc["final_kernel"]["source"], doc["reference_source"]
+    result = ValidationResult(kernel_sha256=sha256_text(kernel), reference_sha256=sha256_text(ref), settings=ValidationSettings(),
+                              environment={"gpu": f"NVIDIA H200 {key}", "host": f"DB_PASSWORD={pw}"},
+                              verdict="correct", measured_at="2030-01-01T00:00:00Z")
+    folder = cache.entry_dir(data, cache.content_key(kernel, ref))
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "r.json").write_text(result.model_dump_json(), encoding="utf-8")
+
+
+def make_case(rng: random.Random, data: Path, index: int, pool: list[tuple[Path, dict[str, Any]]]) -> tuple[str, str, list[str]]:
+    """One mutated or hostile run folder; returns its kind, where a secret was planted and the secrets."""
     src, doc = rng.choice(pool)
+    doc = copy.deepcopy(doc)
     name = f"case-{index:04d}"
     roll = rng.random()
     if roll < 0.05:
         name = os.fsdecode(name.encode() + b"-\xff\xfe")
     elif roll < 0.08:
-        name = name + "-" + "n" * 240
-    folder = data / name
+        name = name + "-" + "n" * 200
+    where, folder, secrets = plant(rng, data, data / name, doc, index) if rng.random() < 0.7 else ("", data / name, [])
     shutil.copytree(src, folder, symlinks=True)
     (folder / "trace.json").unlink()
+    if where == "ncu-cell":
+        (folder / "k.csv").write_text(NCU_SAMPLE.read_text().replace("grounded_top2_kernel(", f"kernel_{secrets[0]}("))
     pick = rng.random()
-    if pick < 0.6:
-        (folder / "trace.json").write_text(mutate_json(rng, doc), encoding="utf-8", errors="surrogatepass")
-        return "json-mutation"
+    if pick < 0.6 or where in ("bad-version", "cache-env"):
+        (folder / "trace.json").write_text(mutate_json(rng, doc) if pick < 0.6 else json.dumps(doc),
+                                           encoding="utf-8", errors="surrogatepass")
+        return "json-mutation", where, secrets
     if pick < 0.8:
         (folder / "trace.json").write_bytes(mutate_bytes(rng, doc))
-        return "byte-mutation"
-    return "hostile:" + hostile(rng, folder, doc)
+        return "byte-mutation", where, secrets
+    return "hostile:" + hostile(rng, folder, doc), where, secrets
 
 
-def timed(seconds: int, fn: Callable[[], Any]) -> Any:
-    def hang(*_: object) -> None:
-        raise TimeoutError(f"no answer within {seconds} s (a blocking read?)")
-    old = signal.signal(signal.SIGALRM, hang)
-    signal.alarm(seconds)
-    try:
-        return fn()
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
+def batch_extras(rng: random.Random, data: Path, outside: Path, b: int) -> list[str]:
+    """Hostile config and cache files, and pairs of inputs that used to collide; returns the pairs' markers."""
+    target = rng.choice(["fifo", "link-out", "dev-zero"])
+    for name in ("reviews.toml", "redact-allow.txt", f"validation/{'0' * 20}/r.json"):
+        path = data / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if target == "fifo":
+            os.mkfifo(path)
+        else:
+            path.symlink_to(outside / "victim.txt" if target == "link-out" else "/dev/zero")
+    base: dict[str, Any] = {"schema_version": 2, "run": {"benchmark": "kb", "configuration": "c", "model": "m", "level": 2, "problem_id": 1,
+                                         "recorded_verdict": "correct"}, "turns": []}
+    pairs: dict[str, dict[str, Any]] = {"trace.json": {}, "trace/trace.json": {}, os.fsdecode(b"caf\xe9") + "/trace.json": {},
+             "caf\\xe9/trace.json": {}, "sep-a/trace.json": {"configuration": "c\x1fl2"},
+             "sep-b/trace.json": {"model": "m\x1fx"}, "unknown/trace.json": {"model": "unknown"}, "none/trace.json": {"model": None}}
+    markers: list[str] = []
+    for rel, run in pairs.items():
+        marker = f"collide-{b}-{len(markers)}"
+        (data / rel).parent.mkdir(parents=True, exist_ok=True)
+        (data / rel).write_text(json.dumps({**base, "run": {**base["run"], **run, "source_note": marker}}),
+                                encoding="utf-8", errors="surrogatepass")
+        markers.append(marker)
+    return markers
 
 
-def run_batch(data: Path, site: Path) -> tuple[Any, str | None]:
-    try:
-        summary = timed(300, lambda: build(data, site, ValidationSettings(), validate=False))
-        return summary, None
-    except Exception:  # noqa: BLE001 - counting them is the point
-        return None, traceback.format_exc(limit=3).strip().splitlines()[-1]
+def leaked(site: Path, text: str, secrets: list[str]) -> list[str]:
+    """The planted secrets found in any file of the site (its state too) or in the build's messages."""
+    blobs = [p.read_bytes() for p in site.rglob("*") if p.is_file() and not p.is_symlink() and "static" not in p.parts]
+    return [s for s in secrets if s in text or any(s.encode() in b for b in blobs)]
+
+
+def run_batch(data: Path, site: Path, opens: Opens) -> tuple[Any, str | None, list[str]]:
+    with opens.recording() as paths:
+        try:
+            summary = timed(600, lambda: build(data, site, ValidationSettings(), validate=False, jobs=1))
+            return summary, None, Opens.outside(paths, data, site.parent)
+        except Hang as exc:
+            return None, f"hang: {exc}", Opens.outside(paths, data, site.parent)
+        except Exception:  # noqa: BLE001 - counting them is the point
+            return None, traceback.format_exc(limit=3).strip().splitlines()[-1], Opens.outside(paths, data, site.parent)
+
+
+def check_batch(summary: Any, site: Path, secrets: list[str], markers: list[str], bad: Counter[str]) -> None:
+    status = json.loads((site / ".reporter-status.json").read_text())
+    notes = {d["digest"]["run"].get("source_note") for d in status["runs"].values()}
+    bad["colliding inputs missing"] += sum(1 for m in markers if m not in notes)
+    messages = "\n".join([summary.line(), *(str(p) for p in summary.problems)])
+    bad["planted secrets published"] += len(leaked(site, messages, secrets))
+    bad["internal"] += sum(1 for p in summary.problems if p.field == "(internal)")
+    bad["pages failed"] += sum(1 for p in summary.problems if p.field == "(page)")
+    bad["runs"] += summary.runs
+    bad["pages"] += summary.pages
+
+
+def crash_cases(data: Path, work: Path, opens: Opens) -> int:
+    """How many of a crashed batch's cases crash a build on their own."""
+    crashed = 0
+    for folder in sorted(p for p in data.iterdir() if p.is_dir()):
+        one = work / "one"
+        shutil.rmtree(one, ignore_errors=True)
+        one.mkdir()
+        folder.rename(one / folder.name)
+        crashed += run_batch(one, work / "one-site" / "site", opens)[1] is not None
+        shutil.rmtree(work / "one-site", ignore_errors=True)
+    return crashed
+
+
+def build_batches(args: argparse.Namespace, work: Path, opens: Opens, kinds: Counter[str]) -> Counter[str]:
+    rng = random.Random(args.seed)
+    pool = seeds()
+    bad: Counter[str] = Counter()
+    outside, site = work / "outside", work / "sites" / "site"
+    outside.mkdir()
+    site.parent.mkdir()
+    home = stray_marker_home(work)  # the files that must stay as they are
+    for b in range(0, args.cases, args.batch):
+        data = work / f"batch-{b:04d}"
+        data.mkdir()
+        secrets: list[str] = []
+        for i in range(b, min(b + args.batch, args.cases)):
+            kind, where, planted = make_case(rng, data, i, pool)
+            kinds[kind] += 1
+            if where:
+                kinds[f"secret planted: {where}"] += 1
+            secrets += planted
+        markers = batch_extras(rng, data, outside, b)
+        user = plant_user_files(site, outside)
+        summary, crash, out = run_batch(data, site, opens)
+        bad["batches"] += 1
+        bad["outside opens"] += len(out)
+        bad["hangs"] += bool(crash and crash.startswith("hang"))
+        bad["user files touched"] += len(touched(user))
+        try:
+            build(data, work / "home", ValidationSettings(), validate=False, jobs=1)
+            bad["stray marker taken as a site"] += 1
+        except SiteError:
+            pass
+        bad["user files touched"] += len(touched(home))
+        if crash is not None or not summary.committed:
+            bad["whole-build losses"] += 1
+            print(f"  batch {b}: {crash or 'not committed'}")
+            if crash is not None and not crash.startswith("hang"):
+                bad["cases that crash alone"] += crash_cases(data, work, opens)
+            continue
+        check_batch(summary, site, secrets, markers, bad)
+        kinds["collision pairs"] += len(markers) // 2
+        shutil.rmtree(data, ignore_errors=True)
+    return bad
 
 
 def main() -> None:
@@ -178,55 +342,38 @@ def main() -> None:
     ap.add_argument("--cases", type=int, default=1100)
     ap.add_argument("--batch", type=int, default=50)
     ap.add_argument("--seed", type=int, default=10)
+    ap.add_argument("--imports", type=int, default=4, help="times each hostile KernelBench folder is imported")
     args = ap.parse_args()
     import logging
     logging.getLogger("reporter").setLevel(logging.CRITICAL)  # the problems are counted, not printed
-    rng = random.Random(args.seed)
-    pool = seeds()
+    opens = Opens()
     kinds: Counter[str] = Counter()
-    tracebacks: Counter[str] = Counter()
-    crashed_cases = internal = page_errors = problems = runs = pages = 0
     started = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="fuzz-collect-"))
     try:
-        for b in range(0, args.cases, args.batch):
-            data = work / f"batch-{b:04d}"
-            data.mkdir()
-            names = []
-            for i in range(b, min(b + args.batch, args.cases)):
-                kinds[make_case(rng, data, i, pool)] += 1
-                names.append(i)
-            summary, crash = run_batch(data, work / f"site-{b:04d}")
-            if crash is not None:
-                tracebacks[crash] += 1
-                for folder in sorted(p for p in data.iterdir()):  # which cases crash on their own?
-                    one = work / "one"
-                    shutil.rmtree(one, ignore_errors=True)
-                    one.mkdir()
-                    folder.rename(one / folder.name)
-                    if run_batch(one, work / "site-one")[1] is not None:
-                        crashed_cases += 1
-                    shutil.rmtree(work / "site-one", ignore_errors=True)
-                continue
-            internal += sum(1 for p in summary.problems if p.field == "(internal)")
-            page_errors += sum(1 for p in summary.problems if p.field == "(page)")
-            problems += len(summary.problems)
-            runs += summary.runs
-            pages += summary.pages
-            shutil.rmtree(work / f"site-{b:04d}", ignore_errors=True)
-            shutil.rmtree(data, ignore_errors=True)
+        bad = build_batches(args, work, opens, kinds)
+        imported = import_cases(work, opens, args.imports)
+        published = publish_cases(work / "sites" / "site", work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     batches = -(-args.cases // args.batch)
     print(f"cases: {args.cases} in {batches} batches of {args.batch} (seed {args.seed}), {time.monotonic() - started:.0f} s")
     for kind, n in sorted(kinds.items()):
-        print(f"  {kind:28s} {n:5d}")
-    print(f"tracebacks (exceptions escaping collect or the build): {sum(tracebacks.values())} batches, "
-          f"{crashed_cases} cases crash on their own")
-    for line, n in tracebacks.most_common():
-        print(f"  {n} x {line}")
-    print(f"internal errors caught by the per-run guard: {internal} in collect, {page_errors} pages that failed to render")
-    print(f"runs rendered: {runs}, pages written: {pages}, files reported as not used: {problems}")
+        print(f"  {kind:36s} {n:5d}")
+    print(f"builds: {bad['batches']} into one site holding a user's files, beside decoy folders, and {bad['batches']} "
+          "refused builds into a home folder holding a stray marker")
+    for what in ("whole-build losses", "cases that crash alone", "hangs", "outside opens", "user files touched",
+                 "stray marker taken as a site", "planted secrets published", "colliding inputs missing"):
+        print(f"  {what:40s} {bad[what]:5d}")
+    print(f"internal errors caught by the per-run guard: {bad['internal']} in collect, {bad['pages failed']} pages that failed "
+          f"to render; runs rendered: {bad['runs']}, pages written: {bad['pages']}")
+    print(f"import: {imported['cases']} hostile KernelBench run folders ({args.imports} x {len(imported) and 11} kinds)")
+    for what in ("tracebacks", "hangs", "outside opens", "user files touched", "environ imported", "duplicates lost"):
+        print(f"  {what:40s} {imported[what]:5d}")
+    print(f"publish: {published['cases']} cases (a site holding a link out and a user's file; main, main --force while "
+          "checked out, gh-pages checked out in a worktree)")
+    for what in ("outside or user files published", "branches taken over"):
+        print(f"  {what:40s} {published[what]:5d}")
 
 
 if __name__ == "__main__":

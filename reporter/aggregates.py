@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from .validate.schema import Basis
-from .vocab import MISSING_LABEL, RUNTIME_FAILURES, GridState, RunVerdict, Source
+from .vocab import MISSING_KEY, RUNTIME_FAILURES, GridState, RunVerdict, Source
 
 FAST_P: tuple[float, ...] = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)
 LEADERBOARD_KEYS: tuple[str, ...] = ("benchmark", "level", "configuration")
@@ -61,11 +61,13 @@ def fast_column(p: float) -> str:
 
 
 def comparable(frame: pd.DataFrame) -> pd.DataFrame:
-    """Runs that can be compared: complete, with a level and a problem; missing labels become "unknown"."""
+    """Runs that can be compared: complete, with a level and a problem; a missing benchmark, configuration,
+    model or problem becomes "" (`vocab.MISSING_KEY`: an empty name counts as none, so a model really named
+    "unknown" stays a model of its own)."""
     ok = frame["complete"].fillna(False) & frame["level"].notna() & frame["problem_id"].notna()
     out = frame.loc[ok].copy()
     for col in ("benchmark", "configuration", "model", "problem"):
-        out[col] = out[col].fillna(MISSING_LABEL if col != "problem" else "")
+        out[col] = out[col].fillna(MISSING_KEY)
     return out
 
 
@@ -195,7 +197,7 @@ def problems(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str |
 
 def counts(frame: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     """Index-page counts per group, over every run (partial ones too): runs, models, correct, re-validated, flags."""
-    f = frame.assign(**{c: frame[c].fillna(MISSING_LABEL) for c in by},
+    f = frame.assign(**{c: frame[c].fillna(MISSING_KEY) for c in by},
                      _correct=frame["verdict"].eq(RunVerdict.CORRECT).fillna(False),
                      _reval=frame["verdict_source"].eq(Source.RE_VALIDATED).fillna(False))
     out = f.groupby(list(by), dropna=False).agg(

@@ -20,6 +20,9 @@ from .validate.schema import Attribution, LaunchGroup
 
 # A CUDA kernel launch costs a few microseconds end to end; no timed forward pass can beat one launch.
 LAUNCH_FLOOR_US = 2.0
+# The largest integer the runs table holds (pandas Int64); a recorded integer beyond ±this is flagged and
+# empty (<NA>) in tables and CSVs, while its page shows it as recorded.
+TABLE_INT_LIMIT = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,9 @@ def _impossible(where: str, value: object) -> Flag | None:
                                     "(an overflow or a division by zero upstream).")
     if value < 0:
         return Flag(where, "error", f"{value:g} is negative: no count, time, size, rate or ratio can be.")
+    if isinstance(value, int) and value > TABLE_INT_LIMIT:
+        return Flag(where, "warn", f"{value:.3g} is beyond the largest integer the tables hold (2^63 - 1): shown here as "
+                                   "recorded, and empty in the leaderboards, grids and CSVs.")
     return None
 
 
@@ -266,8 +272,9 @@ def compare_runtime(recorded: float | None, unit: str, measured_ms: float | None
     Across GPU models (or when the recorded GPU is unknown) times differ for honest reasons: no
     agree/disagree claim then, except that a ~1,000x unit mix-up is still called.
     """
-    if recorded is None or measured_ms is None or measured_ms <= 0:
-        return None, ""
+    if not usable(recorded, measured_ms) or not recorded or not measured_ms:
+        return None, ""  # a recorded 0 (or NaN, infinity, a negative) is flagged where it is shown; nothing to compare
+    assert recorded is not None and measured_ms is not None
     rec_ms = recorded * UNIT_TO_US[unit] / 1e3
     ratio = rec_ms / measured_ms
     if within_tolerance(rec_ms, measured_ms):

@@ -6,6 +6,7 @@ through the `reporter` logger, whose counter `--strict` reads.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
@@ -293,16 +294,22 @@ def import_kernelbench(state: State, run_dirs: tuple[Path, ...], problems: Path,
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="File to write (default: standard output).")
 @click.option("--turns", is_flag=True, help="One row per turn and tool call instead of one per run.")
-def export(data: Path, fmt: str, out: Path | None, turns: bool) -> None:
+@click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
+def export(data: Path, fmt: str, out: Path | None, turns: bool, force: bool) -> None:
     """Write every run in DATA as a table (the columns of reporter.load), with cached re-validation results."""
     from .frames import export_bytes, load, load_turns
+    if out is not None and (out.exists() or out.is_symlink()) and not force:
+        raise ConfigError(f"{out} already exists; pass --force to overwrite it")
     blob = export_bytes(load_turns(data) if turns else load(data), fmt)
     if out is None:
         sys.stdout.buffer.write(blob)
         sys.stdout.flush()
         return
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(blob)
+    with contextlib.suppress(FileNotFoundError):
+        out.unlink()  # --force: replace the file (a link there is replaced too, never written through)
+    with open(out, "xb") as fh:
+        fh.write(blob)
     click.echo(f"wrote {out}", err=True)
 
 
@@ -321,9 +328,10 @@ def schema() -> None:
 @click.option("--cname", default=None, help="Custom domain to write as CNAME (default: keep the branch's CNAME).")
 @click.option("--push", "remote", default=None, metavar="REMOTE", help="Push the branch to REMOTE afterwards.")
 @click.option("-m", "--message", default=None, help="Commit message (default records source commit and version).")
+@click.option("--force", is_flag=True, help="Allow --branch to be the current or default branch (its content is replaced).")
 @click.pass_obj
 def publish(state: State, site: Path | None, repo: Path, branch: str | None, cname: str | None, remote: str | None,
-            message: str | None) -> None:
+            message: str | None, force: bool) -> None:
     """Commit the built SITE to a branch that holds only the site (GitHub Pages)."""
     from .publish import publish_site
 
@@ -331,7 +339,10 @@ def publish(state: State, site: Path | None, repo: Path, branch: str | None, cna
     site = _given(site, state.config.site_dir, "SITE")
     branch = branch or pc.branch or "gh-pages"
     remote = remote or pc.remote
-    done = publish_site(site, repo, branch=branch, cname=cname or pc.cname, remote=remote, message=message)
+    done = publish_site(site, repo, branch=branch, cname=cname or pc.cname, remote=remote, message=message, force=force)
+    if done.left_out:
+        logging.getLogger(LOGGER).info("not published: %d path(s) in %s that the build did not write or that are not "
+                                       "plain files: %s", len(done.left_out), site, ", ".join(done.left_out[:10]))
     what = f"published {site} to {branch} as {done.commit[:12]}" if done.changed else \
         f"{branch} already holds this site ({done.commit[:12]}): nothing to commit"
     click.echo(what + (f"; pushed to {remote}" if remote else ""))

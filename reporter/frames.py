@@ -4,7 +4,9 @@ The columns follow the trace's vocabulary and put units in their names (`kernel_
 values. Recorded figures keep a `recorded_` prefix and are converted from the unit the harness claimed;
 re-measured figures carry their timing basis (`device`, `graph`, `wall`; see validate.schema.Basis). `speedup` is the
 figure the aggregates use: our re-validation's where one exists, otherwise the recorded one, with
-`speedup_source` saying which. Unknown is NaN / <NA>, never 0.
+`speedup_source` saying which. Unknown is NaN / <NA>, never 0. An integer beyond ±(2^63 - 1)
+(`checks.TABLE_INT_LIMIT`) cannot be held by an integer column: it is <NA> in the table, and the run's page
+shows it as recorded with a flag.
 """
 
 from __future__ import annotations
@@ -180,8 +182,18 @@ def run_row(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
     return row
 
 
+def _held(value: Any) -> Any:
+    """An integer column's value as the table can hold it: beyond ±TABLE_INT_LIMIT it is unknown (flagged on the page)."""
+    from .checks import TABLE_INT_LIMIT
+    return None if isinstance(value, int) and not -TABLE_INT_LIMIT <= value <= TABLE_INT_LIMIT else value
+
+
 def _typed(rows: list[dict[str, Any]], columns: dict[str, str]) -> pd.DataFrame:
     frame = pd.DataFrame.from_records(rows, columns=list(columns)) if rows else pd.DataFrame(columns=list(columns))
+    for col in (c for c, kind in columns.items() if kind == _INT):
+        # Straight from the values: pandas would pass an integer column with a gap through float64, which
+        # rounds 2^63 - 1 up and out of range (and cannot hold 10^39 at all).
+        frame[col] = pd.array([_held(row.get(col)) for row in rows], dtype=_INT)
     # None -> <NA>/NaN per column type, so "not recorded" never turns into 0 or False.
     return frame.astype(columns)
 
@@ -191,9 +203,20 @@ def from_records(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return _typed(rows, COLUMNS)
 
 
+def _guarded_row(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any] | None:
+    """`run_row`, or None (and a warning) when it fails: one run's values never cost the table."""
+    try:
+        return run_row(r, cached)
+    except Exception as exc:  # noqa: BLE001 - the per-run guard of the table
+        from .errors import log
+        log.warning("run %s is left out of the tables: reporter failed on it (%s: %s); please report this as a bug",
+                    r.run_id, type(exc).__name__, str(exc)[:200])
+        return None
+
+
 def runs_frame(runs: Sequence[RunRecord], validations: dict[str, CachedValidation | None]) -> pd.DataFrame:
     """One row per run, in the order given, with each run's cached re-validation (by run id) where it has one."""
-    return _typed([run_row(r, validations.get(r.run_id)) for r in runs], COLUMNS)
+    return _typed([row for r in runs if (row := _guarded_row(r, validations.get(r.run_id))) is not None], COLUMNS)
 
 
 def turns_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
@@ -212,20 +235,22 @@ def turns_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
     return _typed(rows, TURN_COLUMNS)
 
 
-def _collect(data: str | Path) -> tuple[Path, Sequence[RunRecord]]:
+def _collect(data: str | Path, redact: bool = True) -> tuple[Path, Sequence[RunRecord]]:
     from .collect import collect
     from .errors import ReporterError
     root = Path(data)
     if not root.is_dir():
         raise ReporterError(f"{root}: not a folder of traces (expected DATA with trace.json files below it)")
-    return root, collect(root).runs
+    return root, collect(root, redact=redact).runs
 
 
-def load(data: str | Path) -> pd.DataFrame:
-    """Every run under `data` as one row, with the cached re-validation results committed beside it."""
+def load(data: str | Path, redact: bool = True) -> pd.DataFrame:
+    """Every run under `data` as one row, with the cached re-validation results committed beside it; with
+    `redact`, secrets are redacted in both (the environment of a result too), as on the site."""
+    from .collect.redact import Redactor, load_allow_list
     from .collect.validation import load_validations
-    root, runs = _collect(data)
-    return runs_frame(runs, load_validations(root, runs)[0])
+    root, runs = _collect(data, redact)
+    return runs_frame(runs, load_validations(root, runs, Redactor(load_allow_list(root)[0]) if redact else None)[0])
 
 
 def load_turns(data: str | Path) -> pd.DataFrame:

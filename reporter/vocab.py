@@ -11,8 +11,23 @@ from enum import StrEnum
 
 from .validate.schema import Verdict
 
-# A group key's benchmark, configuration or model when the trace records none (a word of its own, not a verdict).
+# A group key's benchmark, configuration or model when the trace records none. An empty name already
+# counts as none, so no recorded name can equal it: a model literally named "unknown" keeps its own pages.
+MISSING_KEY = ""
+# How a missing part is spelled in page names (`variants/unknown--unknown.html`); the key stays MISSING_KEY.
 MISSING_LABEL = "unknown"
+# How a missing part is shown on pages.
+NOT_RECORDED = "(not recorded)"
+
+
+def shown(part: str) -> str:
+    """A group key's part as pages show it."""
+    return part if part != MISSING_KEY else NOT_RECORDED
+
+
+def spelled(part: str) -> str:
+    """A group key's part as page names spell it."""
+    return part if part != MISSING_KEY else MISSING_LABEL
 
 
 class RunVerdict(StrEnum):

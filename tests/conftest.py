@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,3 +64,18 @@ def sample_data(tmp_path: Path) -> Path:
     dest = tmp_path / "data"
     shutil.copytree(DATA, dest)
     return dest
+
+
+@contextlib.contextmanager
+def hang_guard(seconds: int) -> Iterator[None]:
+    """A read that blocks (a FIFO, /dev/zero) fails the test after `seconds` instead of hanging the suite;
+    generous, so a busy machine never trips it."""
+    def fail(*_: object) -> None:
+        raise TimeoutError(f"blocked for {seconds} s")
+    old = signal.signal(signal.SIGALRM, fail)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)

@@ -226,9 +226,9 @@ def test_index_counts_cover_every_run_and_name_missing_labels() -> None:
          "benchmark": None, "flags": 3, "run_id": "partial-1"},
     ])
     out = ag.counts(table, ("benchmark", "configuration"))
-    assert list(out["benchmark"]) == ["kernelbench", ag.MISSING_LABEL]
-    assert list(out["configuration"]) == [ag.MISSING_LABEL, ag.MISSING_LABEL]
-    kb, missing = out.iloc[0], out.iloc[1]
+    assert list(out["benchmark"]) == [ag.MISSING_KEY, "kernelbench"]  # "" (not recorded) sorts first
+    assert list(out["configuration"]) == [ag.MISSING_KEY, ag.MISSING_KEY]
+    missing, kb = out.iloc[0], out.iloc[1]
     assert (kb["runs"], kb["models"], kb["correct"], kb["revalidated"], kb["flags"]) == (3, 2, 2, 1, 3)
     assert (missing["runs"], missing["models"], missing["correct"], missing["revalidated"], missing["flags"]) == (1, 1, 0, 0, 3)
     assert all(str(out[c].dtype) == "int64" for c in ("runs", "models", "correct", "revalidated", "flags"))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import minimal_trace, write_trace
+from conftest import hang_guard, minimal_trace, write_trace
 from reporter.cli import main
 from reporter.collect import collect, limits
 from reporter.errors import CollectError, Problem
@@ -20,14 +19,8 @@ from reporter.errors import CollectError, Problem
 
 @pytest.fixture(autouse=True)
 def no_hang() -> Iterator[None]:
-    """A read that blocks (a FIFO, /dev/zero) fails the test instead of hanging the suite."""
-    def fail(*_: object) -> None:
-        raise TimeoutError("reading blocked")
-    old = signal.signal(signal.SIGALRM, fail)
-    signal.alarm(20)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, old)
+    with hang_guard(120):
+        yield
 
 
 def build(data: Path, site: Path) -> str:

@@ -86,8 +86,8 @@ def test_parallel_and_serial_builds_write_the_same_files(data: Path, tmp_path: P
     a, b = tmp_path / "a", tmp_path / "b"
     build_incremental(data, a, jobs=1)
     build_incremental(data, b, jobs=2)
-    files = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file() and p.name != status.STATUS_FILE)
-    assert files == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file() and p.name != status.STATUS_FILE)
+    files = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file() and p.name not in status.STATE)
+    assert files == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file() and p.name not in status.STATE)
     for rel in files:
         assert (a / rel).read_bytes() == (b / rel).read_bytes(), rel
 

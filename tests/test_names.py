@@ -51,9 +51,18 @@ def test_a_very_long_name_stays_short_and_two_long_names_stay_apart() -> None:
 
 
 def test_composite_keys_are_unique_as_a_whole() -> None:
-    keys = [KEY_SEPARATOR.join(k) for k in (("kb", "a-b", "m"), ("kb", "a", "b-m"), ("KB", "a-b", "m"))]
+    keys = [("kb", "a-b", "m"), ("kb", "a", "b-m"), ("KB", "a-b", "m")]
     slugs = unique_slugs(keys)
     assert slugs[keys[1]] == "kb--a--b-m" and len(set(slugs.values())) == 3
+
+
+def test_a_key_separator_inside_a_part_moves_no_boundary() -> None:
+    keys = [("a", "b" + KEY_SEPARATOR + "c"), ("a" + KEY_SEPARATOR + "b", "c"), ("a", "b", "c")]
+    slugs = unique_slugs(keys)
+    assert len(set(slugs.values())) == 3 and slugs[("a", "b", "c")] == "a--b--c"
+    assert unique_slugs([("", "")], shown=lambda p: p or "unknown") == {("", ""): "unknown--unknown"}
+    both = unique_slugs([("", ""), ("unknown", "unknown")], shown=lambda p: p or "unknown")
+    assert len(set(both.values())) == 2
 
 
 @settings(max_examples=200, deadline=None)

@@ -245,3 +245,37 @@ def test_a_machine_without_a_git_identity_still_publishes(site: Path, tmp_path: 
     done = publish_site(site, bare)
     assert git(bare, "log", "-1", "--format=%cn <%ce>", done.commit) == "reporter <reporter@localhost>"
     assert "GIT_COMMITTER_NAME" not in os.environ  # set for the commit only
+
+
+def test_only_the_files_the_build_wrote_are_published(repo: Path, site: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside-secret.txt"
+    outside.write_text("never published")
+    (site / "leak.txt").symlink_to(outside)
+    (site / "runs" / "mine.txt").write_text("a user's note")
+    (site / "404.html").unlink()
+    (site / "404.html").symlink_to(outside)  # a file the build wrote, now a link: left out too
+    done = publish_site(site, repo)
+    files = set(git(repo, "ls-tree", "-r", "--name-only", "gh-pages").splitlines())
+    assert "index.html" in files and not {"leak.txt", "runs/mine.txt", "404.html"} & files
+    assert set(done.left_out) == {"leak.txt", "runs/mine.txt", "404.html"}
+    assert subprocess.run(["git", "-C", str(repo), "grep", "-q", "never published", "gh-pages"]).returncode == 1
+
+
+def test_refuses_the_current_default_or_a_checked_out_branch(repo: Path, site: Path, tmp_path: Path) -> None:
+    main_tip = git(repo, "rev-parse", "main")
+    with pytest.raises(PublishError, match="checked out"):
+        publish_site(site, repo, branch="main", force=True)  # the current branch: never, not even with --force
+    git(repo, "checkout", "-q", "-b", "work")
+    res = CliRunner().invoke(main, ["publish", str(site), "--repo", str(repo), "--branch", "main"])
+    assert res.exit_code == 4 and "default branch" in res.output
+    assert git(repo, "rev-parse", "main") == main_tip
+    publish_site(site, repo)  # gh-pages
+    git(repo, "worktree", "add", "-q", str(tmp_path / "pages"), "gh-pages")
+    tip = git(repo, "rev-parse", "gh-pages")
+    (site / "index.html").write_text("<p>changed</p>")
+    with pytest.raises(PublishError, match=f"checked out in {tmp_path / 'pages'}"):
+        publish_site(site, repo)
+    assert git(repo, "rev-parse", "gh-pages") == tip and git(tmp_path / "pages", "status", "--porcelain") == ""
+    git(repo, "worktree", "remove", "--force", str(tmp_path / "pages"))
+    done = publish_site(site, repo, branch="main", force=True)  # asked for, and not checked out: allowed
+    assert done.changed and git(repo, "rev-parse", "main") == done.commit

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -53,29 +55,97 @@ def test_empty_folder_and_previous_site_are_accepted(tmp_path: Path) -> None:
     assert build(DATA, site).returncode == 0 and (site / MARKER).is_file()
     check_target(site, DATA)  # a previous build may be replaced
     (site / "extra.txt").write_text("left by hand")
-    assert build(DATA, site).returncode == 0 and not (site / "extra.txt").exists()
+    assert build(DATA, site).returncode == 0 and (site / "extra.txt").read_text() == "left by hand"
 
 
 def test_leftovers_of_killed_builds_are_cleaned_but_nothing_else(tmp_path: Path) -> None:
     site = tmp_path / "site"
-    ours_new, ours_old, theirs = (tmp_path / n for n in (".site.tmp-dead", ".site.building-abc", ".site.tmp-notours"))
-    for d in (ours_new, ours_old / "static", theirs):
-        d.mkdir(parents=True)
-    (ours_new / BUILDING).write_text("")
-    (theirs / "keep.txt").write_text("someone else's")
+    token = "0123456789abcdef" * 2
+    ours = tmp_path / f".site.tmp-{token}"
+    ours.mkdir()
+    (ours / BUILDING).write_text(f"reporter 0.1.0\n{token}\n")
+    (ours / "index.html").write_text("half-built")
+    # Named like ours but not ours: no token, a wrong token, an old reporter's name, a user's backups.
+    theirs = {".site.tmp-dead": BUILDING, ".site.tmp-" + "f" * 32: BUILDING, ".site.building-abc": "static/x.css",
+              ".site.old-backup": MARKER, ".site.tmp-2": MARKER, ".site.old-" + "e" * 32: MARKER}
+    for name, inside in theirs.items():
+        (tmp_path / name / inside).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name / inside).write_text("reporter 0.1.0\n")
+        (tmp_path / name / "keep.txt").write_text("someone else's")
     assert build(DATA, site).returncode == 0
-    assert not ours_new.exists() and not ours_old.exists()
-    assert (theirs / "keep.txt").read_text() == "someone else's"
+    assert not ours.exists()
+    for name in theirs:
+        assert (tmp_path / name / "keep.txt").read_text() == "someone else's", name
 
 
 def test_a_site_caught_between_two_renames_is_restored(tmp_path: Path) -> None:
     site = tmp_path / "site"
-    old = tmp_path / ".site.old-1234"
-    old.mkdir()
-    (old / MARKER).write_text("reporter\n")
-    (old / "index.html").write_text("previous")
+    assert build(DATA, site).returncode == 0
+    old = tmp_path / (".site.old-" + "a" * 32)
+    site.rename(old)
+    decoy = tmp_path / ".site.old-backup"  # a user's copy of an earlier site: never moved into place
+    shutil.copytree(old, decoy)
+    (decoy / "index.html").write_text("my backup")
     recover(site)
-    assert (site / "index.html").read_text() == "previous" and not old.exists()
+    assert (site / "index.html").read_text() != "my backup" and not old.exists()
+    assert (decoy / "index.html").read_text() == "my backup"
+
+
+def test_user_files_in_the_site_are_kept_and_listed_once(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    assert build(DATA, site).returncode == 0
+    (site / "CNAME").write_text("report.example.org\n")
+    (site / "runs" / "notes.md").write_text("my notes")
+    (site / ".git" / "objects").mkdir(parents=True)
+    (site / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (site / "empty").mkdir()
+    (site / "link").symlink_to("CNAME")
+    mine = {"CNAME", "runs/notes.md", ".git/HEAD", "link"}
+    before = {rel: os.lstat(site / rel).st_ino for rel in mine}
+    res = build(DATA, site, SOURCE_DATE_EPOCH="1790000000")
+    assert res.returncode == 0, res.stderr
+    assert {rel: os.lstat(site / rel).st_ino for rel in mine} == before  # the same files, not copies
+    assert (site / ".git" / "objects").is_dir() and (site / "empty").is_dir() and os.readlink(site / "link") == "CNAME"
+    (line,) = [x for x in res.stderr.splitlines() if "reporter did not write" in x]
+    assert all(name in line for name in (".git/HEAD", "CNAME", "empty/", "runs/notes.md", "link"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]  # the replaced site is gone, nothing else
+
+
+def test_a_build_that_would_write_over_a_user_file_is_refused(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    assert build(DATA, site).returncode == 0
+    (site / "404.html").unlink()
+    (site / "404.html").write_text("my own 404 page")  # a new file: no longer the one the build wrote
+    status = (site / ".reporter-status.json").read_text()
+    (site / ".reporter-status.json").write_text(status.replace('"404.html",', ""))
+    marker = (site / MARKER).read_text().splitlines()
+    digest = hashlib.sha256((site / ".reporter-status.json").read_bytes()).hexdigest()
+    (site / MARKER).write_text("\n".join([*marker[:-1], f"status: {digest}"]) + "\n")
+    res = build(DATA, site)
+    assert res.returncode == 7 and "404.html" in res.stderr
+    assert (site / "404.html").read_text() == "my own 404 page"
+
+
+def test_a_stray_marker_does_not_make_a_folder_ours(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    (home / "thesis.tex").write_text("\\chapter{One}")
+    (home / MARKER).write_text("reporter 0.1.0\nsource: an uncommitted tree\n")
+    (home / ".reporter-status.json").write_text('{"written": ["thesis.tex"]}')
+    before = files(home)
+    res = build(DATA, home)
+    assert res.returncode == 7 and "not a reporter site" in res.stderr
+    assert files(home) == before
+
+
+def test_export_never_overwrites_without_force(tmp_path: Path) -> None:
+    out = tmp_path / "runs.csv"
+    out.write_text("mine")
+    res = CliRunner().invoke(main, ["export", str(DATA), "--out", str(out)])
+    assert res.exit_code == 2 and "--force" in res.output and out.read_text() == "mine"
+    res = CliRunner().invoke(main, ["export", str(DATA), "--out", str(out), "--force"])
+    assert res.exit_code == 0 and out.read_text().startswith("run_id,")
 
 
 def test_kill_at_any_point_leaves_the_previous_site_whole(tmp_path: Path) -> None:
@@ -100,8 +170,8 @@ def test_only_the_index_and_build_info_carry_the_build_time(tmp_path: Path) -> N
     assert build(DATA, b, SOURCE_DATE_EPOCH="1800000000").returncode == 0
     fa, fb = files(a), files(b)
     assert fa.keys() == fb.keys()
-    # .reporter-status.json is build state (sizes and times of the files), never published
-    assert sorted(k for k in fa if fa[k] != fb[k]) == [".reporter-status.json", "build-info.json", "index.html"]
+    # .reporter-status.json is build state (sizes and times of the files), never published; the marker names its hash
+    assert sorted(k for k in fa if fa[k] != fb[k]) == [".reporter-site", ".reporter-status.json", "build-info.json", "index.html"]
 
 
 def test_colliding_names_get_their_own_pages(tmp_path: Path) -> None:

@@ -8,23 +8,29 @@ The recorded speedup is baseline / runtime, KernelBench's own definition. The ba
 own ``ref_runtime`` where eval_results.json has one, else the entry of a baseline file
 (``results/timing/<hardware>/baseline_time_torch.json``); the baseline's GPU is kept with it so a
 baseline from another GPU is flagged, never silently compared.
+
+The folders are as untrusted as a trace: every file is read through the bounded reader (`safeio`; a link
+out of the run folder, a FIFO or a device is refused, never opened), a bad file is one message and never
+stops the rest, and traces are written into OUT without following a link there.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from pydantic import ValidationError
 
-from ..errors import CollectError, ReporterError
+from ..errors import CollectError, ReporterError, printable
 from ..records import Trace
 from ..vocab import RunVerdict
-from .safeio import parse_json, read_bounded
+from . import limits
+from .safeio import parse_json, parse_yaml, read_bounded, write_inside
 
 KERNEL_RE = re.compile(r"level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.py$")
 IDS_RE = re.compile(r"level_(\d+)_problem_(\d+)_sample_(\d+)")
@@ -66,9 +72,9 @@ class Baseline:
 def read_baseline(path: Path) -> Baseline:
     """``{"level1": {"1_Square_matrix_multiplication_.py": {"mean": 0.392, "std": ..., "hardware": ...}}}``."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReporterError(f"{path}: not a readable baseline file ({exc})") from exc
+        doc = parse_json(read_bounded(path, path.parent, "(file)", "MAX_TRACE_BYTES"), path)
+    except CollectError as exc:
+        raise ReporterError(f"not a readable baseline file: {exc}") from exc
     if not isinstance(doc, dict):
         raise ReporterError(f"{path}: a baseline file is an object {{level: {{problem file: {{mean, std}}}}}}")
     times: dict[tuple[int, str], dict[str, Any]] = {}
@@ -85,16 +91,41 @@ def read_baseline(path: Path) -> Baseline:
 
 
 def _num(v: Any) -> float | None:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 else None
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v < float("inf") else None
 
 
-def _read_json(path: Path, report: ImportReport) -> Any:
-    """A results file read within the limits of `limits.py` (regular file, size, depth, integer digits)."""
+def _dict(v: Any) -> dict[str, Any]:
+    """`v` where a JSON object is expected; anything else (a list, a number) reads as an empty one."""
+    return v if isinstance(v, dict) else {}
+
+
+def _text(v: Any) -> str | None:
+    return v if isinstance(v, str) and v.strip() else None
+
+
+def _read_json(path: Path, root: Path, report: ImportReport) -> Any:
+    """A results file read within the limits of `limits.py` (regular file inside `root`, size, depth, digits)."""
     try:
-        return parse_json(read_bounded(path, path.parent, "(file)", "MAX_TRACE_BYTES"), path)
+        return parse_json(read_bounded(path, root, "(file)", "MAX_TRACE_BYTES"), path)
     except CollectError as exc:
         report.messages.append(f"unreadable JSON: {exc}; its kernels import as unevaluated")
         return None
+
+
+def _files(root: Path, matches: Callable[[str], bool]) -> Iterator[Path]:
+    """Files below `root` whose name matches, in a stable order; linked folders are not entered."""
+    for folder, dirs, names in os.walk(root):  # os.walk does not follow links to folders
+        dirs.sort()
+        yield from (Path(folder) / n for n in sorted(names) if matches(n))
+
+
+def _read_text(path: Path, root: Path) -> str:
+    """A kernel, prompt or problem file as text, through the bounded reader; a CollectError names what is wrong."""
+    raw = read_bounded(path, root, "(file)", "MAX_TRACE_BYTES")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CollectError(path, "(file)", f"not UTF-8 text (byte {exc.start:,} cannot be decoded)") from exc
 
 
 def _sample_id(value: Any) -> int:
@@ -116,7 +147,7 @@ def read_eval_results(run_dir: Path, level_of: dict[int, int], report: ImportRep
         found[key] = entry
 
     path = run_dir / "eval_results.json"
-    doc = _read_json(path, report) if path.is_file() else None
+    doc = _read_json(path, run_dir, report) if path.exists() or path.is_symlink() else None
     if isinstance(doc, dict):
         for pid_text, value in doc.items():
             try:
@@ -132,23 +163,25 @@ def read_eval_results(run_dir: Path, level_of: dict[int, int], report: ImportRep
                     meta = item.get("metadata") or {}
                     add((level, pid, _sample_id(item.get("sample_id", 0))), EvalEntry(
                         item.get("compiled"), item.get("correctness"), _num(item.get("runtime")),
-                        item.get("runtime_stats") or {}, meta if isinstance(meta, dict) else {"metadata": meta}, "current",
-                        _num(item.get("ref_runtime")), item.get("ref_runtime_stats") or {}), str(path))
+                        _dict(item.get("runtime_stats")), meta if isinstance(meta, dict) else {"metadata": meta}, "current",
+                        _num(item.get("ref_runtime")), _dict(item.get("ref_runtime_stats"))), str(path))
             elif isinstance(value, dict):  # older flat form: {pid: {compiled, correct, avg_runtime, ...}}
                 add((level, pid, _sample_id(value.get("sample_id", 0))), EvalEntry(
                     value.get("compiled"), value.get("correct", value.get("correctness")),
-                    _num(value.get("avg_runtime", value.get("runtime"))), value.get("runtime_stats") or {},
+                    _num(value.get("avg_runtime", value.get("runtime"))), _dict(value.get("runtime_stats")),
                     {k: v for k, v in value.items() if k in METADATA_KEYS or k in ("timestamp",)}, "older (flat)"), str(path))
+    elif doc is not None:
+        report.messages.append(f"{path}: expected an object {{problem id: results}}, found {type(doc).__name__}; "
+                               "its kernels import as unevaluated")
     # Older per-sample form: .../kernel.json holding eval_result.eval_0
-    for kj in sorted(run_dir.rglob("kernel.json")):
-        doc = _read_json(kj, report)
-        ev = (doc or {}).get("eval_result", {}).get("eval_0") if isinstance(doc, dict) else None
+    for kj in _files(run_dir, lambda name: name == "kernel.json"):
+        ev = _dict(_dict(_dict(_read_json(kj, run_dir, report)).get("eval_result")).get("eval_0"))
         m = IDS_RE.search(kj.as_posix())
-        if not isinstance(ev, dict) or m is None:
+        if not ev or m is None:
             continue
         key = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
         add(key, EvalEntry(ev.get("compiled", True), ev.get("correct"), _num(ev.get("avg_runtime")),
-                           ev.get("runtime_stats") or {}, {k: v for k, v in ev.items() if k not in ("correct", "avg_runtime")},
+                           _dict(ev.get("runtime_stats")), {k: v for k, v in ev.items() if k not in ("correct", "avg_runtime")},
                            "older (kernel.json eval_0)"), str(kj))
     return found
 
@@ -208,10 +241,10 @@ def _timing(e: EvalEntry | None, level: int, prob: str | None, gpu: str | None,
     base = baseline.entry(level, prob) if baseline else None
     if e.ref_runtime_ms is not None:
         t.update(ref_runtime=e.ref_runtime_ms, ref_mean=_num(e.ref_stats.get("mean")), ref_std=_num(e.ref_stats.get("std")),
-                 ref_source="eval_results.json ref_runtime (same run)", ref_gpu=e.ref_stats.get("hardware") or gpu)
+                 ref_source="eval_results.json ref_runtime (same run)", ref_gpu=_text(e.ref_stats.get("hardware")) or gpu)
     elif base is not None and baseline is not None:
         t.update(ref_runtime=_num(base["mean"]), ref_mean=_num(base["mean"]), ref_std=_num(base.get("std")),
-                 ref_source=f"KernelBench baseline {baseline.label}", ref_gpu=base.get("hardware"))
+                 ref_source=f"KernelBench baseline {baseline.label}", ref_gpu=_text(base.get("hardware")))
     t["speedup"] = _ratio(t.get("ref_runtime"), e.runtime_ms)
     hit = compiled.entry(level, prob) if compiled else None
     if hit is not None:
@@ -222,12 +255,12 @@ def _timing(e: EvalEntry | None, level: int, prob: str | None, gpu: str | None,
 def _settings(run_dir: Path, report: ImportReport) -> dict[str, Any]:
     """generation_config.yaml (model_name, backend, precision, ...); unreadable YAML is a message, not a stop."""
     cfg = run_dir / "generation_config.yaml"
-    if not cfg.is_file():
+    if not cfg.exists() and not cfg.is_symlink():
         return {}
     try:
-        doc = yaml.safe_load(cfg.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        report.messages.append(f"{cfg}: unreadable YAML ({exc}); the model is named after the run folder")
+        doc = parse_yaml(read_bounded(cfg, run_dir, "(file)", "MAX_CONFIG_FILE_BYTES"), cfg)
+    except CollectError as exc:
+        report.messages.append(f"unreadable YAML: {exc}; the model is named after the run folder")
         return {}
     return doc if isinstance(doc, dict) else {}
 
@@ -250,14 +283,19 @@ class ImportOptions:
 
 
 def is_run_dir(path: Path) -> bool:
-    return (path / "eval_results.json").is_file() or any(KERNEL_RE.search(p.name) for p in path.glob("*_kernel.py"))
+    try:
+        names = os.listdir(path) if path.is_dir() else []
+    except OSError:
+        return False
+    return "eval_results.json" in names or any(KERNEL_RE.search(n) for n in names)
 
 
 def run_dirs(paths: list[Path]) -> list[Path]:
-    """Run folders as given, and for a `runs/` root every run folder directly inside it."""
+    """Run folders as given, and for a `runs/` root every run folder directly inside it (linked ones are not followed)."""
     found: list[Path] = []
     for path in paths:
-        found.extend([path] if is_run_dir(path) else sorted(p for p in path.iterdir() if p.is_dir() and is_run_dir(p)))
+        found.extend([path] if is_run_dir(path) else
+                     sorted(p for p in path.iterdir() if p.is_dir() and not p.is_symlink() and is_run_dir(p)))
     return list(dict.fromkeys(found))
 
 
@@ -276,37 +314,78 @@ def run_dirs_below(folder: Path, depth: int = 2) -> list[Path]:
 
 
 def kernel_files(run_dir: Path) -> list[tuple[re.Match[str], Path]]:
-    kernels = [(m, p) for p in sorted(run_dir.rglob("*_kernel.py")) if (m := KERNEL_RE.search(p.name))]
+    kernels = [(m, p) for p in _files(run_dir, lambda n: n.endswith("_kernel.py")) if (m := KERNEL_RE.search(p.name))]
     return sorted(kernels, key=lambda mp: (int(mp[0].group(1)), int(mp[0].group(2)), int(mp[0].group(3))))
 
 
-def _trace(run_dir: Path, path: Path, ids: tuple[int, int, int], prob: Path | None, e: EvalEntry | None,
-           cfg: dict[str, Any], opts: ImportOptions) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Sources:
+    """The texts of one sample, read through the bounded reader."""
+
+    kernel: str
+    prompt: str | None
+    reference: str | None
+
+
+def _sources(run_dir: Path, path: Path, prob: Path | None, problems: Path) -> _Sources:
+    prompt = path.with_name(path.name.replace("_kernel.py", "_prompt.txt"))
+    return _Sources(_read_text(path, run_dir), _read_text(prompt, run_dir) if prompt.exists() or prompt.is_symlink() else None,
+                    _read_text(prob, problems) if prob else None)
+
+
+def _trace(run_dir: Path, ids: tuple[int, int, int], prob: Path | None, e: EvalEntry | None, cfg: dict[str, Any],
+           opts: ImportOptions, src: _Sources) -> dict[str, Any]:
     level, pid, sample = ids
     meta = e.metadata if e else {}
-    gpu = opts.gpu or (meta.get("hardware") if isinstance(meta.get("hardware"), str) else None)
-    prompt = path.with_name(path.name.replace("_kernel.py", "_prompt.txt"))
-    model = opts.model or _model_name(cfg) or run_dir.name
+    gpu = opts.gpu or _text(meta.get("hardware"))
+    folder = printable(run_dir.name)  # a folder name that is not UTF-8 shows its bytes as \xNN
+    model = opts.model or _model_name(cfg) or folder
     return {
         "schema_version": 2,
         "run": {"benchmark": "kernelbench", "configuration": opts.configuration, "model": str(model), "level": level,
-                "problem_id": pid, "problem_file": prob.name if prob else None, "sample": sample, "recorded_gpu": gpu,
-                "backend": str(cfg.get("backend") or "cuda"), "precision": cfg.get("precision") if cfg.get("precision") in ("fp16", "bf16") else "fp32",
+                "problem_id": pid, "problem_file": printable(prob.name) if prob else None, "sample": sample, "recorded_gpu": gpu,
+                "backend": _text(cfg.get("backend")) or "cuda", "precision": cfg.get("precision") if cfg.get("precision") in ("fp16", "bf16") else "fp32",
                 "recorded_verdict": _verdict(e), "complete": True, "turns_used": 0,
-                "source_note": f"Imported from KernelBench run folder {run_dir.name} (sample {sample}; "
+                "source_note": f"Imported from KernelBench run folder {folder} (sample {sample}; "
                                f"{'eval results: ' + e.schema + ' schema' if e else 'no eval results: unevaluated'}). "
                                "KernelBench runtimes are milliseconds." + (f" {opts.note}" if opts.note else "")},
-        "reference_source": prob.read_text(encoding="utf-8") if prob else None,
-        "prompt": prompt.read_text(encoding="utf-8") if prompt.is_file() else None,
-        "final_kernel": {"source": path.read_text(encoding="utf-8")},
+        "reference_source": src.reference,
+        "prompt": src.prompt,
+        "final_kernel": {"source": src.kernel},
         "metrics": {"timing": t} if (t := _timing(e, level, prob.name if prob else None, gpu, opts.baseline, opts.baseline_compile)) else {},
         "harness_metadata": {k: v for k, v in meta.items() if v not in (None, "", [], {})},
     }
 
 
+def _sample_name(ids: tuple[int, int, int], copy: int) -> str:
+    """The trace folder of a sample; a second file with the same ids (e.g. in another subfolder) gets `-copy2`."""
+    return f"l{ids[0]}-p{ids[1]}-s{ids[2]}" + (f"-copy{copy}" if copy > 1 else "")
+
+
+def _import_one(run_dir: Path, path: Path, ids: tuple[int, int, int], ctx: tuple[Path, Path, dict[Any, EvalEntry],
+                dict[str, Any], ImportOptions], name: str, report: ImportReport) -> Path:
+    problems, out, results, cfg, opts = ctx
+    prob = problem_file(problems, ids[0], ids[1])
+    if prob is None:
+        report.messages.append(f"{path}: no problem file {ids[1]}_*.py under {problems}/level{ids[0]}; imported without a reference")
+    trace = _trace(run_dir, ids, prob, results.get(ids), cfg, opts, _sources(run_dir, path, prob, problems))
+    if opts.baseline and prob and "ref_runtime" not in trace["metrics"].get("timing", {}) and trace["metrics"]:
+        report.messages.append(f"{path}: {prob.name} is not in baseline {opts.baseline.label}; no recorded speedup")
+    try:
+        Trace.model_validate(trace)  # never write a trace the collector would reject
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise CollectError(path, ".".join(map(str, err["loc"])) or "(trace)", f"{err['msg']}; not imported") from exc
+    text = json.dumps(trace, indent=1, ensure_ascii=False) + "\n"
+    if len(text.encode("utf-8", "surrogatepass")) > limits.MAX_TRACE_BYTES:
+        raise CollectError(path, "(trace)", f"the trace would be over the limit {limits.describe('MAX_TRACE_BYTES')}; not imported")
+    return write_inside(out, (f"kernelbench-{run_dir.name}", name, "trace.json"), text)
+
+
 def import_kernelbench(run_dir: Path, problems: Path, out: Path, model: str | None = None,
                        options: ImportOptions | None = None, step: Callable[[], None] | None = None) -> ImportReport:
-    """One run folder into traces under ``out/kernelbench-<folder>/l<L>-p<P>-s<S>/trace.json``."""
+    """One run folder into traces under ``out/kernelbench-<folder>/l<L>-p<P>-s<S>/trace.json``; a file that
+    cannot be imported is one message, and the others are still imported."""
     opts = options or ImportOptions(model=model)
     report = ImportReport()
     kernels = kernel_files(run_dir)
@@ -314,24 +393,25 @@ def import_kernelbench(run_dir: Path, problems: Path, out: Path, model: str | No
         report.messages.append(f"{run_dir}: no level_L_problem_P_sample_S_kernel.py files found")
         return report
     results = read_eval_results(run_dir, {int(m.group(2)): int(m.group(1)) for m, _ in kernels}, report)
-    cfg = _settings(run_dir, report)
-    seen: set[tuple[int, int, int]] = set()
+    ctx = (problems, out, results, _settings(run_dir, report), opts)
+    first: dict[tuple[int, int, int], str] = {}
+    used: set[str] = set()
     for m, path in kernels:
         ids = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
-        if ids in seen:
-            report.messages.append(f"{path}: duplicate kernel for level {ids[0]} problem {ids[1]} sample {ids[2]}; kept both")
-        seen.add(ids)
-        prob = problem_file(problems, ids[0], ids[1])
-        if prob is None:
-            report.messages.append(f"{path}: no problem file {ids[1]}_*.py under {problems}/level{ids[0]}; imported without a reference")
-        trace = _trace(run_dir, path, ids, prob, results.get(ids), cfg, opts)
-        if opts.baseline and prob and "ref_runtime" not in trace["metrics"].get("timing", {}) and trace["metrics"]:
-            report.messages.append(f"{path}: {prob.name} is not in baseline {opts.baseline.label}; no recorded speedup")
-        Trace.model_validate(trace)  # never write a trace the collector would reject
-        dest = out / f"kernelbench-{run_dir.name}" / f"l{ids[0]}-p{ids[1]}-s{ids[2]}" / "trace.json"
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_text(json.dumps(trace, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        report.written.append(dest)
+        name = next(n for copy in range(1, len(kernels) + 2) if (n := _sample_name(ids, copy)) not in used)
+        used.add(name)
+        try:
+            report.written.append(_import_one(run_dir, path, ids, ctx, name, report))
+        except CollectError as exc:
+            report.messages.append(f"not imported: {exc}")
+        except Exception as exc:  # noqa: BLE001 - the guard: one file must never stop the others
+            report.messages.append(f"not imported: {printable(str(path))}: reporter failed on this file "
+                                   f"({type(exc).__name__}: {str(exc)[:200]}); please report this as a bug")
+        else:
+            if ids in first:
+                report.messages.append(f"{path}: another kernel for level {ids[0]} problem {ids[1]} sample {ids[2]} (the first "
+                                       f"is {first[ids]}); kept both, this one as {name}, with the same eval result")
+        first.setdefault(ids, name)
         if step is not None:
             step()
     return report

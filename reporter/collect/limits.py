@@ -10,7 +10,8 @@ from __future__ import annotations
 MAX_TRACE_BYTES = 64 * 1024 * 1024  # a trace.json; the largest real ones are a few MB of reasoning
 MAX_ATTACHMENT_BYTES = 256 * 1024 * 1024  # an ncu CSV/report or a torch.profiler trace beside a trace
 MAX_CACHE_FILE_BYTES = 16 * 1024 * 1024  # one cached validation result (DATA/validation/*/*.json)
-MAX_CONFIG_FILE_BYTES = 1024 * 1024  # DATA/reviews.toml, DATA/redact-allow.txt
+MAX_CONFIG_FILE_BYTES = 1024 * 1024  # DATA/reviews.toml, DATA/redact-allow.txt, a KernelBench generation_config.yaml
+MAX_INDEX_BYTES = 512 * 1024 * 1024  # SITE/.reporter-status.json, DATA/validation/manifest.json (KB per run)
 MAX_JSON_DEPTH = 64  # nesting of objects and arrays; real traces stay under 10
 MAX_INT_DIGITS = 40  # digits of one JSON integer; int64 needs 19
 MAX_CSV_FIELD_CHARS = 131_072  # one CSV field (Python's csv default, named so the message can say it)

@@ -5,8 +5,10 @@ and logs. Every string of a trace (and of a cached validation result shown besid
 detect-secrets' regex plugins (maintained detectors for AWS, GitHub, Slack, Stripe, JWTs, ...; the
 entropy and keyword plugins are left out, they flag ordinary kernel code) plus patterns for the key
 shapes agents handle most (OpenAI/Anthropic `sk-`, GitHub `ghp_`/`github_pat_`, AWS `AKIA`, Hugging
-Face `hf_`, Slack `xox?-`, `Bearer` headers, private key blocks). Each hit becomes `[redacted: <kind>]`;
-newlines inside it are kept, so line numbers on the page still match the source.
+Face `hf_`, Slack `xox?-`, `Bearer` headers, private key blocks), plus `.env`-style assignments whose key
+names a secret (`DB_PASSWORD=...`, `api_key: "..."`, and a JSON object's value under such a key). Each hit
+becomes `[redacted: <kind>]`; newlines inside it are kept, so line numbers on the page still match the
+source. Results are cached by content (a trace repeats the same short strings many times).
 
 Only what is published is redacted: `collect` keeps the original trace for validation, whose cache key
 and executed kernel must not change. An allow-list (`DATA/redact-allow.txt`) keeps known non-secrets:
@@ -49,6 +51,42 @@ KEY_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 # detect-secrets plugins left out: entropy/keyword (not regex-based) and public IPs (not secrets).
 _SKIPPED_PLUGINS = {"IPPublicDetector"}
+
+# `KEY=VALUE` / `KEY: VALUE` lines (.env files, shell exports, YAML, JSON) whose key ENDS in a word naming a
+# secret: `DB_PASSWORD=`, `GITHUB_TOKEN=`, `OPENAI_API_KEY:`, `"client_secret":`; not `max_tokens=` or
+# `token_count =`, whose key names a count. Which values are secrets is `secret_value`'s rule.
+ASSIGNMENT_KIND = "secret-assignment"
+_SECRET_KEY = (r"[A-Za-z0-9_.-]*?(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API[_-]?KEY|APIKEY|PRIVATE[_-]?KEY|"
+               r"ACCESS[_-]?KEY|SECRET[_-]?KEY|CREDENTIALS?)")
+_SECRET_KEY_NAME = re.compile(_SECRET_KEY, re.I)
+_ASSIGNMENT = re.compile(rf"(?im)^[ \t]*(?:export[ \t]+|set[ \t]+)?[\"']?(?P<key>{_SECRET_KEY})[\"']?[ \t]*[:=][ \t]*"
+                         r"(?P<value>[^\r\n]*?)[ \t]*[,;]?[ \t]*$")
+_ASSIGNMENT_NEEDLES = ("passw", "passphrase", "secret", "token", "key", "credential")
+_REFERENCE = re.compile(r"[$%{<(\[]|os\.|getenv|environ")  # a variable, template, placeholder or code, not a value
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_NOT_A_VALUE = {"", "none", "null", "nil", "true", "false", "undefined", "required", "optional", "str", "string"}
+
+
+def secret_value(key: str, value: str) -> tuple[int, int] | None:
+    """Where the secret is in `value`, assigned to a key that names one; None when it is not a value.
+
+    Never a secret: an empty value, a reference (`$VAR`, `${...}`, `<your key>`, `os.environ[...]`, a call),
+    a placeholder (`***`, `xxxx`) or a word such as `none`. An ALL-CAPS key (`.env`, shell) holds a secret
+    whatever else it is; any other key (code, YAML, JSON) only a quoted string or a word with a digit or a
+    symbol in it, so `pad_token = tokenizer.eos_token` and `token = 12` stay.
+    """
+    start, end = 0, len(value)
+    quoted = end >= 2 and value[0] == value[-1] and value[0] in "\"'"
+    if quoted:
+        start, end = 1, end - 1
+    inner = value[start:end]
+    if inner.strip().lower() in _NOT_A_VALUE or _REFERENCE.match(inner) or set(inner) <= set("*xX.-_ ") \
+            or ("(" in inner and not quoted):
+        return None
+    code_name = _IDENTIFIER.fullmatch(inner) and ("." in inner or not any(c.isdigit() for c in inner))
+    if key.upper() != key and not quoted and (code_name or inner.lstrip("-").isdigit() or " " in inner):
+        return None
+    return start, end
 
 
 @lru_cache(maxsize=1)
@@ -113,32 +151,27 @@ class Redactor:
     allow: AllowList = field(default_factory=AllowList)
 
     def text(self, text: str, counts: Counter[str]) -> str:
-        hits = []
-        for kind, pattern, offset, part in _scans(text):
-            for m in pattern.finditer(part):
-                start, end = _span(m)
-                if end > start and not self.allow.allows(part[start:end]):
-                    hits.append((offset + start, offset + end, kind))
-        if not hits:
-            return text
-        out, pos = [], 0
-        for start, end, kind in _merge(hits):
-            if start < pos:
-                continue
-            counts[kind] += 1
-            out.append(text[pos:start] + f"[redacted: {kind}]" + "\n" * text.count("\n", start, end))
-            pos = end
-        return "".join(out) + text[pos:]
+        out, found = _cached(self.allow, text) if len(text) <= _CACHED_CHARS else _redact(self.allow, text)
+        counts.update(dict(found))
+        return out
 
     def document(self, node: Any, counts: Counter[str]) -> Any:
-        """A copy of a parsed JSON document with every string and key redacted."""
+        """A copy of a parsed JSON document with every string and key redacted, and every string value
+        under a key that names a secret (`{"DB_PASSWORD": "..."}`) as if it were written `KEY: VALUE`."""
         if isinstance(node, str):
             return self.text(node, counts)
         if isinstance(node, dict):
-            return {self.text(k, counts): self.document(v, counts) for k, v in node.items()}
+            return {self.text(k, counts): self._value(k, v, counts) for k, v in node.items()}
         if isinstance(node, list | tuple):  # tuples: the frozen result records' sequences
             return [self.document(v, counts) for v in node]
         return node
+
+    def _value(self, key: Any, value: Any, counts: Counter[str]) -> Any:
+        if isinstance(key, str) and isinstance(value, str) and _SECRET_KEY_NAME.fullmatch(key) \
+                and (span := secret_value(key, value)) is not None and not self.allow.allows(value[span[0]:span[1]]):
+            counts[ASSIGNMENT_KIND] += 1
+            return f"{value[:span[0]]}[redacted: {ASSIGNMENT_KIND}]{value[span[1]:]}"
+        return self.document(value, counts)
 
     def trace_document(self, doc: dict[str, Any], counts: Counter[str]) -> dict[str, Any]:
         """A trace document redacted everywhere but its attachments' paths (the files must still be found)."""
@@ -150,11 +183,57 @@ class Redactor:
                                   else self.document(a, counts) for a in atts] if isinstance(atts, list) else atts
         return out
 
+    def error(self, exc: CollectError, counts: Counter[str]) -> CollectError:
+        """A problem's file, field and message as they may be shown: a path or a value can hold a secret."""
+        return CollectError(self.text(exc.path, counts), self.text(exc.field, counts), self.text(exc.message, counts))
+
     def result(self, result: ValidationResult, counts: Counter[str]) -> ValidationResult:
         """A cached validation result with its text (log, reason, findings' source lines, ...) redacted."""
         before = sum(counts.values())
         doc = self.document(result.model_dump(mode="python"), counts)
         return result if sum(counts.values()) == before else ValidationResult.model_validate(doc)
+
+
+_CACHED_CHARS = 4096  # texts up to this long are cached by content (keys, names, short values: most calls)
+
+
+@lru_cache(maxsize=1 << 16)
+def _cached(allow: AllowList, text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
+    return _redact(allow, text)
+
+
+def _redact(allow: AllowList, text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
+    """`text` with its secrets replaced, and how many of each kind."""
+    hits = []
+    for kind, pattern, offset, part in _scans(text):
+        for m in pattern.finditer(part):
+            start, end = _span(m)
+            if end > start and not allow.allows(part[start:end]):
+                hits.append((offset + start, offset + end, kind))
+    hits.extend(h for h in _assignments(text) if not allow.allows(text[h[0]:h[1]]))
+    if not hits:
+        return text, ()
+    out, pos, counts = [], 0, Counter[str]()
+    for start, end, kind in _merge(hits):
+        if start < pos:
+            continue
+        counts[kind] += 1
+        out.append(text[pos:start] + f"[redacted: {kind}]" + "\n" * text.count("\n", start, end))
+        pos = end
+    return "".join(out) + text[pos:], tuple(sorted(counts.items()))
+
+
+def _assignments(text: str) -> list[tuple[int, int, str]]:
+    """`KEY=VALUE` lines whose key names a secret; the regular expression runs only where a key word occurs."""
+    lowered = text.lower()
+    if not any(n in lowered for n in _ASSIGNMENT_NEEDLES):
+        return []
+    found = []
+    for m in _ASSIGNMENT.finditer(text):
+        span = secret_value(m["key"], m["value"])
+        if span is not None:
+            found.append((m.start("value") + span[0], m.start("value") + span[1], ASSIGNMENT_KIND))
+    return found
 
 
 def _windows(text: str) -> list[tuple[int, int]]:
@@ -203,14 +282,15 @@ def _scans(text: str) -> Iterator[tuple[str, re.Pattern[str], int, str]]:
 
 
 def _merge(hits: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
-    """Overlapping hits as one span each, named by the longest of them (the first listed on a tie)."""
-    order = {kind: i for i, (kind, _) in enumerate(detectors())}
+    """Overlapping hits as one span each, named by the longest of them (the first listed on a tie); a key's
+    shape always names it before an assignment does, so `HF_TOKEN=hf_...` counts as a Hugging Face token."""
+    order = {kind: i for i, (kind, _) in enumerate(detectors())} | {ASSIGNMENT_KIND: len(detectors())}
     hits.sort(key=lambda h: (h[0], -(h[1] - h[0]), order[h[2]]))
     merged: list[list[Any]] = []
     for start, end, kind in hits:
         if merged and start < merged[-1][1]:
             last = merged[-1]
-            if end - start > last[3]:
+            if (kind != ASSIGNMENT_KIND, end - start) > (last[2] != ASSIGNMENT_KIND, last[3]):
                 last[2], last[3] = kind, end - start
             last[1] = max(last[1], end)
         else:

@@ -4,18 +4,26 @@ Every file `collect` reads goes through `read_bounded`: the path must resolve in
 (DATA, the trace's folder, a cache entry), be a regular file (not a FIFO, device, socket or folder)
 and fit its size limit. The type is checked before opening and again on the open descriptor, which is
 opened non-blocking and without following a final link, so a file swapped for a FIFO in between can
-neither hang the build nor escape. `parse_json` bounds nesting and integer size and replaces lone
-surrogates, so what it returns can always be rendered and encoded as UTF-8.
+neither hang the build nor escape. `hash_bounded` is the same read, streamed into a hash (the build's
+signatures). `parse_json` bounds nesting and integer size and replaces lone surrogates, so what it
+returns can always be rendered and encoded as UTF-8; `parse_yaml` refuses aliases (no billion laughs)
+and bounds nesting the same way. `write_inside` writes a file without following a link on the way.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import re
 import stat
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from ..errors import CollectError, replace_surrogates
 from . import limits
@@ -50,10 +58,9 @@ def checked_path(path: Path, root: Path, field: str, limit_name: str) -> Path:
     return real
 
 
-def read_bounded(path: Path, root: Path, field: str, limit_name: str) -> bytes:
-    """The bytes of a regular file inside `root`, at most `limits.<limit_name>` of them (else a CollectError)."""
+def _open_checked(path: Path, root: Path, field: str, limit_name: str) -> int:
+    """A descriptor of the regular file `path` inside `root` within its limit; the caller closes it."""
     real = checked_path(path, root, field, limit_name)
-    limit = getattr(limits, limit_name)
     try:
         fd = os.open(real, _OPEN_FLAGS)
     except OSError as exc:
@@ -62,17 +69,45 @@ def read_bounded(path: Path, root: Path, field: str, limit_name: str) -> bytes:
         # The file may have been swapped since the check: trust only what the open descriptor says.
         if (what := _not_regular(os.fstat(fd).st_mode)) is not None:
             raise CollectError(path, field, f"is {what}, not a regular file: refused")
-        chunks, size = [], 0
-        while size <= limit and (chunk := os.read(fd, min(1 << 20, limit + 1 - size))):
-            chunks.append(chunk)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _chunks(fd: int, path: Path, field: str, limit_name: str) -> Iterator[bytes]:
+    """The file's bytes in chunks, failing once more than the limit has been read (it grew meanwhile)."""
+    limit, size = getattr(limits, limit_name), 0
+    try:
+        while chunk := os.read(fd, min(1 << 20, limit + 1 - size)):
             size += len(chunk)
+            if size > limit:
+                raise CollectError(path, field, f"grew past the limit {limits.describe(limit_name)} while being read")
+            yield chunk
     except OSError as exc:
         raise CollectError(path, field, f"cannot read: {exc.strerror or exc}") from exc
+
+
+def read_bounded(path: Path, root: Path, field: str, limit_name: str) -> bytes:
+    """The bytes of a regular file inside `root`, at most `limits.<limit_name>` of them (else a CollectError)."""
+    fd = _open_checked(path, root, field, limit_name)
+    try:
+        return b"".join(_chunks(fd, path, field, limit_name))
     finally:
         os.close(fd)
-    if size > limit:
-        raise CollectError(path, field, f"grew past the limit {limits.describe(limit_name)} while being read")
-    return b"".join(chunks)
+
+
+def hash_bounded(path: Path, root: Path, field: str, limit_name: str) -> tuple[int, int, str]:
+    """(size, mtime_ns, sha256) of a regular file inside `root`, streamed within the limit, like `read_bounded`."""
+    fd = _open_checked(path, root, field, limit_name)
+    try:
+        st = os.fstat(fd)
+        h = hashlib.sha256()
+        for chunk in _chunks(fd, path, field, limit_name):
+            h.update(chunk)
+        return st.st_size, st.st_mtime_ns, h.hexdigest()
+    finally:
+        os.close(fd)
 
 
 class _IntTooLong(ValueError):
@@ -121,7 +156,7 @@ def clean_strings(node: Any) -> Any:
     if isinstance(node, str):
         return replace_surrogates(node)
     if isinstance(node, dict):
-        return {replace_surrogates(k): clean_strings(v) for k, v in node.items()}
+        return {replace_surrogates(k) if isinstance(k, str) else k: clean_strings(v) for k, v in node.items()}
     if isinstance(node, list):
         return [clean_strings(v) for v in node]
     return node
@@ -145,3 +180,52 @@ def parse_json(raw: bytes | str, path: Path, field: str = "(json)") -> Any:
     if (where := _depth_problem(doc)) is not None:
         raise CollectError(path, where.lstrip("."), f"nested deeper than the limit {limits.describe('MAX_JSON_DEPTH')}")
     return clean_strings(doc)
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """YAML without anchors and aliases: a few lines of `&a [*a, *a]` would otherwise expand exponentially."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are refused in untrusted YAML", mark)
+        return super().compose_node(parent, index)
+
+
+def parse_yaml(raw: bytes, path: Path) -> Any:
+    """A YAML document (already read within its limit) without aliases and within MAX_JSON_DEPTH; else a CollectError."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CollectError(path, "(file)", f"not UTF-8 text (byte {exc.start:,} cannot be decoded)") from exc
+    try:
+        doc = yaml.load(text, Loader=_NoAliasLoader)  # a SafeLoader that also refuses aliases
+    except yaml.YAMLError as exc:
+        raise CollectError(path, "(yaml)", f"not usable YAML: {str(exc).splitlines()[0][:200]}") from exc
+    except RecursionError as exc:
+        raise CollectError(path, "(yaml)", f"nested deeper than the limit {limits.describe('MAX_JSON_DEPTH')}") from exc
+    if (where := _depth_problem(doc)) is not None:
+        raise CollectError(path, where.lstrip("."), f"nested deeper than the limit {limits.describe('MAX_JSON_DEPTH')}")
+    return clean_strings(doc)
+
+
+def write_inside(out: Path, parts: tuple[str, ...], text: str) -> Path:
+    """Write OUT/parts.../name as a new file without following a link: every folder on the way must be a real
+    folder (not a link), and the file is replaced, never written into, so a link standing there is replaced."""
+    folder = out
+    folder.mkdir(parents=True, exist_ok=True)
+    for part in parts[:-1]:
+        folder = folder / part
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir()
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            raise CollectError(folder, "(out)", "is a link or not a folder: refusing to write through it")
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{parts[-1]}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, folder / parts[-1])
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return folder / parts[-1]

@@ -7,6 +7,7 @@ The static cheat scan reads each final kernel here (source only, no GPU), so eve
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -16,9 +17,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..checks import Flag, check_trace
-from ..errors import CollectError, printable
+from ..errors import CollectError
 from ..frozen import freeze
-from ..names import unique_slugs
+from ..names import path_id, unique_slugs
 from ..records import CACHE_DIR, READABLE_VERSIONS, Trace, migrate_trace, sha256_text, unknown_fields
 from ..validate.cheats import Finding, scan
 from . import ncu as gm
@@ -173,8 +174,11 @@ def read_document(path: Path, root: Path | None = None) -> dict[str, Any]:
         raise CollectError(path, "(document)", "a trace must be a JSON object")
     version = doc.get("schema_version")
     if version not in READABLE_VERSIONS:
+        # A long value is described, not quoted: it is text anyone wrote, and the message is published.
+        shown = repr(version) if version is None or isinstance(version, int | float) or len(str(version)) <= 12 \
+            else f"a {type(version).__name__} of {len(str(version)):,} characters"
         raise CollectError(path, "schema_version",
-                           f"{str(version)[:40]!r} is not supported; this reporter reads versions "
+                           f"{shown} is not supported; this reporter reads versions "
                            f"{', '.join(map(str, READABLE_VERSIONS))} (see docs/trace-format.md)")
     return migrate_trace(doc)
 
@@ -219,40 +223,68 @@ def _load_profiles(trace_path: Path, trace: Trace) -> tuple[dict[str, ProfileSet
     return {role: ProfileSet(**p) for role, p in parts.items() if p}, errors  # type: ignore[arg-type]
 
 
-def run_ids(data: Path, paths: list[Path]) -> dict[Path, str]:
-    """Each trace's id: its folder under DATA for `trace.json`, else its path without `.trace.json`.
+def run_ids(data: Path, paths: list[Path], redactor: Redactor | None = None) -> dict[Path, str]:
+    """Each trace's id, unique by construction: its folder under DATA for `trace.json` below DATA, else its
+    path without `.trace.json` (`DATA/trace.json`: `trace`).
 
-    `a/trace.json` and `a.trace.json` would share the id `a`; then the `*.trace.json` file is known by its
-    whole relative path (`a.trace.json`), which no folder id can equal. Bytes of a non-UTF-8 folder
-    name show as `\\xNN`, so every id can be printed and written to a page.
+    Where such a short id equals another's (`a/trace.json` beside `a.trace.json`; `trace/trace.json` beside
+    `DATA/trace.json`), the file is known by its whole relative path instead, which no folder id can equal:
+    a folder cannot share its name with a file beside it. Paths are written with `names.path_id`, which is
+    reversible, so two different paths never share an id (a byte 0xff and the text `\\xff` stay apart).
+    With a `redactor`, an id holding a secret is shown redacted, with a hash of the real id to keep it unique.
     """
     ids: dict[Path, str] = {}
     for path in paths:
         rel = path.relative_to(data)
         if path.name == "trace.json":
-            ids[path] = printable(rel.parent.as_posix()) if rel.parent.parts else "trace"
+            ids[path] = path_id(rel.parent.as_posix()) if rel.parent.parts else "trace"
         else:
-            ids[path] = printable(rel.as_posix()[: -len(".trace.json")])
+            ids[path] = path_id(rel.as_posix()[: -len(".trace.json")])
     taken = Counter(ids.values())
     for path, run_id in ids.items():
-        if taken[run_id] > 1 and path.name != "trace.json":
-            ids[path] = printable(path.relative_to(data).as_posix())
-    return ids
+        if taken[run_id] > 1 and not (path.name == "trace.json" and path.parent != data):
+            ids[path] = path_id(path.relative_to(data).as_posix())
+    return {p: _shown_id(i, redactor) for p, i in ids.items()} if redactor is not None else ids
+
+
+_REDACTED = re.compile(r"\[redacted: ([a-z0-9-]+)\]")
+
+
+def _shown_id(run_id: str, redactor: Redactor) -> str:
+    shown = redactor.text(run_id, Counter())
+    return run_id if shown == run_id else f"{shown}~{sha256_text(run_id)[:12]}"
 
 
 def _read_run(data: Path, path: Path, run_id: str, redactor: Redactor | None) -> RunRecord:
     doc = read_document(path, data)
     trace = original = validate_document(doc, path)
-    counts: Counter[str] = Counter()
+    counts: Counter[str] = Counter(_REDACTED.findall(run_id)) if redactor is not None else Counter()  # its folder name's
     if redactor is not None:
         published = redactor.trace_document(doc, counts)
         if counts:
             trace = validate_document(published, path)
     profiles, attachment_errors = _load_profiles(path, trace)
+    if redactor is not None:
+        # What the attachments say (kernel names) and where they are, as published; the files were found first.
+        profiles = redacted_profiles(profiles, redactor, counts)
+        attachment_errors = [redactor.error(e, counts) for e in attachment_errors]
+        atts = tuple(a.model_copy(update={"path": redactor.text(a.path, counts)}) for a in trace.attachments)
+        trace = trace.model_copy(update={"attachments": atts}) if atts != trace.attachments else trace
     findings = tuple(scan(trace.final_kernel.source, trace.run.backend)) if trace.final_kernel is not None else ()
     findings += tuple(scan_transcript(trace.turns))
     return RunRecord(run_id, path, trace, check_trace(trace), unknown_fields(trace), profiles, attachment_errors,
                      findings=findings, original=original if counts else None, redactions=dict(sorted(counts.items())))
+
+
+def redacted_profiles(profiles: Mapping[str, ProfileSet], redactor: Redactor, counts: Counter[str]) -> dict[str, ProfileSet]:
+    """Attachments' contents as published: kernel names (an ncu CSV cell, a profiler event) and file names redacted."""
+    out = {}
+    for role, p in profiles.items():
+        profiler = p.profiler and gm.ProfilerSummary(tuple((redactor.text(n, counts), d) for n, d in p.profiler.kernels),
+                                                     p.profiler.memcpy, p.profiler.memset)
+        kernels = tuple(replace(k, name=redactor.text(k.name, counts)) for k in p.ncu_kernels)
+        out[role] = ProfileSet(profiler, kernels, redactor.text(p.ncu_source, counts) if p.ncu_source else None)
+    return out
 
 
 def _placed(record: RunRecord, slug: str, reviews: Reviews | None) -> RunRecord:
@@ -280,7 +312,7 @@ def collect(data: Path, *, redact: bool = True) -> Collection:
         allow, config_errors = load_allow_list(data)
         redactor = Redactor(allow)
     paths = find_traces(data, errors)
-    ids = run_ids(data, paths)
+    ids = run_ids(data, paths, redactor)
     for path in paths:
         try:
             runs.append(_read_run(data, path, ids[path], redactor))
@@ -290,6 +322,7 @@ def collect(data: Path, *, redact: bool = True) -> Collection:
             errors.append(CollectError(path, "(internal)", f"reporter failed on this file ({type(exc).__name__}: "
                                        f"{str(exc)[:200]}); the run is skipped. Please report this as a bug."))
     slugs = unique_slugs(r.run_id for r in runs)
+    errors = [redactor.error(e, Counter()) for e in errors] if redactor is not None else errors
     reviews = load_reviews(data)
     reviews = replace(reviews, errors=(*reviews.errors, *unknown_clearances(reviews, {r.run_id for r in runs})))
     return Collection([_placed(r, slugs[r.run_id], reviews) for r in runs], errors, reviews, redactor, config_errors)

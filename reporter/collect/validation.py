@@ -19,7 +19,7 @@ from ..validate import cache
 from ..validate.schema import checked_graph
 from . import ncu
 from .redact import Redactor
-from .traces import ProfileSet, RunRecord
+from .traces import ProfileSet, RunRecord, redacted_profiles
 
 TIMED_SIDES = ("kernel_timing", "reference_timing", "compile_timing")
 
@@ -75,6 +75,9 @@ def load_validation(data: Path, run: RunRecord, problems: list[Problem] | None =
             errors.append(exc)
             continue
         profiles[role] = ProfileSet(None, kernels, name)
+    if redactor is not None:
+        profiles = redacted_profiles(profiles, redactor, counts)
+        errors = [redactor.error(e, counts) for e in errors]
     try:
         shown = path.relative_to(data).as_posix()
     except ValueError:

@@ -4,6 +4,11 @@ The commit is made by ghp-import (what mkdocs uses): the branch holds only the s
 publish, and the working tree and index of the user's checkout are never touched. Around it, this module
 keeps what ghp-import does not: the refusal to publish anything but a finished reporter build, the
 branch's existing CNAME, the commit the site was built from, and no commit when nothing changed.
+
+Only what the build wrote is published: the files its status lists, copied as regular files (a link is
+never followed, a file someone added to SITE is left out and named). The branch may not be checked out
+in any worktree (ghp-import would move it under that working tree), nor be the current or the default
+branch unless `force`.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import contextlib
 import json
 import os
 import shlex
-import shutil
+import stat
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -24,7 +29,7 @@ import ghp_import
 from .. import __version__
 from ..errors import ConfigError, PublishError
 
-MARKER = ".reporter-site"
+MARKER = ".reporter-site"  # = render.status.MARKER (imported lazily there: render imports this module)
 SOURCE_PREFIX = "source: "
 
 
@@ -48,9 +53,10 @@ def check_site(site: Path) -> None:
         raise PublishError(f"{site} does not exist; run `reporter build DATA {site}` first")
     if not any(site.iterdir()):
         raise PublishError(f"{site} is empty; run `reporter build DATA {site}` first")
-    if not (site / MARKER).is_file() or not (site / "index.html").is_file():
-        raise PublishError(f"{site} is not a finished reporter build (no {MARKER} or index.html): "
-                           "it may be half-written; build it again")
+    from ..render.status import owned_files
+    if owned_files(site) is None or not (site / "index.html").is_file():
+        raise PublishError(f"{site} is not a finished reporter build (no {MARKER} naming its status file, or no "
+                           "index.html): it may be half-written, or built by an older reporter; build it again")
 
 
 def source_commit(folder: Path) -> str:
@@ -90,32 +96,66 @@ def _environ(extra: dict[str, str]) -> Iterator[None]:
 class Published:
     commit: str  # the branch's tip afterwards
     changed: bool  # False: the branch already held exactly this site, so nothing was committed
-
-
-# The build status and caches serve the next build on this machine, not the site's readers.
-BUILD_STATE = (".reporter-status.json", ".reporter-cache")
+    left_out: tuple[str, ...] = ()  # paths in SITE the build did not write (or no longer plain files): not published
 
 
 @contextlib.contextmanager
-def _published_files(site: Path) -> Iterator[Path]:
-    """`site` without its build state: a hard-linked copy beside it when there is state to leave out."""
-    if not any((site / name).exists() for name in BUILD_STATE):
-        yield site
-        return
+def _published_files(site: Path) -> Iterator[tuple[Path, list[str]]]:
+    """A copy beside `site` of what its build wrote there (regular files only, never through a link), and
+    the paths left out: files someone else put in SITE, links, and anything that is no longer a plain file."""
+    from ..render.status import is_state, owned_files
+    from ..render.writer import foreign_files
+    written = owned_files(site) or frozenset()
+    left_out = foreign_files(site, written)
+    real = os.path.realpath(site)
     with tempfile.TemporaryDirectory(prefix=f".{site.name}.publish-", dir=site.parent) as tmp:
         tree = Path(tmp) / "site"
-        shutil.copytree(site, tree, copy_function=os.link, ignore=lambda d, names: [n for n in names if Path(d) == site
-                                                                                        and n in BUILD_STATE])
-        yield tree
+        tree.mkdir()
+        for rel in [*sorted(w for w in written if not is_state(w)), MARKER]:  # the marker names the source commit
+            src = site / rel
+            try:
+                plain = stat.S_ISREG(os.lstat(src).st_mode) and os.path.realpath(src) == os.path.join(real, rel)
+            except OSError:
+                plain = False
+            if not plain:  # a link (here or in a folder on the way), a FIFO, or gone
+                left_out.append(rel)
+                continue
+            (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+            os.link(src, tree / rel, follow_symlinks=False)
+        yield tree, sorted(left_out)
+
+
+def _checked_out(repo: Path) -> dict[str, str]:
+    """Branch -> the worktree it is checked out in, over the main worktree and every `git worktree`."""
+    out: dict[str, str] = {}
+    where = ""
+    for line in _git(repo, "worktree", "list", "--porcelain").splitlines():
+        if line.startswith("worktree "):
+            where = line.removeprefix("worktree ")
+        elif line.startswith("branch refs/heads/"):
+            out[line.removeprefix("branch refs/heads/")] = where
+    return out
+
+
+def check_branch(repo: Path, branch: str, force: bool = False) -> None:
+    """Refuse a branch that is checked out anywhere, or (without `force`) the current or the default branch."""
+    checked_out = _checked_out(repo)
+    if branch in checked_out:
+        raise PublishError(f"{branch} is checked out in {checked_out[branch]}: publishing would replace the branch under "
+                           "that working tree. Check out another branch there, or publish to another --branch")
+    if not force and branch in {_git_or_none(repo, "symbolic-ref", "--quiet", "--short", "HEAD"), default_branch(repo)}:
+        raise PublishError(f"{branch} is this repository's current or default branch: publishing replaces its whole "
+                           "content with the site. Choose another --branch (e.g. gh-pages), or pass --force")
 
 
 def publish_site(site: Path, repo: Path, branch: str = "gh-pages", cname: str | None = None,
-                 remote: str | None = None, message: str | None = None) -> Published:
-    """Commit `site` as the whole content of `branch` in `repo` (and push it to `remote`)."""
+                 remote: str | None = None, message: str | None = None, force: bool = False) -> Published:
+    """Commit what the build wrote into `site` as the whole content of `branch` in `repo` (and push it to `remote`)."""
     site, repo = site.resolve(), repo.resolve()
     check_site(site)
     if _git_or_none(repo, "rev-parse", "--git-dir") is None:
         raise PublishError(f"{repo} is not a git repository")
+    check_branch(repo, branch, force)
     ref = f"refs/heads/{branch}"
     parent = _git_or_none(repo, "rev-parse", "--verify", "--quiet", ref)
     if cname is None and parent is not None:
@@ -125,7 +165,7 @@ def publish_site(site: Path, repo: Path, branch: str = "gh-pages", cname: str | 
     who = {k: v for k, v in (("GIT_COMMITTER_NAME", "reporter"), ("GIT_COMMITTER_EMAIL", "reporter@localhost"))
            if k not in os.environ and not _git_or_none(repo, "config", "user." + k.rsplit("_", 1)[1].lower())}
     try:
-        with contextlib.chdir(repo), _environ(who), _published_files(site) as tree:  # ghp-import runs git in the cwd
+        with contextlib.chdir(repo), _environ(who), _published_files(site) as (tree, left_out):  # ghp-import runs git in the cwd
             ghp_import.ghp_import(str(tree), mesg=msg, branch=branch, nojekyll=True,
                                   cname=cname.strip() if cname else None, remote=remote or "origin")
     except ghp_import.GhpError as exc:
@@ -136,10 +176,10 @@ def publish_site(site: Path, repo: Path, branch: str = "gh-pages", cname: str | 
     base = _git_or_none(repo, "rev-parse", "--verify", "--quiet", f"{commit}^") if commit else None
     if commit is None or commit == parent:
         raise PublishError(f"ghp-import did not commit {site} to {branch} (see git's message above)")
-    done = Published(commit, changed=True)
+    done = Published(commit, changed=True, left_out=tuple(left_out))
     if base is not None and _git(repo, "rev-parse", f"{commit}^{{tree}}") == _git(repo, "rev-parse", f"{base}^{{tree}}"):
         _git(repo, "update-ref", ref, base, commit)  # the same tree again: drop the empty commit
-        done = Published(base, changed=False)
+        done = Published(base, changed=False, left_out=tuple(left_out))
     if remote:
         _git(repo, "push", remote, f"{ref}:{ref}")
     return done

@@ -17,7 +17,7 @@ import pandas as pd
 from .. import aggregates as ag
 from ..frames import export_bytes
 from ..validate.schema import Basis
-from ..vocab import Source
+from ..vocab import Source, shown
 from . import charts, numbers
 from .runpage import HOME, Page, group_label
 from .timing_view import BasisView, basis_view
@@ -81,7 +81,7 @@ def board_rows(table: pd.DataFrame) -> list[BoardRow]:
         gm = None if pd.isna(row["geomean"]) else float(row["geomean"])
         reval = int(row["revalidated"])
         rows.append(BoardRow(
-            str(row["model"]), int(row["attempted"]), int(row["compiled"]), int(row["correct"]), int(row["correct_recorded"]),
+            shown(str(row["model"])), int(row["attempted"]), int(row["compiled"]), int(row["correct"]), int(row["correct_recorded"]),
             int(row["correct_revalidated"]) if reval else -1,
             f"{int(row['correct_revalidated'])} of {reval} re-validated" if reval else "— (none re-validated)",
             tuple(_fast(row, p) for p in ag.FAST_P), f"{gm:.6f}" if gm is not None else "", numbers.speedup(gm),
@@ -110,13 +110,13 @@ Chart = tuple[str, str]
 def _figures(runs: pd.DataFrame, revalidated_only: bool, urls: Urls, basis: Basis) -> tuple[tuple[Chart, Chart], Chart | None]:
     scoped = ag.scoped(runs, revalidated_only, basis=basis)
     best = ag.best_per_problem(scoped, ())
-    series = [(str(m), g["speedup"][g["counts"]].astype(float).tolist(), len(g)) for m, g in best.groupby("model", sort=True)]
+    series = [(shown(str(m)), g["speedup"][g["counts"]].astype(float).tolist(), len(g)) for m, g in best.groupby("model", sort=True)]
     pair = ((f"fastp-{basis.value}", charts.to_json(charts.fast_p_curves(series))),
             (f"dist-{basis.value}", charts.to_json(charts.speedup_distribution([(m, s) for m, s, _ in series]))))
     timed = scoped[(scoped["ref_ms"] > 0) & (scoped["kernel_ms"] > 0)]
     pts = [{"ref_ms": float(r["ref_ms"]), "kernel_ms": float(r["kernel_ms"]), "href": "../" + urls.run(str(r["run_id"])),
             "correct": bool(r["correct"]), "measured": r["speedup_source"] == Source.RE_VALIDATED,
-            "label": f"{r['model']} · L{r['level']} P{r['problem_id']}"} for r in timed.to_dict("records")]
+            "label": f"{shown(str(r['model']))} · L{r['level']} P{r['problem_id']}"} for r in timed.to_dict("records")]
     return pair, (f"scatter-{basis.value}", charts.to_json(charts.runtime_scatter(pts))) if pts else None
 
 

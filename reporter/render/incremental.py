@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -28,9 +29,9 @@ from ..names import unique_slugs
 from . import parallel, status
 from .assets import asset_dir
 
-MARKER = ".reporter-site"  # = publish.pages.MARKER, which loads more than an up-to-date check needs
 log = logging.getLogger(__name__)
 Progress = Any  # reporter.progress.ProgressFn: (phase, done, total) -> None
+
 
 @dataclass(frozen=True)
 class IncrementalReport:
@@ -66,6 +67,18 @@ def _redactor(data: Path, redact: bool, allow: str | None) -> tuple[Any, list[Co
     return Redactor(allowed), errors
 
 
+def shown_text(shared: dict[str, Any]) -> Callable[[str], str]:
+    """The redactor as a filter of text (none with --no-redact): every string that leaves for the site
+    passes it, file by file in the writer, on top of the redaction of each field where it is read."""
+    red = _redactor(Path(shared["data"]), shared["redact"], shared["allow"])[0]
+    return str if red is None else (lambda text: red.text(text, Counter()))
+
+
+def _shown_error(e: CollectError, shared: dict[str, Any]) -> CollectError:
+    clean = shown_text(shared)
+    return CollectError(clean(e.path), clean(e.field), clean(e.message))
+
+
 def _load(data: Path, rel: str, run_id: str, slug: str) -> Any:
     from ..collect.traces import load_run
     st = parallel.state()
@@ -86,20 +99,25 @@ def _validation_folder(data: Path, r: Any) -> list[Path]:
 
 
 def _digest_job(item: tuple[str, str, str]) -> dict[str, Any]:
-    """Worker: a run's digest and the signatures of its inputs (signed before reading, so a later edit shows)."""
-    from . import pagemaker
+    """Worker: a run's digest and the signatures of its inputs, or why the run is skipped. Everything done
+    for one run is inside the guard: no value of one run may cost the others (or the site)."""
     rel, run_id, slug = item
     data = Path(parallel.state()["data"])
     path = data / rel
-    trace_sig = status.signature(path, None)
     try:
-        r = _load(data, rel, run_id, slug)
+        return _digest(data, rel, run_id, slug)
     except CollectError as exc:
         return {"run_id": run_id, "error": [exc.path, exc.field, exc.message]}
     except Exception as exc:  # noqa: BLE001 - the guard: one file must never stop the others
         return {"run_id": run_id, "error": [str(path), "(internal)", f"reporter failed on this file ({type(exc).__name__}: "
                                             f"{str(exc)[:200]}); the run is skipped. Please report this as a bug."]}
-    files = [r.trace_path.parent / a.path for a in r.trace.attachments]
+
+
+def _digest(data: Path, rel: str, run_id: str, slug: str) -> dict[str, Any]:
+    from . import pagemaker
+    trace_sig = status.signature(data / rel, None, data)  # signed before reading, so a later edit shows
+    r = _load(data, rel, run_id, slug)
+    files = [r.trace_path.parent / a.path for a in r.source.attachments]  # the files as named, not as published
     inputs, folders = status.inputs_of(data, files, _validation_folder(data, r), {})
     if trace_sig is not None:
         inputs[rel] = trace_sig
@@ -109,7 +127,8 @@ def _digest_job(item: tuple[str, str, str]) -> dict[str, Any]:
     d = pagemaker.digest(r, cached)
     d["path"], d["redactions"] = rel, redactions(r, cached)
     d["cached"] = cached.shown_path if cached is not None else None  # for -v: which runs had a cached result
-    d["problems"] = [[p.path, p.field, p.message, p.kind] for p in problems]
+    clean = shown_text(parallel.state())
+    d["problems"] = [[clean(p.path), clean(p.field), clean(p.message), p.kind] for p in problems]
     return {"digest": d, "inputs": inputs, "folders": folders}
 
 
@@ -127,8 +146,9 @@ def _render_job(item: tuple[str, str, dict[str, Any]]) -> list[str] | str:
                                     HighlightCache(tmp / status.CACHE_DIR / "code"))
     except Exception as exc:  # noqa: BLE001 - one run's bad data must not cost the rest of the site
         return f"run page not built: {type(exc).__name__}: {exc}"
+    clean = shown_text(st)
     for path, content in files.items():
-        write_new(tmp, path, content)
+        write_new(tmp, path, clean(content))
     return sorted(files)
 
 
@@ -165,7 +185,7 @@ def _scan(data: Path, prev: status.BuildStatus, jobs: int | None, shared: dict[s
     todo: list[tuple[str, str, str]] = []
     errors: list[CollectError] = []
     paths = find_traces(data, errors)
-    ids = run_ids(data, paths)
+    ids = run_ids(data, paths, _redactor(data, shared["redact"], shared["allow"])[0])
     slugs = unique_slugs(ids.values())  # over every trace found, so a slug does not move when a trace breaks
     for path in paths:
         rel, run_id = path.relative_to(data).as_posix(), ids[path]
@@ -187,7 +207,7 @@ def _scan(data: Path, prev: status.BuildStatus, jobs: int | None, shared: dict[s
                       f"cached re-validation result {d['cached']}" if d.get("cached") else "no cached re-validation result")
         if progress is not None:
             progress("reading runs", i, len(todo))
-    return runs, errors, {item[1] for item in todo}
+    return runs, [_shown_error(e, shared) for e in errors], {item[1] for item in todo}
 
 
 def _listing_pages(digests: list[dict[str, Any]], frame: Any, urls: Any, errors: Sequence[CollectError], data: Path,
@@ -210,9 +230,9 @@ def build_incremental(data: Path, site: Path, jobs: int | None = None, settings:
     from ..collect.redact import ALLOW_FILE
     from ..collect.reviews import REVIEWS_FILE
     site = site.absolute()
-    prev = status.BuildStatus.load(site) if (site / MARKER).is_file() else status.BuildStatus()
+    prev = status.BuildStatus.load(site) if status.owned_files(site) is not None else status.BuildStatus()
     # Clearances and the redaction allow-list can change any run's page: their contents are global inputs.
-    reviews, allow = ((status.signature(data / name, None) or [None] * 3)[2] for name in (REVIEWS_FILE, ALLOW_FILE))
+    reviews, allow = ((status.signature(data / name, None, data) or [None] * 3)[2] for name in (REVIEWS_FILE, ALLOW_FILE))
     g = status.global_hash([asset_dir("templates"), asset_dir("static")],
                            {**(settings or {}), "reviews": reviews, "allow": allow, "redact": redact})
     shared = {"data": str(data), "reviews": reviews, "redact": redact, "allow": allow}
@@ -234,7 +254,8 @@ def build_incremental(data: Path, site: Path, jobs: int | None = None, settings:
             todo.append((d["path"], d["run_id"], nav[d["run_id"]]))
     from ..collect.traces import unknown_clearances
     rv = _reviews(data, reviews)
-    config_errors = list(rv.errors) + unknown_clearances(rv, set(runs)) + _redactor(data, redact, allow)[1]
+    config_errors = [_shown_error(e, shared) for e in
+                     (*rv.errors, *unknown_clearances(rv, set(runs)), *_redactor(data, redact, allow)[1])]
     aggregates = status.context_hash([g, digests, [str(e) for e in errors + config_errors]])
     report = IncrementalReport(len(digests), len(todo), 0, tuple(errors), tuple(config_errors), tuple(digests))
     if (not todo and aggregates == prev.aggregates and set(runs) == set(prev.runs)
@@ -261,6 +282,15 @@ def _why(rs: status.RunStatus, read: bool, new: bool, global_changed: bool) -> s
     return "its links changed (a neighbouring run was added, removed or renamed) or one of its files is missing"
 
 
+def _shared_outputs(paths: list[str]) -> None:
+    """One warning naming every output file two inputs would write (ids and slugs are unique by
+    construction, so this is a bug to report, never a silent overwrite)."""
+    twice = sorted(p for p, n in Counter(paths).items() if n > 1)
+    if twice:
+        log.warning("%d output file(s) would be written for two different inputs: %s; please report this as a bug",
+                    len(twice), ", ".join(twice[:10]))
+
+
 def _failed(report: IncrementalReport, upstream_problems: int) -> bool:
     return bool(upstream_problems or report.errors or report.config_errors or report.page_problems
                 or any(d["problems"] for d in report.digests))
@@ -278,10 +308,10 @@ def _write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, st
     from . import pagemaker
     from .build import generated_at
     from .search import index_js
-    from .writer import SiteWriter
+    from .writer import NOJEKYLL, SiteWriter
     keep, todo, urls, aggregates, g = plan
     generated = generated_at()
-    with SiteWriter(site, data, generated) as writer:
+    with SiteWriter(site, data, generated, shown_text(shared)) as writer:
         assert writer.tmp is not None
         writer.seed(keep, [status.CACHE_DIR])
         shared = {**shared, "tmp": str(writer.tmp), "generated": generated, "assets": writer.assets, "urls": urls}
@@ -290,7 +320,7 @@ def _write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, st
             if progress is not None:
                 progress("rendering run pages", i, len(todo))
             if isinstance(files, str):
-                problems.append((str(data / item[0]), files))
+                problems.append((shown_text(shared)(str(data / item[0])), shown_text(shared)(files)))
                 del runs[item[1]]  # left out of the site and of the status, so the next build tries again
             else:
                 runs[item[1]].files = files
@@ -299,21 +329,23 @@ def _write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, st
         # reporter.aggregates) of the built runs.
         from ..frames import export_bytes, load
         from .boards import leaderboards
-        frame = load(data)
+        frame = load(data, shared["redact"])
         frame = frame[frame["run_id"].isin(list(runs))].reset_index(drop=True)
         boards, board_files, links = leaderboards(frame, urls)
         board_files["runs.csv"] = export_bytes(frame, "csv")
-        listing = _listing_pages(digests, frame, urls, report.errors, data, links) + boards
-        n = writer.render(listing, (lambda done, total: progress("writing listing pages", done, total)) if progress else None)
+        pages = _listing_pages(digests, frame, urls, report.errors, data, links) + boards
+        _shared_outputs([p.path for p in pages] + list(board_files) + [f for rs in runs.values() for f in rs.files])
+        n = writer.render(pages, (lambda done, total: progress("writing listing pages", done, total)) if progress else None)
         for path, blob in sorted(board_files.items()):
             writer.write_text(path, blob.decode("utf-8"))
         writer.write_text("search-index.js", index_js([pagemaker.index_row(d, urls) for d in digests]))
         writer.write_text("build-info.json", json.dumps({"generated": generated, "pages": n + report.rendered,
                                                           "version": __version__}) + "\n")
-        status.BuildStatus(__version__, g, runs, aggregates).save(writer.tmp)
         report = replace(report, pages=n + report.rendered - len(problems), page_problems=tuple(problems))
         report = replace(report, committed=not (strict and _failed(report, upstream_problems)))
         if report.committed:
-            writer.commit()
+            written = writer.written | {f for rs in runs.values() for f in rs.files} | {NOJEKYLL}
+            writer.keep_foreign(written)
+            writer.commit(status.BuildStatus(__version__, g, runs, aggregates).save(writer.tmp, sorted(written), writer.clean))
             log.debug("write: %d pages written, the new site swapped in at %s", report.pages, site)
     return report

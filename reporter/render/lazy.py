@@ -17,6 +17,7 @@ from html import escape
 
 from ..records import ToolCall, Trace, Turn
 from . import text
+from .evolution import version_of_sends
 
 CHUNK_CALLBACK = "reporterChunk"
 _KERNEL_NAME = re.compile(r"__global__\s+(?:[\w:<>]+(?:\([^)]*\))?\s+)*?(?!__launch_bounds__)(\w+)\s*\(")
@@ -32,24 +33,13 @@ def kernel_names(source: str | None) -> list[str]:
     return sorted(set(_KERNEL_NAME.findall(source or "")))
 
 
-def distinct_kernels(trace: Trace) -> list[str]:
-    """Every distinct `kernel_code` the agent sent, in first-sent order: version N is index N - 1."""
-    seen: dict[str, None] = {}
-    for turn in trace.turns:
-        for call in turn.calls:
-            code = call.arguments.get("kernel_code")
-            if isinstance(code, str):
-                seen.setdefault(code, None)
-    return list(seen)
-
-
-def _call_html(call: ToolCall, version_of: dict[str, int]) -> str:
+def _call_html(call: ToolCall, version: int | None) -> str:
     tool = escape(call.tool)
     parts = [f'<div class="toolcall"><h4>call → {tool}</h4>']
     rest = {k: v for k, v in sorted(call.arguments.items()) if not (k == "kernel_code" and isinstance(v, str))}
     code = call.arguments.get("kernel_code")
-    if isinstance(code, str):
-        n = version_of[code]
+    if isinstance(code, str) and version is not None:
+        n = version
         lines = code.count("\n") + (0 if code.endswith("\n") else 1)
         parts.append(f'<div class="arg"><span class="argname">kernel_code</span> <a href="#version-{n}" '
                      f'data-version="{n}">kernel version {n}</a> ({lines} lines, shown under Kernel evolution)</div>')
@@ -67,19 +57,25 @@ def _call_html(call: ToolCall, version_of: dict[str, int]) -> str:
     return "".join(parts)
 
 
-def turn_html(turn: Turn, version_of: dict[str, int]) -> str:
-    """The expanded body of one turn: reasoning as its trace declares it (plain text unless markdown), then each call."""
+def turn_html(turn: Turn, versions: list[int | None]) -> str:
+    """The expanded body of one turn: reasoning as its trace declares it (plain text unless markdown), then
+    each call, with `versions[i]` the kernel version call i sends (None: none)."""
     out = [f'<div class="reasoning"><h4>reasoning</h4>{text.prose(turn.reasoning, turn.reasoning_format)}</div>'] \
         if turn.reasoning else []
-    out.extend(_call_html(c, version_of) for c in turn.calls)
+    out.extend(_call_html(c, v) for c, v in zip(turn.calls, versions))
     return "".join(out)
 
 
+def _turn_versions(numbers: dict[tuple[int, int], int], t: int, turn: Turn) -> list[int | None]:
+    return [numbers.get((t, c)) for c in range(len(turn.calls))]
+
+
 def chunk_js(trace: Trace) -> str:
-    """The JSONP chunk of a run: `turns[i]` is turn i's HTML, `versions[n - 1]` kernel version n's source."""
-    versions = distinct_kernels(trace)
-    version_of = {src: i + 1 for i, src in enumerate(versions)}
-    doc = {"turns": [turn_html(t, version_of) for t in trace.turns], "versions": versions}
+    """The JSONP chunk of a run: `turns[i]` is turn i's HTML, `versions[n - 1]` kernel version n's source,
+    numbered by the page's own rule (`evolution.version_of_sends`)."""
+    numbers, versions = version_of_sends(trace)
+    doc = {"turns": [turn_html(turn, _turn_versions(numbers, t, turn)) for t, turn in enumerate(trace.turns)],
+           "versions": versions}
     # A run's reasoning is its own: text's caches would only hold memory from one run to the next.
     text.plain.cache_clear()
     text.markdown.cache_clear()
@@ -89,17 +85,18 @@ def chunk_js(trace: Trace) -> str:
 def text_view(trace: Trace, title: str) -> str:
     """Every turn as plain text, for readers without JavaScript."""
     out = [f"{title}\n{'=' * len(title)}\n"]
-    versions = {src: i + 1 for i, src in enumerate(distinct_kernels(trace))}
-    shown: set[str] = set()
-    for turn in trace.turns:
+    numbers, _ = version_of_sends(trace)
+    shown: set[int] = set()
+    for t, turn in enumerate(trace.turns):
         out.append(f"\n--- turn {turn.index}{' (final)' if turn.final else ''} ---\n\n{turn.reasoning}\n")
-        for call in turn.calls:
+        for c, call in enumerate(turn.calls):
             out.append(f"\n>>> call {call.tool}\n")
             for key, value in sorted(call.arguments.items()):
                 if key == "kernel_code" and isinstance(value, str):
-                    again = value in shown
-                    shown.add(value)
-                    out.append(f"[kernel version {versions[value]}{', as above' if again else ''}]\n{'' if again else value}\n")
+                    n = numbers[(t, c)]
+                    again = n in shown
+                    shown.add(n)
+                    out.append(f"[kernel version {n}{', as above' if again else ''}]\n{'' if again else value}\n")
                 else:
                     out.append(f"{key}: {json.dumps(value, ensure_ascii=False)}\n")
             if call.result is not None:

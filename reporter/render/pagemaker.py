@@ -17,7 +17,7 @@ from ..checks import Flag
 from ..collect.traces import RunRecord
 from ..collect.validation import CachedValidation
 from ..records import FinalKernel, RunInfo, Trace
-from ..vocab import MISSING_LABEL, Source
+from ..vocab import MISSING_KEY, Source, shown
 from . import compare, lazy
 from .findings import KERNEL_LINE
 from .highlight import HighlightCache, numbered
@@ -32,7 +32,8 @@ from .writer import render_page
 def order(d: dict[str, Any]) -> list[Any]:
     """The page order of a run (as `build._order`): group, model, level, problem, run id."""
     run = d["run"]
-    return [d["key"], run.get("model") or "~", run.get("level") or 99, run.get("problem_id") or 10**6, d["run_id"]]
+    # A group without a benchmark or configuration sorts after the named ones, as "unknown" did.
+    return [[[part == MISSING_KEY, part] for part in d["key"]], run.get("model") or "~", run.get("level") or 99, run.get("problem_id") or 10**6, d["run_id"]]
 
 
 def digest(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
@@ -41,7 +42,7 @@ def digest(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
     v = validation_view(t.final_kernel is not None, cached, t.metrics, run.recorded_verdict, run.precision)
     pkey = problem_key(r)
     return {"run_id": r.run_id, "path": r.trace_path.as_posix(), "slug": r.slug, "key": list(group_key(r)),
-            "model": run.model or MISSING_LABEL, "problem": list(pkey) if pkey else None, "title": title(r),
+            "model": run.model or MISSING_KEY, "problem": list(pkey) if pkey else None, "title": title(r),
             "run": run.model_dump(mode="json", exclude_none=True), "flags": [dataclasses.asdict(f) for f in r.flags],
             "unknown": r.unknown, "summary": dataclasses.asdict(run_summary(r, v)),
             "kernels": " ".join(lazy.kernel_names(t.final_kernel.source if t.final_kernel else None)),
@@ -67,7 +68,7 @@ def summary_of(d: dict[str, Any]) -> RunSummary:
 def index_row(d: dict[str, Any], urls: Urls) -> IndexRow:
     s, run = d["summary"], d["run"]
     return IndexRow(urls.run(d["run_id"]), d["title"], run.get("problem_file") or run.get("title") or d["run_id"],
-                    d["model"], group_label(tuple(d["key"])), s["verdict"], s["verdict_source"], s["speedup_value"],
+                    shown(d["model"]), group_label(tuple(d["key"])), s["verdict"], s["verdict_source"], s["speedup_value"],
                     s["flags"], d["kernels"])
 
 

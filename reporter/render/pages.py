@@ -13,7 +13,7 @@ from .. import aggregates as ag
 from ..collect.traces import RunRecord
 from ..errors import CollectError
 from ..validate.schema import BASIS_LABEL, Basis
-from ..vocab import MISSING_LABEL, GridState, RunVerdict, Source
+from ..vocab import MISSING_KEY, GridState, RunVerdict, Source, shown
 from . import compare, numbers
 from .runpage import HOME, Page, group_label
 from .summary import RunSummary, group_key, title
@@ -96,7 +96,7 @@ def grid_page(key: GroupKey, runs: pd.DataFrame, urls: Urls) -> Page:
     return Page(urls.grid(key), "grid.html", {
         "bases": views,
         "title": f"Problems × models · {group_label(key)}", "crumbs": [HOME, (group_label(key), urls.group(key))],
-        "models": models, "rows": rows, "states": ag.STATES, "leaderboard": urls.leaderboard(key)})
+        "models": [shown(m) for m in models], "rows": rows, "states": ag.STATES, "leaderboard": urls.leaderboard(key)})
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ class ProblemEntry:
 def problem_page(pkey: ProblemKey, runs: pd.DataFrame, rows: dict[str, Listed], urls: Urls) -> Page:
     """Every run of one problem, by group, then model, then run id."""
     ordered = runs.sort_values(["benchmark", "configuration", "model", "run_id"], kind="stable")
-    entries = [ProblemEntry(str(r["model"]), urls.run(str(r["run_id"])), rows[str(r["run_id"])],
+    entries = [ProblemEntry(shown(str(r["model"])), urls.run(str(r["run_id"])), rows[str(r["run_id"])],
                             group_label((str(r["benchmark"]), str(r["configuration"])))) for r in ordered.to_dict("records")]
     kernels = compare.choices([(e.row.run.run_id, e.model, e.group, str(e.row.summary.verdict)) for e in entries
                                if e.row.run.trace.final_kernel is not None], urls)
@@ -141,21 +141,21 @@ def listing_pages(runs: list[RunRecord], rows: dict[str, Listed], frame: pd.Data
     """Every page above the run pages; `runs` is in page order, `frame` is their runs table (`reporter.frames`)."""
     groups: dict[GroupKey, dict[str, list[Listed]]] = defaultdict(lambda: defaultdict(list))
     for r in runs:
-        groups[group_key(r)][r.trace.run.model or MISSING_LABEL].append(rows[r.run_id])
+        groups[group_key(r)][r.trace.run.model or MISSING_KEY].append(rows[r.run_id])
     ranked = ag.comparable(frame)
     by_group = {(str(b), str(c)): g for (b, c), g in ranked.groupby(["benchmark", "configuration"])}
     pages: list[Page] = []
     index_rows = []
     for key, models in groups.items():
         members = [x for xs in models.values() for x in xs]
-        index_rows.append({"benchmark": key[0] if key[0] != MISSING_LABEL else "— not recorded (partial traces)",
-                           "configuration": key[1] if key[1] != MISSING_LABEL else "—", "href": urls.group(key),
+        index_rows.append({"benchmark": key[0] if key[0] != MISSING_KEY else "— not recorded (partial traces)",
+                           "configuration": key[1] if key[1] != MISSING_KEY else "—", "href": urls.group(key),
                            "models": len(models), "runs": len(members), "stats": _stats(members),
                            "boards": (boards or {}).get(key, []), "grid": urls.grid(key) if key in by_group else None})
         model_rows = []
         for model, xs in models.items():
-            model_rows.append({"model": model, "href": urls.model(key, model), "runs": len(xs), "stats": _stats(xs)})
-            shown_model = model if model != MISSING_LABEL else "model not recorded"
+            model_rows.append({"model": shown(model), "href": urls.model(key, model), "runs": len(xs), "stats": _stats(xs)})
+            shown_model = model if model != MISSING_KEY else "model not recorded"
             pages.append(Page(urls.model(key, model), "model.html", {
                 "title": f"{shown_model} · {group_label(key)}", "crumbs": [HOME, (group_label(key), urls.group(key))], "rows": xs}))
         pages.append(Page(urls.group(key), "variant.html", {"title": group_label(key), "crumbs": [HOME], "rows": model_rows}))

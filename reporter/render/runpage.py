@@ -11,7 +11,7 @@ from ..collect.traces import ProfileSet, RunRecord
 from ..collect.validation import CachedValidation
 from ..frozen import freeze
 from ..validate.schema import BASIS_LABEL
-from ..vocab import MISSING_LABEL, RevalidationState, Source
+from ..vocab import MISSING_KEY, RevalidationState, Source, shown
 from . import charts, text
 from .counters import CountersView, counters_view
 from .evidence import NOT_MEASURED, attribution_view, dynamic_rows, verdict_evidence
@@ -44,9 +44,9 @@ class Page:
 def group_label(key: tuple[str, str]) -> str:
     """How a (benchmark, configuration) group is named on pages; partial traces have neither."""
     bench, conf = key
-    if key == (MISSING_LABEL, MISSING_LABEL):
+    if key == (MISSING_KEY, MISSING_KEY):
         return "not recorded (partial traces)"
-    return bench if conf == MISSING_LABEL else f"{bench} · {conf}"
+    return shown(bench) if conf == MISSING_KEY else f"{shown(bench)} · {conf}"
 
 
 def measured_profiles(r: RunRecord, cached: CachedValidation | None) -> tuple[dict[str, ProfileSet], dict[str, str]]:
@@ -122,12 +122,12 @@ def run_page(r: RunRecord, cached: CachedValidation | None, urls: Urls, prev: st
     profiles, sources = measured_profiles(r, cached)
     flags = {f.field: f for f in r.flags}
     counters = counters_view(profiles, sources, trace.metrics.nsight, flags)
-    key, model = group_key(r), run.model or MISSING_LABEL
+    key, model = group_key(r), run.model or MISSING_KEY
     pkey = problem_key(r)
     fk = trace.final_kernel
     return Page(urls.run(r.run_id), "run.html", {
         "title": title(r), "r": r, "run": run, "summary": summary, "summary_rows": _summary_rows(r, summary),
-        "crumbs": [HOME, (group_label(key), urls.group(key)), (model, urls.model(key, model))],
+        "crumbs": [HOME, (group_label(key), urls.group(key)), (shown(model), urls.model(key, model))],
         "who": " · ".join((run.model or "— model not recorded", run.benchmark or text.DASH, run.configuration or text.DASH)),
         "problem": run.problem_file or run.title or r.run_id, "problem_href": urls.problem(pkey) if pkey else None,
         "sections": recorded_sections((trace.metrics.timing, trace.metrics.precision, trace.metrics.memory,

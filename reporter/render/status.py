@@ -15,34 +15,40 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..collect.safeio import checked_path, hash_bounded, read_bounded
+from ..errors import CollectError
 
 STATUS_FILE = ".reporter-status.json"
+MARKER = ".reporter-site"  # in every finished build; it names the hash of the status file beside it
 CACHE_DIR = ".reporter-cache"  # content-addressed caches (highlighted code) that outlive one build
-STATUS_FORMAT = 2  # 2: digests hold summary times as numbers with their unit, and no leaderboard outcome
+STATE = (MARKER, STATUS_FILE)  # the build's own state at the site's top, never listed as written
+STATUS_FORMAT = 3  # 3: the status lists every file the build wrote (`written`), and the marker its hash
+STATUS_PREFIX = "status: "  # the marker's line naming the status file's sha256
 
 Signature = list[Any]  # [size, mtime_ns, sha256]
+SIGNED_LIMIT = "MAX_ATTACHMENT_BYTES"  # the largest input a run has; each reader applies its own, smaller limit
 
 
 def sha256_bytes(blob: bytes) -> str:
     return hashlib.sha256(blob).hexdigest()
 
 
-def signature(path: Path, known: Signature | None) -> Signature | None:
-    """[size, mtime_ns, content hash] of a file, reusing `known`'s hash when size and time match; None if absent."""
+def signature(path: Path, known: Signature | None, root: Path) -> Signature | None:
+    """[size, mtime_ns, content hash] of a regular file inside `root`, reusing `known`'s hash when size and
+    time match; None when it is absent or unusable. It is read through the bounded reader (`safeio`), so a
+    FIFO, a device, a link out of `root` or a file over SIGNED_LIMIT is never opened: its reader says why."""
     try:
-        st = path.stat()
-    except OSError:
-        return None
-    if known is not None and known[0] == st.st_size and known[1] == st.st_mtime_ns:
-        return known
-    try:
-        return [st.st_size, st.st_mtime_ns, sha256_bytes(path.read_bytes())]
-    except OSError:
+        st = os.stat(checked_path(path, root, "(file)", SIGNED_LIMIT))
+        if known is not None and known[0] == st.st_size and known[1] == st.st_mtime_ns:
+            return known
+        return list(hash_bounded(path, root, "(file)", SIGNED_LIMIT))
+    except (CollectError, OSError):
         return None
 
 
@@ -83,21 +89,46 @@ class BuildStatus:
     def load(cls, site: Path) -> BuildStatus:
         """The previous build's status, or an empty one when there is none or it cannot be trusted."""
         try:
-            doc = json.loads((site / STATUS_FILE).read_text(encoding="utf-8"))
+            doc = json.loads(read_bounded(site / STATUS_FILE, site, "(file)", "MAX_INDEX_BYTES"))
             if doc.get("format") != STATUS_FORMAT or doc.get("version") != __version__:
                 return cls()
             runs = {k: RunStatus(v["inputs"], v["folders"], v["digest"], v.get("page", ""), v.get("files", []))
                     for k, v in doc["runs"].items()}
             return cls(doc["version"], doc["globals"], runs, doc.get("aggregates", ""), doc.get("tree", ""))
-        except (OSError, ValueError, KeyError, TypeError):
+        except (CollectError, OSError, ValueError, KeyError, TypeError):
             return cls()
 
-    def save(self, folder: Path) -> None:
+    def save(self, folder: Path, written: list[str], clean: Callable[[str], str] = str) -> str:
+        """Write the status (its text through `clean`, the secret redactor) listing `written`; returns its sha256."""
         self.tree = tree_hash(folder)
         doc = {"format": STATUS_FORMAT, "version": self.version, "globals": self.globals, "aggregates": self.aggregates,
-               "tree": self.tree,
+               "tree": self.tree, "written": sorted(written),
                "runs": {k: self.runs[k].to_json() for k in sorted(self.runs)}}
-        (folder / STATUS_FILE).write_text(json.dumps(doc, separators=(",", ":")), encoding="utf-8")
+        blob = clean(json.dumps(doc, separators=(",", ":"))).encode("utf-8")
+        (folder / STATUS_FILE).write_bytes(blob)
+        return sha256_bytes(blob)
+
+
+def owned_files(site: Path) -> frozenset[str] | None:
+    """What the build that made `site` wrote there, when `site` is a finished build of ours: its marker
+    names the sha256 of its status file, which lists every file written. None for anything else: a folder
+    holding a stray marker (a home directory), a site whose state was edited, an older reporter's site."""
+    try:
+        marker = read_bounded(site / MARKER, site, "(file)", "MAX_CONFIG_FILE_BYTES").decode("utf-8", "replace")
+        blob = read_bounded(site / STATUS_FILE, site, "(file)", "MAX_INDEX_BYTES")
+        if STATUS_PREFIX + sha256_bytes(blob) not in marker.splitlines():
+            return None
+        written = json.loads(blob).get("written")
+    except (CollectError, ValueError, AttributeError):
+        return None
+    if not isinstance(written, list) or not all(isinstance(w, str) for w in written):
+        return None
+    return frozenset(written)
+
+
+def is_state(rel: str) -> bool:
+    """The build's own bookkeeping in a site: the marker, the status and the caches."""
+    return rel in STATE or rel == CACHE_DIR or rel.startswith(CACHE_DIR + "/")
 
 
 def tree_hash(site: Path) -> str:
@@ -127,7 +158,7 @@ def folder_listing(data: Path, rel: str) -> list[str]:
 def unchanged(data: Path, old: RunStatus) -> bool:
     """True when every input of the run has the size, time and content hash recorded last time."""
     for rel, sig in old.inputs.items():
-        if signature(data / rel, sig) != sig:
+        if signature(data / rel, sig, data) != sig:
             return False
     for rel in old.folders:
         names = {f"{rel}/{n}" for n in folder_listing(data, rel)}
@@ -142,5 +173,5 @@ def inputs_of(data: Path, files: list[Path], folders: list[Path], known: dict[st
     frels = sorted({f.relative_to(data).as_posix() for f in folders if f.is_relative_to(data)})
     for rel in frels:
         rels.update(f"{rel}/{n}" for n in folder_listing(data, rel))
-    sigs = {rel: sig for rel in sorted(rels) if (sig := signature(data / rel, known.get(rel))) is not None}
+    sigs = {rel: sig for rel in sorted(rels) if (sig := signature(data / rel, known.get(rel), data)) is not None}
     return sigs, frels

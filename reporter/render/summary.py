@@ -11,7 +11,7 @@ from ..collect.suspicion import evidence_anchor, suspicion
 from ..collect.traces import RunRecord
 from ..units import to_ms
 from ..validate.schema import Verdict
-from ..vocab import MISSING_LABEL, RevalidationState, RunVerdict, Source
+from ..vocab import MISSING_KEY, RevalidationState, RunVerdict, Source
 from . import numbers, text
 from .revalidation import ValidationView
 
@@ -70,7 +70,7 @@ def title(r: RunRecord) -> str:
 def group_key(r: RunRecord) -> tuple[str, str]:
     """(benchmark, configuration): the group a run is listed and ranked in."""
     run = r.trace.run
-    return (run.benchmark or MISSING_LABEL, run.configuration or MISSING_LABEL)
+    return (run.benchmark or MISSING_KEY, run.configuration or MISSING_KEY)
 
 
 def problem_key(r: RunRecord) -> tuple[int, int, str] | None:

@@ -10,17 +10,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..names import KEY_SEPARATOR, unique_slugs
+from ..names import unique_slugs
+from ..vocab import spelled
 
 GroupKey = tuple[str, str]  # (benchmark, configuration)
 ProblemKey = tuple[int, int, str]  # (level, problem id, problem file or title)
 
 
 def _composite(keys: Iterable[tuple[str, ...]]) -> dict[tuple[str, ...], str]:
-    """Slugs for composite keys: the whole key is unique, parts joined with `--` in the slug."""
-    joined = {k: KEY_SEPARATOR.join(k) for k in set(keys)}
-    slugs = unique_slugs(joined.values())
-    return {k: slugs[j] for k, j in joined.items()}
+    """Slugs for composite keys (tuples, never joined strings): the whole key is unique, parts joined
+    with `--` in the slug, a missing part spelled "unknown" but kept apart from a recorded "unknown"."""
+    return unique_slugs(set(keys), shown=spelled)
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,17 @@
 """Write a site without ever destroying what is not ours, and swap it in atomically.
 
-SITE must be absent, empty, or a previous build (it holds MARKER); it may not be DATA, contain it or lie
-inside it. Pages are rendered into a temporary folder beside SITE, which then trades places with SITE
-in one `renameat2(RENAME_EXCHANGE)` call, so a reader (or a `kill -9`) sees either the old site or the
-new one, whole. Where the kernel has no exchange, two renames are used and a site left half-swapped is
-restored by the next build. Temporary folders of killed builds are removed by the next build.
+SITE must be absent, empty, or a previous build: its MARKER names the hash of its status file, which
+lists every file that build wrote (`status.owned_files`); a stray MARKER alone proves nothing. SITE may
+not be DATA, contain it or lie inside it. Pages are rendered into a temporary folder beside SITE, which
+then trades places with SITE in one `renameat2(RENAME_EXCHANGE)` call, so a reader (or a `kill -9`) sees
+either the old site or the new one, whole. Where the kernel has no exchange, two renames are used and a
+site left half-swapped is restored by the next build.
+
+Files in SITE that the previous build did not write (a CNAME, notes, a `.git/`) are hard-linked into the
+new site and listed in one message; a build that would write over one of them is refused. Temporary
+folders are named `.SITE.tmp-<32 hex>` with the same token in their BUILDING file, and a replaced site
+loses only the files its status lists (and those that live on in the new site): a folder that merely
+looks like ours is never removed.
 """
 
 from __future__ import annotations
@@ -13,8 +20,11 @@ import contextlib
 import ctypes
 import ctypes.util
 import fcntl
+import glob
 import hashlib
+import logging
 import os
+import re
 import secrets
 import shutil
 from collections.abc import Callable
@@ -25,14 +35,19 @@ import plotly.offline
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from .. import __version__
-from ..errors import SiteError
-from ..publish.pages import MARKER, marker_text  # MARKER: in every finished build, this folder is ours to replace
+from ..collect.safeio import read_bounded
+from ..errors import CollectError, SiteError
+from ..publish.pages import marker_text
 from ..vocab import RevalidationState, ReviewStatus, RunVerdict, Source
 from . import numbers, text
 from .assets import asset_dir
 from .runpage import Page
+from .status import MARKER, STATUS_FILE, STATUS_PREFIX, is_state, owned_files
 
-BUILDING = ".reporter-building"  # in every temporary folder from the moment it exists
+log = logging.getLogger(__name__)
+BUILDING = ".reporter-building"  # in every temporary folder from the moment it exists, holding its name's token
+NOJEKYLL = ".nojekyll"
+_TEMPORARY = re.compile(r"\.(?P<site>.+)\.(?P<kind>tmp|old)-(?P<token>[0-9a-f]{32})")
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 
@@ -47,9 +62,10 @@ def check_target(site: Path, data: Path) -> None:
                         "the traces; choose a separate folder, e.g. `reporter build DATA site/`")
     if s.exists() and not s.is_dir():
         raise SiteError(f"{site} exists and is not a folder; choose another SITE")
-    if s.is_dir() and not (s / MARKER).is_file() and any(s.iterdir()):
-        raise SiteError(f"{site} is not empty and is not a reporter site (no {MARKER} file): refusing to replace it. "
-                        "Choose a new or empty folder for SITE")
+    if s.is_dir() and any(s.iterdir()) and owned_files(s) is None:
+        raise SiteError(f"{site} is not empty and is not a reporter site (no {MARKER} naming the hash of its {STATUS_FILE}, "
+                        "the list of files a build wrote): refusing to build into it. Choose a new or empty folder for SITE "
+                        "(a site built by an older reporter: move it away and build again)")
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -61,27 +77,90 @@ def _exchange(a: Path, b: Path) -> bool:
     return bool(fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0)
 
 
-def _ours(folder: Path) -> bool:
-    if not folder.is_dir() or folder.is_symlink():
+def _temporary(site: Path, kind: str) -> tuple[Path, str]:
+    """A new name beside SITE for a folder of this build: our pattern with a random 128-bit token."""
+    token = secrets.token_hex(16)
+    return site.with_name(f".{site.name}.{kind}-{token}"), token
+
+
+def _building_text(token: str) -> str:
+    return f"reporter {__version__}\n{token}\n"
+
+
+def _leftover(folder: Path, site: Path) -> str | None:
+    """"building" for a temporary folder a killed build of SITE left (its BUILDING file holds its name's
+    token), "site" for a finished build left beside SITE under our name, None for anything else."""
+    m = _TEMPORARY.fullmatch(folder.name)
+    if m is None or m["site"] != site.name or folder.is_symlink() or not folder.is_dir():
+        return None
+    try:
+        if read_bounded(folder / BUILDING, folder, "(file)", "MAX_CONFIG_FILE_BYTES").decode("utf-8", "replace") \
+                == _building_text(m["token"]):
+            return "building"
+    except CollectError:
+        pass
+    return "site" if owned_files(folder) is not None else None
+
+
+def _same_file(a: str, b: Path) -> bool:
+    try:
+        return os.path.samestat(os.lstat(a), os.lstat(b))
+    except OSError:
         return False
-    if (folder / BUILDING).is_file() or (folder / MARKER).is_file():
-        return True
-    # reporter 0.1 named its temporary folders `.SITE.building-*` and wrote the assets into them first.
-    return ".building-" in folder.name and (folder / "static").is_dir()
+
+
+def drop_replaced(old: Path, live: Path) -> list[str]:
+    """Remove a replaced site: the files its status lists as written, its state, and the files that live on
+    in `live` (the same inode: a user's file carried over); whatever else is there stays, and is returned."""
+    written = owned_files(old) or frozenset()
+    left: list[str] = []
+    for folder, dirs, names in os.walk(old, topdown=False):
+        for name in [*names, *(d for d in dirs if os.path.islink(os.path.join(folder, d)))]:
+            path = os.path.join(folder, name)
+            rel = Path(path).relative_to(old).as_posix()
+            if rel in written or is_state(rel) or rel == BUILDING or _same_file(path, live / rel):
+                os.unlink(path)
+            else:
+                left.append(rel)
+        for d in dirs:
+            with contextlib.suppress(OSError):  # not empty (something stays) or a link (unlinked above)
+                os.rmdir(os.path.join(folder, d))
+    with contextlib.suppress(OSError):
+        os.rmdir(old)
+    return sorted(left)
 
 
 def recover(site: Path) -> None:
-    """Undo what a killed build left: restore a site caught between two renames, drop temporary folders."""
-    leftovers = sorted(p for p in site.parent.glob(f".{site.name}.*-*")
-                       if p.name.split(".")[-1].startswith(("tmp-", "old-", "building-")))
-    if not site.exists():
-        old = [p for p in leftovers if ".old-" in p.name and (p / MARKER).is_file()]
-        if old:
-            old[-1].rename(site)
-            leftovers.remove(old[-1])
-    for p in leftovers:
-        if _ours(p):
+    """Undo what a killed build left: restore a site caught between two renames, drop our temporary
+    folders. Only folders named like ours that also hold our token (or are finished builds of ours) count."""
+    leftovers = [(p, kind) for p in sorted(site.parent.glob(f".{glob.escape(site.name)}.*-*"))
+                 if (kind := _leftover(p, site)) is not None]
+    if not site.exists() and not site.is_symlink():
+        finished = sorted((p for p, kind in leftovers if kind == "site"), key=lambda p: p.stat().st_mtime_ns)
+        if finished:
+            finished[-1].rename(site)
+            leftovers = [(p, k) for p, k in leftovers if p != finished[-1]]
+    for p, kind in leftovers:
+        if kind == "building":
             shutil.rmtree(p)
+        elif left := drop_replaced(p, site):
+            log.warning("kept %s: it holds %d file(s) no reporter build wrote (%s)", p, len(left), ", ".join(left[:5]))
+
+
+def foreign_files(site: Path, written: frozenset[str]) -> list[str]:
+    """Everything in `site` its build did not write (files, links, and empty folders as `name/`), sorted."""
+    parents = {"/".join(w.split("/")[:i]) for w in written for i in range(1, w.count("/") + 1)}
+    out: list[str] = []
+    for folder, dirs, names in os.walk(site):
+        dirs.sort()
+        here = Path(folder).relative_to(site).as_posix()
+        for name in [*names, *(d for d in dirs if os.path.islink(os.path.join(folder, d)))]:
+            rel = f"{here}/{name}" if here != "." else name
+            if rel not in written and not is_state(rel):
+                out.append(rel)
+        if here != "." and not dirs and not names and here not in parents and not is_state(here):
+            out.append(here + "/")
+    return sorted(out)
 
 
 def template_env() -> Environment:
@@ -115,14 +194,16 @@ def write_new(root: Path, rel: str, content: str) -> None:
 class SiteWriter:
     """Renders pages into a temporary folder; `commit()` swaps it in, leaving without it changes nothing."""
 
-    def __init__(self, site: Path, data: Path, generated: str) -> None:
+    def __init__(self, site: Path, data: Path, generated: str, clean: Callable[[str], str] = str) -> None:
         check_target(site, data)
+        self.clean = clean  # the secret redactor over every text written (pages, tables, the status)
         self.site = site.absolute()
         self.data = data
         self.generated = generated
         self.env = template_env()
         self.assets: dict[str, str] = {}
         self.tmp: Path | None = None
+        self.written: set[str] = set()  # every file of the new site this process wrote or kept (workers report theirs)
         self._lock_fd: int | None = None
 
     def __enter__(self) -> SiteWriter:
@@ -131,16 +212,16 @@ class SiteWriter:
         self._lock_fd = os.open(self.site.parent, os.O_RDONLY)
         fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
         recover(self.site)
-        self.tmp = self.site.with_name(f".{self.site.name}.tmp-{secrets.token_hex(4)}")
+        self.tmp, token = _temporary(self.site, "tmp")
         self.tmp.mkdir()
-        (self.tmp / BUILDING).write_text(f"reporter {__version__}\n", encoding="utf-8")
+        (self.tmp / BUILDING).write_text(_building_text(token), encoding="utf-8")
         self._write_assets()
         return self
 
     def __exit__(self, *exc: object) -> None:
         try:
             if self.tmp is not None and self.tmp.exists():
-                shutil.rmtree(self.tmp)
+                shutil.rmtree(self.tmp)  # still holds BUILDING: only this build's files and links to the live site
         finally:
             if self._lock_fd is not None:
                 os.close(self._lock_fd)  # releases the lock
@@ -149,11 +230,13 @@ class SiteWriter:
         assert self.tmp is not None, "use SiteWriter as a context manager"
         out = self.tmp / rel
         out.parent.mkdir(parents=True, exist_ok=True)
+        self.written.add(rel)
         return out
 
     def write_text(self, rel: str, content: str) -> None:
         assert self.tmp is not None, "use SiteWriter as a context manager"
-        write_new(self.tmp, rel, content)
+        write_new(self.tmp, rel, self.clean(content))
+        self.written.add(rel)
 
     def seed(self, keep: list[str], folders: list[str]) -> None:
         """Hard-link files (and whole folders) of the live site that this build keeps into the new one."""
@@ -165,6 +248,29 @@ class SiteWriter:
             if src.is_file() and not src.is_symlink():
                 self._out(rel)
                 os.link(src, self.tmp / rel)
+
+    def keep_foreign(self, written: set[str]) -> list[str]:
+        """Hard-link what the live site holds that no build wrote into the new site (a CNAME, notes, a `.git/`),
+        and say so in one message. A build that would write where such a file is is refused: nothing of the
+        user's is replaced. Returns the paths kept."""
+        assert self.tmp is not None, "use SiteWriter as a context manager"
+        owned = owned_files(self.site) if self.site.is_dir() else None
+        theirs = foreign_files(self.site, owned) if owned is not None else []
+        clash = [rel for rel in theirs if rel.rstrip("/") in written or os.path.lexists(self.tmp / rel.rstrip("/"))]
+        if clash:
+            raise SiteError(f"{self.site} holds {len(clash)} file(s) reporter did not write where this build writes its own "
+                            f"({', '.join(clash[:5])}): move them out of SITE and build again")
+        for rel in theirs:
+            dest = self.tmp / rel
+            if rel.endswith("/"):
+                dest.mkdir(parents=True, exist_ok=True)
+            else:
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                os.link(self.site / rel, dest, follow_symlinks=False)
+        if theirs:
+            log.info("kept %d file(s) in %s that reporter did not write: %s%s", len(theirs), self.site,
+                     ", ".join(theirs[:10]), f" and {len(theirs) - 10} more" if len(theirs) > 10 else "")
+        return theirs
 
     def render(self, pages: list[Page], progress: Callable[[int, int], None] | None = None) -> int:
         n = 0
@@ -186,19 +292,22 @@ class SiteWriter:
             self._out(hashed).write_bytes(blob)
             self.assets[name] = hashed
 
-    def commit(self) -> None:
-        """Mark the build finished and put it in place of SITE in one step."""
+    def commit(self, status_sha256: str) -> None:
+        """Mark the build finished (its marker names the status file's hash) and put it in place of SITE in one step."""
         assert self.tmp is not None
-        (self.tmp / ".nojekyll").write_text("", encoding="utf-8")
-        (self.tmp / MARKER).write_text(marker_text(self.data), encoding="utf-8")
+        (self.tmp / NOJEKYLL).write_text("", encoding="utf-8")
+        (self.tmp / MARKER).write_text(marker_text(self.data) + f"{STATUS_PREFIX}{status_sha256}\n", encoding="utf-8")
         (self.tmp / BUILDING).unlink()
+        tmp, self.tmp = self.tmp, None  # from here on it is a finished site: never removed whole
         if not self.site.exists():
-            self.tmp.rename(self.site)
-        elif _exchange(self.tmp, self.site):
-            shutil.rmtree(self.tmp)  # now the previous site
+            tmp.rename(self.site)
+            return
+        if _exchange(tmp, self.site):
+            old = tmp  # now the previous site
         else:
-            old = self.site.with_name(f".{self.site.name}.old-{secrets.token_hex(4)}")
+            old, _ = _temporary(self.site, "old")
             self.site.rename(old)
-            self.tmp.rename(self.site)
-            shutil.rmtree(old)
-        self.tmp = None
+            tmp.rename(self.site)
+        if left := drop_replaced(old, self.site):
+            log.warning("kept %s: it holds %d file(s) that no build wrote and that are not in the new site (%s)",
+                        old, len(left), ", ".join(left[:5]))

@@ -9,7 +9,6 @@ instead of someone renaming folders by hand.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -18,7 +17,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import __version__
-from ..errors import Problem
+from ..collect.safeio import hash_bounded, read_bounded
+from ..errors import CollectError, Problem
 from ..records import VALIDATION_FORMAT, ValidationResult
 from . import cache
 
@@ -51,7 +51,8 @@ class Manifest(_Strict):
 
 
 def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """The file's sha256, streamed through the bounded reader: a FIFO or a link out of its folder is never opened."""
+    return hash_bounded(path, path.parent, "(file)", "MAX_ATTACHMENT_BYTES")[2]
 
 
 def manifest_path(data: Path) -> Path:
@@ -111,8 +112,11 @@ def read_manifest(data: Path) -> Manifest:
     """The manifest; raises Unreadable (naming the file) when it is missing or not a manifest."""
     path = manifest_path(data)
     try:
-        return Manifest.model_validate_json(path.read_bytes())
-    except FileNotFoundError as exc:
+        return Manifest.model_validate_json(read_bounded(path, data, "(file)", "MAX_INDEX_BYTES"))
+    except CollectError as exc:
+        if not path.exists() and not path.is_symlink():
+            raise cache.Unreadable(Problem(str(path), "(file)", "no manifest; run `reporter cache migrate DATA`", "cache")) from exc
+        raise cache.Unreadable(Problem(exc.path, exc.field, f"{exc.message}; run `reporter cache migrate DATA`", "cache")) from exc
         raise cache.Unreadable(Problem(str(path), "(file)", "no manifest; run `reporter cache migrate DATA`", "cache")) from exc
     except (OSError, ValidationError, ValueError) as exc:
         raise cache.Unreadable(Problem(str(path), "(file)", f"not a manifest ({cache.first_line(exc)}); "
@@ -166,8 +170,14 @@ def check(data: Path) -> list[Problem]:
                 problems.append(Problem(str(manifest_path(data)), e.where, f"file name {name!r} leaves the entry folder", "cache"))
             elif not path.is_file():
                 problems.append(Problem(str(path), "(file)", "missing: listed in the manifest but not on disk", "cache"))
-            elif _sha(path) != sha:
-                problems.append(Problem(str(path), "(file)", "changed since the manifest was written", "cache"))
+            else:
+                try:
+                    changed = _sha(path) != sha
+                except CollectError as exc:
+                    problems.append(exc.problem("cache"))
+                    continue
+                if changed:
+                    problems.append(Problem(str(path), "(file)", "changed since the manifest was written", "cache"))
     for rel in sorted(found.files - listed):
         problems.append(Problem(str(root / rel), "(file)", "extra: on disk but not in the manifest", "cache"))
     for rel, (path, result) in sorted(found.results.items()):
