@@ -22,7 +22,6 @@ READABLE_VERSIONS = (1, 2)
 Precision = Literal["fp32", "fp16", "bf16"]
 
 
-
 class _Model(BaseModel):
     # "constants": an infinite error (NaN output) must survive the round trip through the cache.
     model_config = ConfigDict(extra="allow", frozen=True, ser_json_inf_nan="constants")
@@ -32,9 +31,7 @@ class RunInfo(_Model):
     """Who ran what: the identity of one agent run."""
 
     benchmark: str | None = Field(None, description="The benchmark the problem comes from: `kernelbench`, `popcorn`, ...")
-    configuration: str | None = Field(
-        None, description="Prompt / harness settings the run used, e.g. `l12_default_gpt`; optional."
-    )
+    configuration: str | None = Field(None, description="Prompt / harness settings the run used, e.g. `l12_default_gpt`; optional.")
     recorded_gpu: str | None = Field(
         None, description="The GPU the harness measured on, e.g. `NVIDIA H100` or `NVIDIA L40S`; None when not recorded."
     )
@@ -42,15 +39,12 @@ class RunInfo(_Model):
     model: str | None = Field(None, description="The model that wrote the kernel, e.g. `Kimi-K2.6`.")
     level: int | None = Field(None, description="KernelBench level (1-4).")
     problem_id: int | None = Field(None, description="Problem number within the level.")
-    problem_file: str | None = Field(
-        None, description="Problem file name, e.g. `8_DeepSeekMoEGroundedTop2Routing.py`."
-    )
+    problem_file: str | None = Field(None, description="Problem file name, e.g. `8_DeepSeekMoEGroundedTop2Routing.py`.")
     title: str | None = Field(None, description="A human title when the problem file is unknown.")
     started_at: str | None = Field(None, description="Start time, ISO 8601 UTC.")
     backend: str | None = Field(None, description="Kernel backend (`cuda`, `triton`, ...); None when not recorded.")
-    precision: Precision | None = Field(
-        None, description="Precision of the check; None when not recorded (the validator then checks at fp32 and says so)."
-    )
+    precision: Precision | None = Field(None, description="Precision of the check; None when not recorded "
+                                        "(the validator then checks at fp32 and says so).")
     max_turns: int | None = Field(None, description="Turn budget of the harness.")
     turns_used: int | None = Field(None, description="Turns the agent used; defaults to len(turns).")
     tool_calls: int | None = Field(None, description="Tool calls as counted by the harness.")

@@ -49,7 +49,8 @@ def test_prose_renders_markdown_only_when_declared() -> None:
 def test_fences_flattened_into_one_line_are_still_code() -> None:
     # Captures that turned newlines into spaces (seed 000) keep the fences inside the line.
     html = str(plain("Now, the kernel: ```cuda template <typename T> __device__ T silu(T x) { return x; } ``` But `*` stays."))
-    assert html.count('<div class="hl">') == 1 and '<span class="k">template</span>' in html
+    # `return` is a keyword to every C-family lexer (how `template` lexes has changed between releases)
+    assert html.count('<div class="hl">') == 1 and '<span class="k">return</span>' in html
     assert "But `*` stays." in html
     assert '<div class="hl">' not in str(plain("a lone ``` without a partner"))
 
