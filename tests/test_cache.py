@@ -130,7 +130,8 @@ def test_ncu_names_outside_the_entry_are_not_followed(sample_data: Path, name: s
     assert all("/" not in n for n in entry.files)
 
 
-def test_a_result_of_the_previous_format_is_shown_but_measured_again(sample_data: Path) -> None:
+def test_a_result_of_the_previous_format_is_shown_but_measured_again(format4_data: Path) -> None:
+    sample_data = format4_data
     # Format 5 measures differently (issue 20): a GPU must not reuse a format-4 result, a page still shows it.
     from reporter.records import SHOWN_FORMATS, VALIDATION_FORMAT
     from reporter.validate import cached_lookup

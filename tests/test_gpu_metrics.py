@@ -146,10 +146,10 @@ def load_report(path):
     assert k.metrics["launch__cluster_scheduling_policy"].value == "PolicySpread"
 
 
-def _seed0_kernel_csv() -> Path:
+def _seed0_kernel_csv(validation: Path = DATA / "validation") -> Path:
     # The kernel CSV that seed 000's re-validation result names in `ncu_files`.
     import json
-    for result in sorted((DATA / "validation").glob("*/*.json")):
+    for result in sorted(validation.glob("*/*.json")):
         doc = json.loads(result.read_text())
         if doc["kernel_sha256"].startswith("dc735908fe0d"):
             return result.parent / doc["ncu_files"]["kernel"]

@@ -103,7 +103,7 @@ def test_verbose_build_names_each_stage_and_a_rebuild_is_up_to_date(tmp_path: Pa
     res = CliRunner().invoke(main, ["-v", "build", str(data), str(site), "--no-validate"])
     assert res.exit_code == 0, res.output
     for line in ("validate: skipped (--no-validate)", f"collect: 2 traces under {data}; 0 unchanged since the last build, 2 to read",
-                 "run seed-003-l2-p8: read (new); cached re-validation result validation/07c6db8d3ab65ea8d2f8/",
+                 "run seed-003-l2-p8: read (new); cached re-validation result validation/641c9820710799f882dd/",
                  "run page seed-000-l2-p10: re-rendered, it was not in the last build",
                  "reading runs: 2/2", "rendering run pages: 2/2", "writing listing pages: ", "write: "):
         assert line in res.output, line

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, ROOT, minimal_trace, write_trace
+from conftest import DATA, ROOT, format4_copy, minimal_trace, write_trace
 from reporter.collect import collect
 from test_render import build, text_of
 
@@ -19,8 +19,9 @@ MATMUL_PAGE = "runs/kernelbench-run-new-l1-p1-s0.html"
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("trust") / "site"
-    build(DATA, out)
+    root = tmp_path_factory.mktemp("trust")
+    out = root / "site"
+    build(format4_copy(root / "data"), out)  # pinned figures: the format-4 H200 results
     return out
 
 
@@ -83,7 +84,7 @@ def test_roofline_point_uses_total_flops_over_total_bytes(site: Path) -> None:
     from test_gpu_metrics import _seed0_kernel_csv
 
     from reporter.collect import ncu
-    ks = [ncu.derive(k) for k in ncu.load_ncu(_seed0_kernel_csv())]
+    ks = [ncu.derive(k) for k in ncu.load_ncu(_seed0_kernel_csv(site.parent / "data" / "validation"))]
     flops = sum((k.figures["fp32_tflops"].value or 0) * (k.duration_ns or 0) for k in ks)
     dram = sum((k.figures["dram_bandwidth"].value or 0) * 1e-3 * (k.duration_ns or 0) for k in ks)
     assert len(ks) == 3 and kernel["x"][0] == pytest.approx(flops / dram)
