@@ -130,6 +130,7 @@ class Attribution:
     call_stream: int | None = None  # the stream the caller's work is ordered on (where the marker ran)
     streams: tuple[int, ...] = ()  # every stream the call's work ran on
     unwaited_streams: tuple[int, ...] = ()  # streams still running work when the caller's stream moved on
+    unordered_streams: tuple[int, ...] = ()  # streams whose work started before the caller's earlier work ended
     source_kernels: tuple[str, ...] = ()  # the kernel names the submission defines (source and extension)
 
     @property
