@@ -68,7 +68,7 @@ class _Timer:
                  names: list[tuple[set[str], set[str]] | None] | None = None, first_rounds: int = DEVICE_BATCH) -> None:
         self.fns, self.input_sets, self.device, self.round = fns, input_sets, device, 0
         self.cuda_only = True
-        self.names = names if names is not None else [None] * len(fns)
+        self.names: list[tuple[set[str], set[str]] | None] = list(names) if names is not None else [None] * len(fns)
         self.first_rounds, self.spins = max(DEVICE_BATCH, first_rounds), [0] * len(fns)
         self.call_set: CallSet | None = None
         cuda = device == "cuda"
@@ -161,7 +161,7 @@ def _cycles_per_us() -> float:
     torch.cuda._sleep(CALIBRATION_CYCLES)
     end.record()
     end.synchronize()
-    return CALIBRATION_CYCLES / max(1e-3, start.elapsed_time(end) * 1e3)
+    return CALIBRATION_CYCLES / max(1e-3, float(start.elapsed_time(end)) * 1e3)
 
 
 def _profiler(cuda_only: bool) -> Any:
