@@ -381,7 +381,8 @@ def attribution_flags(att: Attribution | None) -> list[Flag]:
                     "a timer stopped on the caller's stream misses it")
     if early := [s for s in att.unordered_streams if s not in att.unwaited_streams]:
         said.append(f"work runs on stream(s) {', '.join(map(str, early))}, which start(s) before the caller's earlier work has "
-                    "finished: it waits for neither the call's inputs nor the caller, so no timer on the caller's stream covers it")
+                    "finished: it waits for nothing the caller did, so it may read inputs not yet written, and a timer started on "
+                    "the caller's stream does not cover it")
     if said:
         flags.append(Flag("attribution.streams", "error", "; ".join(said)))
     return flags
