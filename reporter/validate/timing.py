@@ -13,8 +13,10 @@
 Every basis times all functions interleaved (order alternating each round) and repeats adaptively
 (`stats.adaptive`), trying the stop rule after every batch; the device basis's first session holds
 `perf_trials` rounds, so a basis that converges there pays for one profiler session (CUPTI starting up
-and the events read back cost more than the calls). Graph capture is a step of its own (`time_graphs`), which the worker runs after
-every correctness check: a failed capture is the step most likely to upset the CUDA context.
+and the events read back cost more than the calls). That session's start-up counts against the basis's
+time cap; a basis whose CI is met after it stops as converged whatever its length. Graph capture is a
+step of its own (`time_graphs`), which the worker runs after every correctness check: a failed capture
+is the step most likely to upset the CUDA context.
 """
 
 from __future__ import annotations
