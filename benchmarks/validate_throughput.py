@@ -104,7 +104,7 @@ def measured(outs: list, wall: float, run_wall: float):
 
 def _phases(results: dict) -> list[str]:
     """The phases these results record, in the worker's order (older names, as saved runs hold, after them)."""
-    from reporter.validate.worker import PHASES
+    from reporter.validate.schema import PHASES
     seen = {k for r, _ in results.values() for k in r.phase_s if k != "compile"}
     return [p for p in PHASES if p in seen] + sorted(seen - set(PHASES))
 
