@@ -35,9 +35,6 @@ from .schema import NO_JITTER_HOOK, NOT_MEASURED, DynamicCheck, DynamicResult, T
 from .timing import peak_memory, sync, time_all, time_graphs  # noqa: E402
 
 MODES = ("compile", "check", "profile")
-# The check's phases in the order they run, as `phase_s` names them (seconds each). "device+profile" is the
-# device basis with the profiled call set in it (launch counts, attribution, peak memory): one session.
-PHASES = ("load", "correctness", "warmup", "wall", "device+profile", "recheck", "jitter", "dynamic", "graph")
 UNTRUSTED = "not run: a jittered trial raised, so the CUDA context can no longer be trusted"
 
 
