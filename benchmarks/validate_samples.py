@@ -34,18 +34,19 @@ def main(data: Path) -> None:
     shutil.copytree(data, copy, ignore=shutil.ignore_patterns("validation"))
     runs = [r for r in collect(copy).runs if r.trace.final_kernel is not None]
     settings = ValidationSettings()
-    print(f"{'pass':<7} {'run':<22} {'verdict':<14} {'compile s':>10} {'load s':>8} {'correct s':>10} {'timing s':>9} "
-          f"{'profile s':>10} {'wall s':>8}")
+    from reporter.validate.schema import PHASES
+    cols = ("compile", *PHASES)
+    print(f"{'pass':<7} {'run':<22} {'verdict':<14} " + " ".join(f"{c[:11]:>11}" for c in cols) + f" {'wall s':>8}")
     for label, force in (("cold", True), ("warm", True), ("cached", False)):
         t0 = time.perf_counter()
         results = validate_runs(copy, runs, settings, force=force, jobs=4)
         wall = time.perf_counter() - t0
         for run_id, (res, cached) in sorted(results.items()):
-            p = dict.fromkeys(("compile", "load", "correctness", "timing", "profile"), 0.0) if cached else res.phase_s
-            f = lambda k, p=p: f"{p.get(k, 0.0):.2f}"  # noqa: E731
-            print(f"{label:<7} {run_id:<22} {res.verdict:<14} {f('compile'):>10} {f('load'):>8} {f('correctness'):>10} "
-                  f"{f('timing'):>9} {f('profile'):>10} {wall / max(1, len(results)):>8.2f}")
-        print(f"{label:<7} {'(all ' + str(len(results)) + ' kernels)':<22} {'':<14} {'':>10} {'':>8} {'':>10} {'':>9} {'':>10} {wall:>8.2f}")
+            p = {} if cached else res.phase_s
+            print(f"{label:<7} {run_id:<22} {res.verdict:<14} " + " ".join(f"{p.get(c, 0.0):>11.2f}" for c in cols)
+                  + f" {wall / max(1, len(results)):>8.2f}")
+        print(f"{label:<7} {'(all ' + str(len(results)) + ' kernels)':<22} {'':<14} " + " ".join(f"{'':>11}" for _ in cols)
+              + f" {wall:>8.2f}")
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -375,7 +375,14 @@ def attribution_flags(att: Attribution | None) -> list[Flag]:
     elif att.source_kernels and share is not None and share < SUBMISSION_SHARE_MIN:
         flags.append(Flag("attribution.submission", "error", f"the work is done by PyTorch/cuBLAS, not the submitted kernels: they take "
                                                              f"{share:.1%} of the call's kernel time (below {SUBMISSION_SHARE_MIN:.0%})"))
+    said = []
     if att.unwaited_streams:
-        flags.append(Flag("attribution.streams", "error", f"work runs on stream(s) {', '.join(map(str, att.unwaited_streams))}, which the "
-                                                          "call does not wait for: a timer stopped on the caller's stream misses it"))
+        said.append(f"work runs on stream(s) {', '.join(map(str, att.unwaited_streams))}, which the call does not wait for: "
+                    "a timer stopped on the caller's stream misses it")
+    if early := [s for s in att.unordered_streams if s not in att.unwaited_streams]:
+        said.append(f"work runs on stream(s) {', '.join(map(str, early))}, which start(s) before the caller's earlier work has "
+                    "finished: it waits for nothing the caller did, so it may read inputs not yet written, and a timer started on "
+                    "the caller's stream does not cover it")
+    if said:
+        flags.append(Flag("attribution.streams", "error", "; ".join(said)))
     return flags

@@ -73,6 +73,20 @@ def test_a_torch_fallback_is_suspect_with_its_attribution_table(kb: Path, tmp_pa
     assert re.search(r'<td><a href="[^"]*grid[^"]*"[^>]*>2</a></td><td>0</td></tr>', row + "</tr>")
 
 
+def test_a_side_stream_that_waits_for_nothing_is_suspect_and_its_stream_is_marked(kb: Path, tmp_path: Path) -> None:
+    # side_stream_unwaited on the H200: its kernel on stream 13 started inside the spin before the call.
+    early = Attribution(kernels=(KernelShare("relu_kernel(float const*, float*, long)", LaunchGroup.SUBMISSION, 13, 1, 4.2),),
+                        call_stream=7, streams=(13,), unordered_streams=(13,), source_kernels=("relu_kernel",))
+    with_attribution(kb, RELU, early)
+    build(kb, tmp_path / "site")
+    page = tmp_path / "site" / RELU_PAGE
+    html, text = page.read_text(), entities.unescape(text_of(page))
+    assert re.search(r'<span class="pill v-suspect">suspect</span>', html)
+    assert "work runs on stream(s) 13, which start(s) before the caller's earlier work has finished" in text
+    table = entities.unescape(re.search(r'<table class="stats attribution">(.*?)</table>', html, re.S).group(1))  # type: ignore[union-attr]
+    assert "13 (not ordered after the caller)" in table
+
+
 def test_grid_and_listing_marks_link_to_the_evidence(kb: Path, tmp_path: Path) -> None:
     with_attribution(kb, RELU, FALLBACK)
     build(kb, tmp_path / "site")

@@ -62,13 +62,15 @@ def test_fixture_verdicts_on_cuda(tmp_path: Path) -> None:
 def test_cheat_suite_kernels_on_cuda(tmp_path: Path) -> None:
     # Defect 1 of issue 20 on real CUDA: a kernel reading a device value on the host mid-forward stays
     # correct, and only its CUDA-graph basis says it cannot be captured; a torch fallback is suspect by
-    # launch attribution; a side stream nobody waits for is flagged.
-    cases = {"item_frobenius_cuda": "frobenius", "torch_fallback": "relu", "side_stream_unwaited": "matmul"}
+    # launch attribution; a side stream that waits for nothing is flagged by the stream rule itself (the
+    # spin before the profiled call), however short its kernel, and a synchronised side stream is not.
+    cases = {"item_frobenius_cuda": "frobenius", "torch_fallback": "relu", "side_stream_unwaited": "matmul",
+             "kb_non_default_stream": "matmul", "synced_side_stream": "relu"}
     for name, ref in cases.items():
         kernel_run(tmp_path, name, (CHEATS / "kernels" / f"{name}.py").read_text(),
                    reference=(CHEATS / "references" / f"{ref}.py").read_text())
     runs = collect(tmp_path).runs
-    results = validate_runs(tmp_path, runs, SETTINGS.model_copy(update={"timeout_s": 240}), jobs=3)
+    results = validate_runs(tmp_path, runs, SETTINGS.model_copy(update={"timeout_s": 240}), jobs=len(cases))
     for k, (res, _) in sorted(results.items()):
         print(k, res.verdict, res.reason, res.kernel_timing, res.kernel_launches)
     item = results["item_frobenius_cuda"][0]
@@ -79,7 +81,10 @@ def test_cheat_suite_kernels_on_cuda(tmp_path: Path) -> None:
     flags = {name: [x.check for x in suspicion(by_id[name], results[name][0]).reasons] for name in cases}
     assert flags["item_frobenius_cuda"] == []
     assert "attribution.submission" in flags["torch_fallback"]
-    assert "attribution.streams" in flags["side_stream_unwaited"] or results["side_stream_unwaited"][0].verdict != "correct"
+    for name in ("side_stream_unwaited", "kb_non_default_stream"):
+        launches = results[name][0].kernel_launches
+        assert "attribution.streams" in flags[name], (name, results[name][0].verdict, launches)
+    assert results["synced_side_stream"][0].verdict == "correct" and "attribution.streams" not in flags["synced_side_stream"]
 
 
 @pytest.mark.skipif(shutil.which("ncu") is None, reason="needs Nsight Compute's ncu")

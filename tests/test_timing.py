@@ -86,13 +86,19 @@ def test_adaptive_stops_at_the_cap_when_one_side_stays_noisy() -> None:
 
 
 def test_device_events_split_into_calls_between_markers() -> None:
-    timing = pytest.importorskip("reporter.validate.timing")
-    m = ("at::cuda::(anonymous namespace)::spin_kernel(long)", 1.1)
-    flush = ("vectorized_elementwise_kernel<FillFunctor>", 80.0)
-    events = [flush, m, ("gemm", 10.0), ("Memcpy DtoD", 2.0), m, flush, m, ("relu", 4.0), m]
-    assert timing.split_calls(events, [0, 1], 2) == [[0.012], [0.004]]
+    from reporter.validate.attribution import Event
+    from reporter.validate.callset import per_function_ms, split_segments
+
+    def ev(name: str, us: float) -> Event:
+        return Event(name, 7, 0.0, 0.0, us)
+    m = ev("at::cuda::(anonymous namespace)::spin_kernel(long)", 1.1)
+    flush = ev("vectorized_elementwise_kernel<FillFunctor>", 80.0)
+    events = [flush, m, ev("gemm", 10.0), ev("Memcpy DtoD", 2.0), m, flush, m, ev("relu", 4.0), m]
+    segments = split_segments(events, 2)
+    assert segments == [[m, ev("gemm", 10.0), ev("Memcpy DtoD", 2.0), m], [m, ev("relu", 4.0), m]]
+    assert per_function_ms(segments, [0, 1], 2) == [[0.012], [0.004]]
     with pytest.raises(RuntimeError, match="marker"):
-        timing.split_calls(events[:-1], [0, 1], 2)
+        split_segments(events[:-1], 2)
 
 
 def test_worker_result_is_what_validation_result_reads() -> None:

@@ -167,6 +167,9 @@ def test_a_correct_kernel_passes_every_trial_in_order(tmp_path: Path) -> None:
     assert trials[0]["input_shapes"] == ["8x16x64"] and trials[2]["input_shapes"] != ["8x16x64"]
     assert len({t["seed"] for t in trials}) == 5
     assert out["deterministic"] is True
+    # every phase the check ran has its seconds, in the order it ran (on CPU: no device basis)
+    assert list(out["phase_s"]) == ["load", "correctness", "warmup", "wall", "recheck", "jitter", "dynamic", "graph"]
+    assert all(v >= 0 for v in out["phase_s"].values())
 
 
 @pytest.mark.parametrize("name, reason", [

@@ -89,7 +89,8 @@ def verdict_evidence(res: ValidationResult) -> VerdictEvidence | None:
 
 def _streams(att: Attribution, group: LaunchGroup) -> str:
     found = sorted({k.stream for k in att.kernels if k.group == group})
-    marked = [f"{s} (not waited for)" if s in att.unwaited_streams else str(s) for s in found]
+    marked = [f"{s} (not waited for)" if s in att.unwaited_streams else f"{s} (not ordered after the caller)"
+              if s in att.unordered_streams else str(s) for s in found]
     return ", ".join(marked) or text.DASH
 
 

@@ -1,9 +1,9 @@
 """Where one call's device time went: each launched kernel attributed to who wrote it, and its stream.
 
 Pure functions of a list of profiler events, so they are tested on CPU with names from real traces.
-Standard library only (the worker imports this). The worker profiles one call with a marker kernel
-launched on the caller's stream right after the call returns (`timing.count_launches`); everything the
-call launched is attributed to one group:
+Standard library only (the worker imports this). The worker profiles one call between two marker
+kernels on the caller's stream (`timing.CallSet`): a long spin launched just before the call and a short
+one launched right after it returns. Everything the call launched is attributed to one group:
 
 - the submission: the kernel's name is a `__global__` (or `@triton.jit`) function of the submitted
   source, outside a library's namespace, or it was built into the submission's extension (the `.so`
@@ -12,8 +12,18 @@ call launched is attributed to one group:
 - vendor libraries (cuBLAS, cuDNN, CUTLASS, CUB, cuFFT, ...);
 - other.
 
-A kernel on a stream other than the caller's that is still running when the marker starts was not
-waited for by the caller's stream: a timer recorded there after the call does not cover it.
+Streams are judged by ordering, not by luck. On real CUDA, torch.profiler reports each kernel's CUPTI
+stream id (`device_resource_id`) and its device start and end; a side stream the caller never waits
+for shows up only if its kernel happens to overlap the marker, and a short kernel finishes before the
+host has even launched the marker (the H200 run of issue 24 missed both stream cheats that way). The
+spin before the call holds the caller's stream for longer than the host takes to make the call, so:
+
+- a kernel on another stream that starts before the spin ends did not wait for the caller's earlier
+  work (its inputs): `unordered_streams`;
+- a kernel on another stream still running when the marker after the call starts was not waited for
+  by the caller's stream: a timer recorded there after the call does not cover it: `unwaited_streams`.
+  Work that waited for the spin starts when the spin ends, as the marker does, so the marker cannot
+  overtake it unless the caller's stream waits for it.
 """
 
 from __future__ import annotations
@@ -151,12 +161,21 @@ def _unwaited(events: Sequence[Event], marker: Event | None) -> tuple[int, ...]:
     return tuple(sorted({e.stream for e in events if e.stream != marker.stream and e.end_us > marker.start_us}))
 
 
+def _unordered(events: Sequence[Event], spin: Event | None) -> tuple[int, ...]:
+    if spin is None:
+        return ()
+    return tuple(sorted({e.stream for e in events if e.stream != spin.stream and e.start_us < spin.end_us}))
+
+
 def attribute(events: Iterable[Event], source: set[str], extension: set[str]) -> Attribution:
-    """One profiled call's attribution. `events` hold the call's device events and, last, the marker kernel
-    launched on the caller's stream once the call returned (without it no stream is judged unwaited)."""
+    """One profiled call's attribution. `events` hold the call's device events between the two markers on
+    the caller's stream: the spin launched before the call (first, when there are two) and the marker
+    launched once it returned (last). Without the marker after the call no stream is judged unwaited;
+    without the spin before it none is judged unordered."""
     ordered = sorted(events, key=lambda e: e.start_us)
     markers = [e for e in ordered if MARKER in e.name]
     work = [e for e in ordered if MARKER not in e.name]
+    spin = markers[0] if len(markers) >= 2 else None
     rows: dict[tuple[str, LaunchGroup, int], list[float]] = {}
     for e in work:
         if e.is_copy:
@@ -167,4 +186,4 @@ def attribute(events: Iterable[Event], source: set[str], extension: set[str]) ->
     marker = markers[-1] if markers else None
     return Attribution(kernels=kernels, call_stream=marker.stream if marker else None,
                        streams=tuple(sorted({e.stream for e in work})), unwaited_streams=_unwaited(work, marker),
-                       source_kernels=tuple(sorted(source | extension)))
+                       unordered_streams=_unordered(work, spin), source_kernels=tuple(sorted(source | extension)))

@@ -25,7 +25,7 @@ from ..records import DEFAULT_PRECISION, Environment, MachineState, StaticFindin
 from . import buildcache, cache
 from .cheats import scan
 from .machine import machine_state
-from .schema import WorkerResult
+from .schema import PHASES, WorkerResult
 
 if TYPE_CHECKING:
     from ..collect.traces import RunRecord
@@ -114,6 +114,12 @@ def make_items(todo: list[tuple[RunRecord, str]], settings: ValidationSettings, 
     return sorted(items, key=lambda it: buildcache.built(root, it.build_key) is None)
 
 
+def phases_text(phase_s: Mapping[str, float]) -> str:
+    """A check's phase times for its progress line, in the order they ran ("" for a result without any)."""
+    shown = [(p, phase_s[p]) for p in PHASES if p in phase_s]
+    return (": " + ", ".join(f"{p} {v:.1f}" for p, v in shown)) if shown else ""
+
+
 def to_result(outcome: Outcome, run: RunRecord, settings: ValidationSettings, env: Environment,
               machine: MachineState | None = None) -> ValidationResult:
     out = outcome.out
@@ -164,6 +170,6 @@ class Recorder:
         if self.progress:
             print(f"[{n}/{self.total}] {outcome.item.run_id}: {result.verdict} (build {outcome.build or '-'} "
                   f"{outcome.compile_s:.1f} s, queued {outcome.queue_s:.1f} s, check {outcome.check_s:.1f} s "
-                  f"on {outcome.worker or '-'}) {result.reason}", file=sys.stderr, flush=True)
+                  f"on {outcome.worker or '-'}{phases_text(result.phase_s)}) {result.reason}", file=sys.stderr, flush=True)
         if self.on_stored is not None:
             self.on_stored(outcome.item.run_id)

@@ -130,6 +130,7 @@ class Attribution:
     call_stream: int | None = None  # the stream the caller's work is ordered on (where the marker ran)
     streams: tuple[int, ...] = ()  # every stream the call's work ran on
     unwaited_streams: tuple[int, ...] = ()  # streams still running work when the caller's stream moved on
+    unordered_streams: tuple[int, ...] = ()  # streams whose work started before the caller's earlier work ended
     source_kernels: tuple[str, ...] = ()  # the kernel names the submission defines (source and extension)
 
     @property
@@ -202,6 +203,11 @@ class DynamicResult:
     detail: str = ""
 
 
+# A check's phases in the order they run, as `WorkerResult.phase_s` names them. "device+profile" is the device
+# basis with the profiled call set in it (launch counts, attribution, peak memory): one profiler session.
+PHASES = ("load", "correctness", "warmup", "wall", "device+profile", "recheck", "jitter", "dynamic", "graph")
+
+
 @dataclass
 class WorkerResult:
     """Everything one worker process reports; written as JSON, read by `ValidationResult.model_validate`."""
@@ -210,7 +216,7 @@ class WorkerResult:
     reason: str = ""
     log: str = ""
     output_tail: str | None = None  # a worker that died or was killed: the last lines it wrote (the crash's evidence)
-    phase_s: dict[str, float] = field(default_factory=dict)
+    phase_s: dict[str, float] = field(default_factory=dict)  # seconds per phase (PHASES; "compile" in a build's)
     problem_names: list[str] = field(default_factory=list)
     weights_note: str | None = None
     jitter_note: str | None = None

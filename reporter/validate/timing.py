@@ -3,14 +3,20 @@
 - wall: CUDA events around the eager call, L2 flushed before it, inputs rotated (KernelBench's basis).
   For small calls this measures the host as much as the GPU.
 - device: the summed durations of the kernels and memcpy/memset one call launches, from CUPTI through
-  torch.profiler. Calls are told apart by `torch.cuda._sleep` marker kernels launched around each.
+  torch.profiler. Calls are told apart by `torch.cuda._sleep` marker kernels launched around each. The
+  first round of the first session is the profiled call set (`callset`): launch counts, launch
+  attribution and peak memory come from those calls, which are device-time samples too.
 - graph: the call captured once into a CUDA graph and replayed, timed with CUDA events: no launch
   overhead, but the gaps between kernels stay. Capture can fail (host syncs, allocations, dynamic
   shapes); the reason is recorded instead.
 
 Every basis times all functions interleaved (order alternating each round) and repeats adaptively
-(`stats.adaptive`). Graph capture is a step of its own (`time_graphs`), which the worker runs after
-every correctness check: a failed capture is the step most likely to upset the CUDA context.
+(`stats.adaptive`), trying the stop rule after every batch; the device basis's first session holds
+`perf_trials` rounds, so a basis that converges there pays for one profiler session (CUPTI starting up
+and the events read back cost more than the calls). That session's start-up counts against the basis's
+time cap; a basis whose CI is met after it stops as converged whatever its length. Graph capture is a
+step of its own (`time_graphs`), which the worker runs after every correctness check: a failed capture
+is the step most likely to upset the CUDA context.
 """
 
 from __future__ import annotations
@@ -21,15 +27,16 @@ from typing import Any
 
 import torch
 
-from .attribution import Event, attribute
-from .schema import BasisStats, LaunchStats, TimingFigures
+from .attribution import MARKER, Event
+from .callset import CallSet, call_set, per_function_ms, spin_us, split_segments
+from .schema import BasisStats, TimingFigures
 from .stats import adaptive, summarize
 
 BATCH = 10  # rounds per adaptive batch
-DEVICE_BATCH = 25  # rounds per profiler session: starting and reading one costs more than the calls
+DEVICE_BATCH = 25  # rounds per later profiler session: starting and reading one costs more than the calls
 SPIN_CYCLES = 1000  # marker kernel length: long enough to show up, short enough to cost nothing
-MARKER = "spin_kernel"
 PREROLL_CYCLES = 400_000  # ~0.2 ms at the H200's 1.98 GHz: longer than a graph submission takes the host
+CALIBRATION_CYCLES = 1_000_000  # one spin timed with CUDA events gives the spin's cycles per microsecond
 
 
 def _order(n: int, i: int) -> list[int]:
@@ -52,13 +59,25 @@ def warm_up(fns: list[Callable[..., Any]], input_sets: list[list[Any]], warmup: 
 
 
 class _Timer:
-    """One basis's batches; `self.round` keeps inputs rotating and order alternating across batches."""
+    """One basis's batches; `self.round` keeps inputs rotating and order alternating across batches.
 
-    def __init__(self, fns: list[Callable[..., Any]], input_sets: list[list[Any]], device: str, flush_mb: int) -> None:
+    `names` (per function: the submission's kernel names, or None) and `first_rounds` are for the device
+    basis: its first session holds the profiled call set (`callset`) and enough rounds to reach the stop
+    rule's floor, so a basis that converges there costs one profiler session.
+    """
+
+    def __init__(self, fns: list[Callable[..., Any]], input_sets: list[list[Any]], device: str, flush_mb: int,
+                 names: list[tuple[set[str], set[str]] | None] | None = None, first_rounds: int = DEVICE_BATCH) -> None:
         self.fns, self.input_sets, self.device, self.round = fns, input_sets, device, 0
-        self.cuda_only = False
+        self.cuda_only = True
+        self.names: list[tuple[set[str], set[str]] | None] = list(names) if names is not None else [None] * len(fns)
+        self.first_rounds, self.spins = max(DEVICE_BATCH, first_rounds), [0] * len(fns)
+        self.call_set: CallSet | None = None
         cuda = device == "cuda"
+        before = torch.cuda.memory_allocated() if cuda else 0
         self.flush = torch.empty(flush_mb * 1024 * 1024 // 4, dtype=torch.float32, device=device) if cuda else None
+        # What the flush buffer adds to the allocator's count: peak memory is the call's, not the timer's.
+        self.flush_bytes = torch.cuda.memory_allocated() - before if cuda else 0
 
     def _flush(self) -> None:
         if self.flush is not None:
@@ -85,66 +104,71 @@ class _Timer:
             self.round += 1
         return out
 
+    def size_spins(self) -> None:
+        """The spin before each function's profiled call (`callset.spin_us`), from one warm call's host time."""
+        per_us = _cycles_per_us()
+        for j, fn in enumerate(self.fns):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            fn(*self.input_sets[0])
+            host = time.perf_counter() - t0
+            torch.cuda.synchronize()
+            self.spins[j] = int(spin_us(host) * per_us)
+
+    def _profiled_call(self, j: int) -> int:
+        """The call set's call of function j (on the first input set, as every launch count was); its peak memory."""
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        torch.cuda._sleep(self.spins[j])
+        self.fns[j](*self.input_sets[0])
+        torch.cuda._sleep(SPIN_CYCLES)
+        torch.cuda.synchronize()
+        return int(torch.cuda.max_memory_allocated()) - self.flush_bytes
+
     def device_time(self) -> list[list[float]]:
+        first = self.call_set is None
+        rounds = self.first_rounds if first else DEVICE_BATCH
         calls: list[int] = []
+        peaks: list[int | None] = [None] * len(self.fns)
         with _profiler(self.cuda_only) as prof:
-            for _ in range(DEVICE_BATCH):
+            for r in range(rounds):
                 inputs = self.input_sets[self.round % len(self.input_sets)]
                 for j in _order(len(self.fns), self.round):
                     self._flush()
-                    torch.cuda._sleep(SPIN_CYCLES)
-                    self.fns[j](*inputs)
-                    torch.cuda._sleep(SPIN_CYCLES)
-                    torch.cuda.synchronize()
+                    if first and r == 0:
+                        peaks[j] = self._profiled_call(j)
+                    else:
+                        torch.cuda._sleep(SPIN_CYCLES)
+                        self.fns[j](*inputs)
+                        torch.cuda._sleep(SPIN_CYCLES)
+                        torch.cuda.synchronize()
                     calls.append(j)
                 self.round += 1
-        return split_calls(_device_events(prof), calls, len(self.fns))
+        events = profiled_events(prof)
+        if first and self.cuda_only and not any(MARKER in e.name for e in events):
+            # Some builds report device events only with CPU activity on: slower to read back, but measured.
+            self.cuda_only = False
+            return self.device_time()
+        segments = split_segments(events, len(calls))
+        if first:
+            n = len(self.fns)
+            self.call_set = call_set(segments[:n], calls[:n], self.names, peaks)
+        return per_function_ms(segments, calls, len(self.fns))
 
-    def pick_profiler(self) -> None:
-        """Start CUPTI outside the time cap, and keep CPU activity off when device events come without it.
 
-        Reading back CPU op events is what makes a profiler session slow (seconds for a busy reference);
-        device time needs only the device events.
-        """
-        for cuda_only in (True, False):
-            with _profiler(cuda_only) as prof:
-                torch.cuda._sleep(SPIN_CYCLES)
-                torch.cuda.synchronize()
-            if any(MARKER in name for name, _ in _device_events(prof)):
-                self.cuda_only = cuda_only
-                return
+def _cycles_per_us() -> float:
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    start.record()
+    torch.cuda._sleep(CALIBRATION_CYCLES)
+    end.record()
+    end.synchronize()
+    return CALIBRATION_CYCLES / max(1e-3, float(start.elapsed_time(end)) * 1e3)
 
 
 def _profiler(cuda_only: bool) -> Any:
     from torch.profiler import ProfilerActivity, profile
     return profile(activities=[ProfilerActivity.CUDA] if cuda_only else [ProfilerActivity.CPU, ProfilerActivity.CUDA])
-
-
-def _device_events(prof: Any) -> list[tuple[str, float]]:
-    from torch.profiler import DeviceType
-    events = sorted((e for e in prof.events() if e.device_type == DeviceType.CUDA), key=lambda e: e.time_range.start)
-    return [(e.name, float(e.device_time_total)) for e in events]
-
-
-def split_calls(events: list[tuple[str, float]], calls: list[int], n_fns: int) -> list[list[float]]:
-    """Device events (name, µs) in start order -> ms per call for each function.
-
-    Each call sits between two marker kernels: segments between markers alternate flush, call, flush,
-    call, ... so the calls are the odd segments.
-    """
-    segments: list[float] = [0.0]
-    for name, us in events:
-        if MARKER in name:
-            segments.append(0.0)
-        else:
-            segments[-1] += us
-    per_call = segments[1::2]
-    if len(segments) != 2 * len(calls) + 1:
-        raise RuntimeError(f"profiler saw {len(segments) - 1} marker kernels for {len(calls)} calls")
-    out: list[list[float]] = [[] for _ in range(n_fns)]
-    for j, us in zip(calls, per_call):
-        out[j].append(us / 1e3)
-    return out
 
 
 def capture(fn: Callable[..., Any], inputs: list[Any]) -> tuple[Any, str | None]:
@@ -237,28 +261,37 @@ def _run(batch: Callable[[], list[list[float]]], n: int, s: dict[str, Any]) -> l
     return [summarize(x, stop) for x in samples]
 
 
-def time_all(fns: list[Callable[..., Any]], input_sets: list[list[Any]], s: dict[str, Any],
-             device: str) -> list[TimingFigures]:
-    """Wall and device time for each function, in the order given; the graph basis is `time_graphs`' work.
+def time_all(fns: list[Callable[..., Any]], input_sets: list[list[Any]], s: dict[str, Any], device: str,
+             names: list[tuple[set[str], set[str]] | None] | None = None,
+             phases: dict[str, float] | None = None) -> tuple[list[TimingFigures], CallSet | None]:
+    """Wall and device time for each function, in the order given, and the profiled call set (launches,
+    attribution with `names`, peak memory) taken inside the device basis; the graph basis is `time_graphs`'.
 
+    Wall time comes first, before any profiler session: CUPTI, once attached, adds to every launch.
     No CUDA-graph capture happens here: a failed capture can leave the process unable to compute, and the
     worker runs every correctness check (the re-check after this loop among them) before it captures.
+    `phases` gets the seconds of warm-up and of each basis.
     """
-    n = len(fns)
+    n, phases = len(fns), phases if phases is not None else {}
+    t0 = time.perf_counter()
     warm_up(fns, input_sets, s["warmup"], device)
-    timer = _Timer(fns, input_sets, device, s["flush_l2_mb"])
+    timer = _Timer(fns, input_sets, device, s["flush_l2_mb"], names, s["perf_trials"])
+    t1 = time.perf_counter()
     wall = _run(timer.wall, n, s)
+    t2 = time.perf_counter()
+    phases.update(warmup=t1 - t0, wall=t2 - t1)
     if device != "cuda":
         note = "no CUDA device"
-        return [TimingFigures(wall=w, device_note=note, graph_note=note) for w in wall]
+        return [TimingFigures(wall=w, device_note=note, graph_note=note) for w in wall], None
     dev: list[BasisStats | None] = [None] * n
     dev_note = None
     try:
-        timer.pick_profiler()
+        timer.size_spins()
         dev = list(_run(timer.device_time, n, s))
     except Exception as exc:  # noqa: BLE001 - a profiler failure loses one figure, not the result
         dev_note = f"torch.profiler failed: {type(exc).__name__}: {str(exc)[:200]}"
-    return [TimingFigures(device=dev[i], wall=wall[i], device_note=dev_note) for i in range(n)]
+    phases["device+profile"] = time.perf_counter() - t2
+    return [TimingFigures(device=dev[i], wall=wall[i], device_note=dev_note) for i in range(n)], timer.call_set
 
 
 def time_graphs(fns: list[Callable[..., Any]], input_sets: list[list[Any]], s: dict[str, Any],
@@ -283,31 +316,6 @@ def time_graphs(fns: list[Callable[..., Any]], input_sets: list[list[Any]], s: d
     return list(zip(graph, notes))
 
 
-def count_launches(fn: Callable[..., Any], inputs: list[Any], device: str,
-                   names: tuple[set[str], set[str]] | None = None) -> LaunchStats | None:
-    """Launches and CUDA time of one warm call; with `names` (the submission's kernels in its source and in its
-    extension) also where that call's kernel time went and on which streams (`attribution.attribute`)."""
-    if device != "cuda":
-        return None
-    from torch.profiler import ProfilerActivity, profile
-    fn(*inputs)
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        fn(*inputs)
-        # On the caller's stream, once the call has returned: a kernel elsewhere still running when this
-        # starts was not waited for by the caller's stream (see attribution._unwaited).
-        torch.cuda._sleep(SPIN_CYCLES)
-        torch.cuda.synchronize()
-    events = profiled_events(prof)
-    dev = [e for e in events if MARKER not in e.name]
-    kernels = [e for e in dev if not e.is_copy]
-    return LaunchStats(launches=len(kernels), cuda_time_us=float(sum(e.device_us for e in kernels)),
-                       memcpy=sum(1 for e in dev if e.name.startswith("Memcpy")),
-                       memset=sum(1 for e in dev if e.name.startswith("Memset")),
-                       kernel_names=tuple(sorted({e.name[:120] for e in kernels})),
-                       attribution=attribute(events, *names) if names is not None else None)
-
-
 def profiled_events(prof: Any) -> list[Event]:
     """The device events of a torch.profiler session, with streams (`device_resource_id`) and times in µs."""
     from torch.profiler import DeviceType
@@ -322,6 +330,7 @@ def profiled_events(prof: Any) -> list[Event]:
 
 
 def peak_memory(fn: Callable[..., Any], inputs: list[Any], device: str) -> int | None:
+    """Peak memory of one call on its own: when the profiled call set could not run."""
     if device != "cuda":
         return None
     torch.cuda.synchronize()

@@ -32,7 +32,7 @@ from .allclose import compare, judge  # noqa: E402, F401 - `compare` is part of 
 from .attribution import extension_kernels_in, source_kernels  # noqa: E402
 from .inputs import PopcornJitter, build_models, clone, load, make_inputs, poison_allocator, problem_names_used, shape_of, tensors  # noqa: E402, F401
 from .schema import NO_JITTER_HOOK, NOT_MEASURED, DynamicCheck, DynamicResult, TrialResult, Verdict, WorkerResult  # noqa: E402
-from .timing import count_launches, peak_memory, sync, time_all, time_graphs  # noqa: E402
+from .timing import peak_memory, sync, time_all, time_graphs  # noqa: E402
 
 MODES = ("compile", "check", "profile")
 UNTRUSTED = "not run: a jittered trial raised, so the CUDA context can no longer be trusted"
@@ -72,24 +72,19 @@ def _trial(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitter, i: int
 
 def _time_and_count(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitter, nominal: list[int],
                     s: dict[str, Any], device: str, out: WorkerResult, names: tuple[set[str], set[str]]) -> list[list[Any]]:
-    """Launch counts (with the kernel's launch attribution) and peak memory, then the eager timing bases, at
-    nominal shapes; returns the timed input sets.
-
-    Peak memory comes first: timing leaves a flush buffer and profiler state behind, which would count
-    as the kernel's memory.
-    """
+    """The eager timing bases at nominal shapes, with launch counts (the kernel's with its launch
+    attribution) and peak memory from the profiled call set inside the device basis; returns the timed
+    input sets. Phase times go to `out.phase_s`."""
     sets = [make_inputs(ns, jitter, seed, False, device) for seed in nominal]
-    phase = time.perf_counter()
-    out.kernel_peak_bytes = peak_memory(new, sets[0], device)
-    out.reference_peak_bytes = peak_memory(ref, sets[0], device)
-    out.kernel_launches = count_launches(new, sets[0], device, names)
-    out.reference_launches = count_launches(ref, sets[0], device)
-    out.phase_s["profile"] = time.perf_counter() - phase
-    phase = time.perf_counter()
-    timed = time_all(_timed_fns(ref, new, s), sets, s, device)
+    fns = _timed_fns(ref, new, s)
+    timed, calls = time_all(fns, sets, s, device, [names] + [None] * (len(fns) - 1), out.phase_s)
     out.kernel_timing, out.reference_timing = timed[0], timed[1]
     out.compile_timing = timed[2] if len(timed) > 2 else None
-    out.phase_s["timing"] = time.perf_counter() - phase
+    if calls is not None:
+        out.kernel_launches, out.reference_launches = calls.launches[0], calls.launches[1]
+        out.kernel_peak_bytes, out.reference_peak_bytes = calls.peak_bytes[0], calls.peak_bytes[1]
+    elif device == "cuda":  # the profiler failed (its note says so): peak memory needs no profiler
+        out.kernel_peak_bytes, out.reference_peak_bytes = peak_memory(new, sets[0], device), peak_memory(ref, sets[0], device)
     return sets
 
 
@@ -206,13 +201,17 @@ def run_check(job: dict[str, Any], out: WorkerResult, save: Callable[[], None] =
         sets = _time_and_count(ns, ref, new, jitter, nominal, s, device, out, names)
         phase = time.perf_counter()
         out.recheck = _recheck(ref, new, sets[-1], device, atol, rtol)
+        out.phase_s["recheck"] = time.perf_counter() - phase
         if not out.recheck.passed:
             out.verdict, out.reason = Verdict.INCORRECT, f"correct before the timed loop but not after it: {out.recheck.problem}"
             return
+        phase = time.perf_counter()
         raised = _jittered_trials(ns, ref, new, jitter, jittered, len(nominal), s, device, out)
+        out.phase_s["jitter"] = time.perf_counter() - phase
         if not raised:
+            phase = time.perf_counter()
             _dynamic_checks(ns, ref, new, jitter, nominal, s, device, out)
-        out.phase_s["correctness"] += time.perf_counter() - phase
+            out.phase_s["dynamic"] = time.perf_counter() - phase
         _conclude(out, s)
         if raised:
             _untrusted(out)
