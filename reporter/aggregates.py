@@ -10,7 +10,8 @@ a notebook never disagree. Rules, once:
   speedup is strictly greater than p. fast_0 is the correctness rate only where every correct run has
   a speedup; a correct run with unknown speedup is attempted and correct but never "fast".
 - The geometric mean covers correct runs with a known speedup; its `geomean_n` says how many.
-- `speedup` is our re-validation's where one exists, else the recorded one (`speedup_source`).
+- `speedup` is our re-validation's where one exists, else the recorded one (`speedup_source`), and null for
+  a kernel that is incorrect, failed or excluded (`checks.speedup_reported`).
   `revalidated_only=True` keeps only re-validated runs and their own verdicts and speedups.
 - `basis` picks the timing basis (device, graph or wall; default device, the one that repeats). A
   re-validated run takes kernel_ms, ref_ms and speedup on that basis; where it has no figure there (a
@@ -78,7 +79,11 @@ def on_basis(frame: pd.DataFrame, basis: Basis | str = DEFAULT_BASIS) -> pd.Data
     none; the others keep their recorded figures and source."""
     b = Basis(basis)
     measured = frame["speedup_source"].eq(Source.RE_VALIDATED).fillna(False).astype(bool)
-    picked = {col: frame[f"{src}_{b.value}{unit}"].where(measured, frame[col])
+    # From the figures as measured or recorded (`speedup` is null for a suspect run, which exclude=None counts;
+    # a hand-made table may give only `speedup`).
+    recorded = {"kernel_ms": frame["kernel_ms"], "ref_ms": frame["ref_ms"],
+                "speedup": frame["recorded_speedup"].fillna(frame["speedup"])}
+    picked = {col: frame[f"{src}_{b.value}{unit}"].where(measured, recorded[col])
               for col, src, unit in (("kernel_ms", "kernel", "_ms"), ("ref_ms", "ref", "_ms"), ("speedup", "speedup", ""))}
     return frame.assign(basis=b.value, **picked)
 
@@ -93,6 +98,9 @@ def scoped(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | N
         out["speedup"] = out["speedup"].where(out["speedup_source"] == Source.RE_VALIDATED)
     out["correct"] = out["correct"].fillna(False).astype(bool)
     out["excluded"] = out[exclude].fillna(False).astype(bool) if exclude is not None else False
+    # checks.speedup_reported: no speedup for an incorrect or failed kernel, nor an excluded one (exclude=None keeps
+    # a suspect's speedup, to count it KernelBench's way)
+    out["speedup"] = out["speedup"].where(out["correct"] & ~out["excluded"])
     speed = out["speedup"].astype("float64")
     real = speed.notna() & np.isfinite(speed) & (speed > 0)  # NaN, infinite or negative speedups never count
     out["counts"] = out["correct"] & ~out["excluded"] & real

@@ -313,7 +313,7 @@ def _trace(run_dir: Path, ids: tuple[int, int, int], prob: Path | None, e: EvalE
         "run": {"benchmark": "kernelbench", "configuration": opts.configuration, "model": str(model), "level": level,
                 "problem_id": pid, "problem_file": printable(prob.name) if prob else None, "sample": sample, "recorded_gpu": gpu,
                 "backend": _text(cfg.get("backend")) or "cuda", "precision": cfg.get("precision") if cfg.get("precision") in ("fp16", "bf16") else "fp32",
-                "recorded_verdict": _verdict(e), "complete": True, "turns_used": 0,
+                "recorded_verdict": _verdict(e), "complete": True,  # no transcript: turns unknown
                 "source_note": f"Imported from KernelBench run folder {folder} (sample {sample}; "
                                f"{'eval results: ' + e.schema + ' schema' if e else 'no eval results: unevaluated'}). "
                                "KernelBench runtimes are milliseconds." + (f" {opts.note}" if opts.note else "")},
