@@ -27,10 +27,13 @@ a notebook never disagree. Rules, once:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from .collect.problemset import ProblemSet
+from .collect.problemset import find as find_problem_sets
 from .validate.schema import Basis
 from .vocab import MISSING_KEY, RUNTIME_FAILURES, GridState, RunVerdict, Source
 
@@ -116,40 +119,104 @@ def best_per_problem(frame: pd.DataFrame, by: Sequence[str] = LEADERBOARD_KEYS) 
     return ranked.drop_duplicates(subset=keys, keep="first").drop(columns="_rank_speed")
 
 
+UNIVERSE_COLUMNS: tuple[str, ...] = ("scope", "benchmark", "level", "problem_id", "problem", "sha256")
+
+
+def universe(sets: Sequence[ProblemSet]) -> pd.DataFrame:
+    """The recorded problem sets (`collect.problemset.find`) as a table: a row per problem and the folder of
+    DATA whose runs it applies to (`scope`, "" for all of DATA)."""
+    rows = [(ps.scope, p.benchmark, p.level, p.problem_id, p.file, p.sha256) for ps in sets for p in ps.problems.values()]
+    return pd.DataFrame(rows, columns=list(UNIVERSE_COLUMNS)).astype({"level": "int64", "problem_id": "int64"})
+
+
+def load_universe(data: str | Path) -> pd.DataFrame:
+    """Every problem set recorded under DATA (`reporter import kernelbench --problems`), as `universe`."""
+    return universe(find_problem_sets(Path(data)))
+
+
+def _in_scope(run_ids: pd.Series, scope: str) -> pd.Series:
+    return run_ids.astype(str).str.startswith(f"{scope}/") | (run_ids == scope) if scope else run_ids.notna()
+
+
+def denominators(runs: pd.DataFrame, by: Sequence[str], space: pd.DataFrame | None) -> pd.DataFrame:
+    """Per group × model: `problems` (fast_p's n), `not_attempted` and `levels_missing`.
+
+    n is the group's problem set: every recorded problem of the group's benchmark and levels that applies to
+    its runs, plus any problem a run attempted outside it, the same n for every model (KernelBench divides by
+    the level's problems). Without a recorded set, n is the model's attempted problems, as before."""
+    keys = [*by, "model"]
+    out = []
+    space = space if space is not None else pd.DataFrame(columns=list(UNIVERSE_COLUMNS))
+    for gkey, g in runs.groupby(list(by), dropna=False, sort=False):
+        levels = set(zip(g["benchmark"].astype(str), g["level"].astype(int)))
+        known: set[tuple[str, int, int]] = set()
+        for scope in space["scope"].unique():
+            if _in_scope(g["run_id"], str(scope)).any():
+                s = space[space["scope"] == scope]
+                known |= {k for k in zip(s["benchmark"], s["level"], s["problem_id"]) if k[:2] in levels}
+        names = gkey if isinstance(gkey, tuple) else (gkey,)
+        for model, mg in g.groupby("model", dropna=False, sort=False):
+            tried = set(zip(mg["benchmark"].astype(str), mg["level"].astype(int), mg["problem_id"].astype(int)))
+            every = known | set(zip(g["benchmark"].astype(str), g["level"].astype(int), g["problem_id"].astype(int)))
+            n = len(every) if known else len(tried)
+            lacks = sorted({lv for _, lv, _ in known} - {lv for _, lv, _ in tried})
+            out.append((*names, model, n, n - len(tried), " ".join(f"L{lv}" for lv in lacks), bool(known)))
+    cols = [*keys, "problems", "not_attempted", "levels_missing", "universe_known"]
+    return pd.DataFrame(out, columns=cols).set_index(keys)
+
+
 def leaderboard(frame: pd.DataFrame, by: Sequence[str] = LEADERBOARD_KEYS, fast_ps: Sequence[float] = FAST_P,
                 revalidated_only: bool = False, exclude: str | None = DEFAULT_EXCLUDE,
-                basis: Basis | str = DEFAULT_BASIS) -> pd.DataFrame:
-    """A row per group × model: denominators, counts, fast_p (share and numerator) and the geometric mean."""
+                basis: Basis | str = DEFAULT_BASIS, space: pd.DataFrame | None = None) -> pd.DataFrame:
+    """A row per group × model: denominators, counts, fast_p (share and numerator) and the geometric mean.
+
+    `space` is the recorded problem set (`load_universe`): fast_p divides by its problems (`problems`), and
+    a problem with no run counts as `not_attempted`. `fast_<p>_with_suspects` is fast_p with the suspect runs
+    counted (KernelBench's own scoring, which has no cheat checks); `compile_*` compare with torch.compile
+    where the harness recorded a torch.compile baseline."""
     runs = scoped(frame, revalidated_only, exclude, basis)
+    rows = _board_rows(runs, by, fast_ps).join(denominators(runs, by, space), on=[*by, "model"])
+    for p in fast_ps:
+        rows[fast_column(p)] = rows[f"{fast_column(p)}_n"] / rows["problems"]
+    if exclude is not None:
+        kb = _board_rows(scoped(frame, revalidated_only, None, basis), by, fast_ps).set_index([*by, "model"])
+        for p in fast_ps:
+            col = f"{fast_column(p)}_with_suspects_n"
+            rows[col] = rows.set_index([*by, "model"]).index.map(kb[f"{fast_column(p)}_n"]).astype("int64")
+            rows[f"{fast_column(p)}_with_suspects"] = rows[col] / rows["problems"]
+    order = fast_column(1.0) if 1.0 in fast_ps else fast_column(fast_ps[-1])
+    rows = rows.sort_values([*by, order, "geomean", "model"], ascending=[True] * len(by) + [False, False, True],
+                            na_position="last", kind="stable")
+    return rows.reset_index(drop=True).astype({"problems": "int64", "not_attempted": "int64"})
+
+
+def _board_rows(runs: pd.DataFrame, by: Sequence[str], fast_ps: Sequence[float]) -> pd.DataFrame:
+    """The counts of `leaderboard`, from its scoped runs, by each model's best run per problem."""
     keys = [*by, "model"]
     best = best_per_problem(runs, by)
     counts = best["counts"]
+    compiled = best["recorded_compile_speedup"].astype("float64").where(counts)
     best = best.assign(
-        _log=np.log(best["speedup"].where(counts).astype("float64")),
-        _recorded=best["speedup_source"].eq(Source.RECORDED).fillna(False),
+        _log=np.log(best["speedup"].where(counts).astype("float64")), _clog=np.log(compiled.where(compiled > 0)),
+        _cfast=compiled.gt(1.0), _recorded=best["speedup_source"].eq(Source.RECORDED).fillna(False),
         **{f"_{fast_column(p)}": counts & best["speedup"].gt(p).fillna(False) for p in fast_ps})
     spec = {
         "attempted": ("run_id", "size"), "submitted": ("submitted", "sum"), "compiled": ("compiled", "sum"),
         "correct": ("correct", "sum"), "correct_recorded": ("recorded_correct", "sum"),
         "correct_revalidated": ("revalidated_correct", "sum"), "revalidated": ("revalidated_correct", "count"),
         "recorded_only": ("_recorded", "sum"), "baseline_other_gpu": ("baseline_other_gpu", "sum"),
-        "excluded": ("excluded", "sum"),
-        "geomean_log": ("_log", "mean"), "geomean_n": ("_log", "count"),
+        "excluded": ("excluded", "sum"), "compile_n": ("_clog", "count"), "compile_fast_1.0_n": ("_cfast", "sum"),
+        "geomean_log": ("_log", "mean"), "geomean_n": ("_log", "count"), "compile_geomean_log": ("_clog", "mean"),
         **{f"{fast_column(p)}_n": (f"_{fast_column(p)}", "sum") for p in fast_ps},
     }
     rows = best.groupby(keys, dropna=False, sort=False).agg(**spec)
     rows["geomean"] = np.exp(rows.pop("geomean_log"))
-    for p in fast_ps:
-        rows[fast_column(p)] = rows[f"{fast_column(p)}_n"] / rows["attempted"]
+    rows["compile_geomean"] = np.exp(rows.pop("compile_geomean_log"))
     effort = runs.assign(_hack=runs["reviewed_hack"].fillna(False).astype(bool)).groupby(keys, dropna=False, sort=False).agg(
         reward_hacks=("_hack", "sum"), median_turns=("turns", "median"),
         median_tokens=("tokens_total", lambda s: s[s > 0].median()))  # 0 tokens means "not counted"
     rows = rows.join(effort).reset_index()
-    order = fast_column(1.0) if 1.0 in fast_ps else fast_column(fast_ps[-1])
-    rows = rows.sort_values([*by, order, "geomean", "model"], ascending=[True] * len(by) + [False, False, True],
-                            na_position="last", kind="stable")
-    return rows.reset_index(drop=True).astype({c: "int64" for c in spec if c not in ("geomean_log",)}
-                                              | {"geomean_n": "int64", "reward_hacks": "int64"})
+    return rows.astype({c: "int64" for c in spec if not c.endswith("_log")} | {"reward_hacks": "int64"})
 
 
 def states(frame: pd.DataFrame) -> pd.Series:

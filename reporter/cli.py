@@ -285,9 +285,11 @@ def import_kernelbench(state: State, run_dirs: tuple[Path, ...], problems: Path,
     missing = kb.missing_references(folders, problems)
     if missing and not allow_missing_reference:
         raise ConfigError(missing + "; nothing was written")
+    from .collect import problemset
+    today, messages = problemset.scan(problems)  # the universe of the leaderboards' denominators
+    drift = problemset.record(out, today)[1]
     opts = kb.ImportOptions(model, configuration, gpu, kb.read_baseline(baseline) if baseline else None,
-                            kb.read_baseline(baseline_compile) if baseline_compile else None, note)
-    messages: list[str] = []
+                            kb.read_baseline(baseline_compile) if baseline_compile else None, note, drift)
     done, total = [0], sum(len(kb.kernel_files(f)) for f in folders)
 
     def step() -> None:
