@@ -327,11 +327,12 @@ def _write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, st
         digests = [d for d in report.digests if d["run_id"] in runs]
         # Leaderboards, grids, problem pages and runs.csv come from the runs table (reporter.frames /
         # reporter.aggregates) of the built runs.
+        from ..aggregates import load_universe
         from ..frames import export_bytes, load
         from .boards import leaderboards
         frame = load(data, shared["redact"])
         frame = frame[frame["run_id"].isin(list(runs))].reset_index(drop=True)
-        boards, board_files, links = leaderboards(frame, urls)
+        boards, board_files, links = leaderboards(frame, urls, load_universe(data))
         board_files["runs.csv"] = export_bytes(frame, "csv")
         pages = _listing_pages(digests, frame, urls, report.errors, data, links) + boards
         _shared_outputs([p.path for p in pages] + list(board_files) + [f for rs in runs.values() for f in rs.files])
