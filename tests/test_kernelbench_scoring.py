@@ -175,3 +175,24 @@ def test_a_changed_problem_file_is_one_message_per_kernel_naming_both_hashes(tmp
     assert "Problem drift" in trace["run"]["source_note"] and old[:12] in trace["run"]["source_note"]
     recorded = json.loads((out / "kernelbench-problems.json").read_text())
     assert recorded["levels"]["1"]["1"]["sha256"] == old  # the record is never rewritten
+
+
+def test_the_site_shows_denominators_labels_and_counts_that_agree(tmp_path: Path) -> None:
+    root = sweep(tmp_path)
+    imported(root, tmp_path / "data")
+    res = CliRunner().invoke(main, ["build", str(tmp_path / "data"), str(tmp_path / "site"), "--no-validate"])
+    assert res.exit_code == 0, res.output
+    boards = tmp_path / "site" / "leaderboards"
+    (level1_path,) = boards.glob("kernelbench*--l1.html")  # no --configuration: the group's name says "unknown"
+    level1 = level1_path.read_text()
+    row = level1.split("<td>m1")[1].split("</tr>")[0]
+    assert "1 not attempted" in row and ">4/5<" in row
+    assert "1 of 5 problems correct and faster than 1× (4 attempted, 1 not attempted)" in row
+    every = level1_path.with_name(level1_path.name.replace("--l1.html", ".html")).read_text()
+    assert "no L2 kernels" in every.split("<td>m1")[1].split("</tr>")[0] and "the n = 7 problems" in every
+    heading = level1.split("<h2>")[1].split("</h2>")[0]
+    assert heading.startswith("Speedups recorded by the harness on NVIDIA L40S against ") and "device time" not in heading
+    # the index names the GPU and counts what the boards count: correct 2 + 1 + 1 (+ m2's suspect, shown apart)
+    index = (tmp_path / "site" / "index.html").read_text()
+    kb = index.split("<td>recorded: NVIDIA L40S</td>")[1].split("</tr>")[0]
+    assert kb.startswith("<td>4</td><td>1</td>")

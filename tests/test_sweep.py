@@ -102,7 +102,7 @@ def test_site_has_one_level_1_leaderboard_with_a_row_per_model(sweep: Path, tmp_
     assert body.count("<tr>") == 3 and body.index("demo-gamma") < body.index("demo-alpha") < body.index("demo-beta")
     # fast_1.0 of alpha: 2 of 4 attempted, none re-validated, as the cell says and its tooltip explains
     alpha = body.split("demo-alpha")[1].split("</tr>")[0]
-    assert "0.75 <span class=\"sub\">3/4</span>" in alpha and "0.50 <span class=\"sub\">2/4</span>" in alpha
+    assert "0.75 <span class=\"sub line\">3/4</span>" in alpha and "0.50 <span class=\"sub line\">2/4</span>" in alpha
     assert "0 of the 4 attempted re-validated by us, 4 as recorded" in alpha and "2.58x" in alpha
     # the sweep's problem set (4 problems, recorded at import) is the denominator, named in the definition
     assert "the n = 4 problems of the benchmark&#39;s problem set" in page

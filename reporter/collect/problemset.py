@@ -175,3 +175,11 @@ def find(data: Path, errors: list[CollectError] | None = None) -> list[ProblemSe
         scope = Path(folder).relative_to(data).as_posix()
         sets.append(ProblemSet(ps.benchmark, ps.problems, ps.source, ps.commit, "" if scope == "." else scope))
     return sets
+
+
+def fingerprint(data: Path) -> tuple[list[str], list[CollectError]]:
+    """What the listing pages depend on in DATA's problem sets (scope and problems), and those that cannot be read:
+    a changed problem set re-renders the leaderboards even when no trace changed."""
+    errors: list[CollectError] = []
+    found = find(data, errors)
+    return [f"{ps.scope}|{sorted((k, p.file, p.sha256) for k, p in ps.problems.items())}" for ps in found], errors

@@ -80,7 +80,9 @@ def _fast(row: dict[str, Any], p: float) -> FastCell:
     tip = (f"{n} of {d} problems correct and faster than {p:g}× ({tried} attempted, {d - tried} not attempted); "
            f"{reval} of the {tried} attempted re-validated by us, {tried - reval} as recorded")
     kb = int(row.get(f"{col}_with_suspects_n", n))
-    also = f"{numbers.share(kb, d)} with suspects" if int(row["excluded"]) else ""
+    if int(row["excluded"]):
+        tip += f"; {kb}/{d} = {numbers.share(kb, d)} with the suspect runs counted, as KernelBench's own scoring would"
+    also = f"{numbers.share(kb, d)} w/ susp." if int(row["excluded"]) else ""
     return FastCell(f"{n / d:.6f}" if d else "0", numbers.share(n, d), f"{n}/{d}", tip, also)
 
 

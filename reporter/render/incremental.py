@@ -252,11 +252,13 @@ def build_incremental(data: Path, site: Path, jobs: int | None = None, settings:
             log.debug("run page %s: re-rendered, %s", d["run_id"], why)
             rs.page = key
             todo.append((d["path"], d["run_id"], nav[d["run_id"]]))
+    from ..collect.problemset import fingerprint
     from ..collect.traces import unknown_clearances
     rv = _reviews(data, reviews)
+    sets, set_errors = fingerprint(data)  # the leaderboards' denominators
     config_errors = [_shown_error(e, shared) for e in
-                     (*rv.errors, *unknown_clearances(rv, set(runs)), *_redactor(data, redact, allow)[1])]
-    aggregates = status.context_hash([g, digests, [str(e) for e in errors + config_errors]])
+                     (*rv.errors, *unknown_clearances(rv, set(runs)), *_redactor(data, redact, allow)[1], *set_errors)]
+    aggregates = status.context_hash([g, digests, [str(e) for e in errors + config_errors], sets])
     report = IncrementalReport(len(digests), len(todo), 0, tuple(errors), tuple(config_errors), tuple(digests))
     if (not todo and aggregates == prev.aggregates and set(runs) == set(prev.runs)
             and prev.tree == status.tree_hash(site)):
