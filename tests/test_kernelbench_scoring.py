@@ -177,6 +177,15 @@ def test_a_changed_problem_file_is_one_message_per_kernel_naming_both_hashes(tmp
     assert recorded["levels"]["1"]["1"]["sha256"] == old  # the record is never rewritten
 
 
+def test_a_renamed_problem_file_names_both_files(tmp_path: Path) -> None:
+    out = tmp_path / "data"
+    imported(sweep(tmp_path / "then"), out)
+    again = sweep(tmp_path / "now")
+    (again / "problems" / "level2" / "1_F.py").rename(again / "problems" / "level2" / "1_Renamed.py")
+    lines = [ln for ln in imported(again, out).output.splitlines() if "level 2 problem 1:" in ln]
+    assert len(lines) == 1 and "m2-level2" in lines[0] and "renamed 1_F.py -> 1_Renamed.py" in lines[0]
+
+
 def test_the_site_shows_denominators_labels_and_counts_that_agree(tmp_path: Path) -> None:
     root = sweep(tmp_path)
     imported(root, tmp_path / "data")
@@ -192,6 +201,10 @@ def test_the_site_shows_denominators_labels_and_counts_that_agree(tmp_path: Path
     assert "no L2 kernels" in every.split("<td>m1")[1].split("</tr>")[0] and "the n = 7 problems" in every
     heading = level1.split("<h2>")[1].split("</h2>")[0]
     assert heading.startswith("Speedups recorded by the harness on NVIDIA L40S against ") and "device time" not in heading
+    # an imported run recorded no turns: unknown, and no empty Turns section
+    run_page = next((tmp_path / "site" / "runs").glob("kernelbench-m1-level1*l1-p1-s0.html")).read_text()
+    assert "turns / max</dt><dd>not recorded</dd>" in run_page
+    assert "<h2>Turns" not in run_page and "turns unknown" in run_page
     # the index names the GPU and counts what the boards count: correct 2 + 1 + 1 (+ m2's suspect, shown apart)
     index = (tmp_path / "site" / "index.html").read_text()
     kb = index.split("<td>recorded: NVIDIA L40S</td>")[1].split("</tr>")[0]

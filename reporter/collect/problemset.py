@@ -140,8 +140,9 @@ class Drift:
         if now is None:
             return f"{where}: the problem set recorded {rec.file} (sha256 {rec.sha256[:12]}), which is missing from --problems"
         what = f"renamed {rec.file} -> {now.file}" if now.file != rec.file else f"{now.file} changed"
+        same = " (same contents)" if now.sha256 == rec.sha256 else ""
         return (f"{where}: {what} since the problem set was recorded: sha256 {now.sha256[:12]} today, "
-                f"{rec.sha256[:12]} recorded; the reference imported is today's, not the one the kernel was written for")
+                f"{rec.sha256[:12]} recorded{same}; the reference imported is today's file, not the one recorded")
 
 
 def record(out: Path, today: ProblemSet) -> tuple[ProblemSet, dict[tuple[int, int], Drift]]:
@@ -149,8 +150,8 @@ def record(out: Path, today: ProblemSet) -> tuple[ProblemSet, dict[tuple[int, in
     and write it; returns the set as recorded and each recorded problem that drifted."""
     path = out / PROBLEMSET_FILE
     old = read(path, out) if path.is_file() and not path.is_symlink() else ProblemSet(today.benchmark, {})
-    drift = {key: Drift(rec, today.problems.get(key)) for key, rec in old.problems.items()
-             if key[0] in today.levels() and (key not in today.problems or today.problems[key].sha256 != rec.sha256)}
+    drift = {key: Drift(rec, now) for key, rec in old.problems.items() if key[0] in today.levels()
+             and ((now := today.problems.get(key)) is None or (now.file, now.sha256) != (rec.file, rec.sha256))}
     merged = ProblemSet(today.benchmark, {**today.problems, **old.problems}, old.source or today.source,
                         old.commit or today.commit)
     import json
