@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .checks import speedup_reported
 from .collect.problemset import ProblemSet
 from .collect.problemset import find as find_problem_sets
 from .validate.schema import Basis
@@ -101,9 +102,10 @@ def scoped(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | N
         out["speedup"] = out["speedup"].where(out["speedup_source"] == Source.RE_VALIDATED)
     out["correct"] = out["correct"].fillna(False).astype(bool)
     out["excluded"] = out[exclude].fillna(False).astype(bool) if exclude is not None else False
-    # checks.speedup_reported: no speedup for an incorrect or failed kernel, nor an excluded one (exclude=None keeps
-    # a suspect's speedup, to count it KernelBench's way)
-    out["speedup"] = out["speedup"].where(out["correct"] & ~out["excluded"])
+    # no speedup for an incorrect or failed kernel, nor an excluded one (exclude=None keeps a suspect's, to count it
+    # KernelBench's way)
+    reported = [speedup_reported(c, e) for c, e in zip(out["correct"], out["excluded"], strict=True)]
+    out["speedup"] = out["speedup"].where(pd.Series(reported, index=out.index, dtype=bool))
     speed = out["speedup"].astype("float64")
     real = speed.notna() & np.isfinite(speed) & (speed > 0)  # NaN, infinite or negative speedups never count
     out["counts"] = out["correct"] & ~out["excluded"] & real
