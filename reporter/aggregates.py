@@ -157,9 +157,9 @@ def denominators(runs: pd.DataFrame, by: Sequence[str], space: pd.DataFrame | No
                 s = space[space["scope"] == scope]
                 known |= {k for k in zip(s["benchmark"], s["level"], s["problem_id"]) if k[:2] in levels}
         names = gkey if isinstance(gkey, tuple) else (gkey,)
+        every = known | set(zip(g["benchmark"].astype(str), g["level"].astype(int), g["problem_id"].astype(int)))
         for model, mg in g.groupby("model", dropna=False, sort=False):
             tried = set(zip(mg["benchmark"].astype(str), mg["level"].astype(int), mg["problem_id"].astype(int)))
-            every = known | set(zip(g["benchmark"].astype(str), g["level"].astype(int), g["problem_id"].astype(int)))
             n = len(every) if known else len(tried)
             lacks = sorted({lv for _, lv, _ in known} - {lv for _, lv, _ in tried})
             out.append((*names, model, n, n - len(tried), " ".join(f"L{lv}" for lv in lacks), bool(known)))
@@ -181,15 +181,24 @@ def leaderboard(frame: pd.DataFrame, by: Sequence[str] = LEADERBOARD_KEYS, fast_
     for p in fast_ps:
         rows[fast_column(p)] = rows[f"{fast_column(p)}_n"] / rows["problems"]
     if exclude is not None:
-        kb = _board_rows(scoped(frame, revalidated_only, None, basis), by, fast_ps).set_index([*by, "model"])
+        kb = _fast_counts(scoped(frame, revalidated_only, None, basis), by, fast_ps)
+        index = rows.set_index([*by, "model"]).index
         for p in fast_ps:
             col = f"{fast_column(p)}_with_suspects_n"
-            rows[col] = rows.set_index([*by, "model"]).index.map(kb[f"{fast_column(p)}_n"]).astype("int64")
+            rows[col] = index.map(kb[col]).astype("int64")
             rows[f"{fast_column(p)}_with_suspects"] = rows[col] / rows["problems"]
     order = fast_column(1.0) if 1.0 in fast_ps else fast_column(fast_ps[-1])
     rows = rows.sort_values([*by, order, "geomean", "model"], ascending=[True] * len(by) + [False, False, True],
                             na_position="last", kind="stable")
     return rows.reset_index(drop=True).astype({"problems": "int64", "not_attempted": "int64"})
+
+
+def _fast_counts(runs: pd.DataFrame, by: Sequence[str], fast_ps: Sequence[float]) -> pd.DataFrame:
+    """fast_p's numerators alone (`fast_<p>_with_suspects_n`), by each model's best run per problem."""
+    best = best_per_problem(runs, by)
+    fast = pd.DataFrame({f"{fast_column(p)}_with_suspects_n": best["counts"] & best["speedup"].gt(p).fillna(False)
+                         for p in fast_ps}, index=best.index)
+    return fast.join(best[[*by, "model"]]).groupby([*by, "model"], dropna=False, sort=False).sum()
 
 
 def _board_rows(runs: pd.DataFrame, by: Sequence[str], fast_ps: Sequence[float]) -> pd.DataFrame:

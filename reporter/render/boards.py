@@ -177,16 +177,19 @@ def recorded_words(runs: pd.DataFrame) -> str:
     return f"recorded by the harness on {gpus} against {bases}"
 
 
-def basis_boards(board: Board, revalidated_only: bool, urls: Urls) -> list[BoardView]:
+def basis_boards(board: Board, revalidated_only: bool, urls: Urls) -> tuple[list[BoardView], str]:
     """The board's table and charts on each timing basis, device time first and shown by default; a board
-    with no re-measured speedup has one view, headed as the harness's recorded numbers."""
+    with no re-measured speedup has one view, headed as the harness's recorded numbers. Also the board's n, as
+    its definition of fast_p says it (`universe_sentence`)."""
     scoped = ag.scoped(board.runs, revalidated_only)
     measured = bool(scoped["speedup_source"].eq(Source.RE_VALIDATED).fillna(False).any())
     mixed = measured and bool(scoped["speedup_source"].eq(Source.RECORDED).fillna(False).any())
     words = recorded_words(scoped)
     views = []
+    sentence = ""
     for b in Basis if measured else (Basis.DEVICE,):
         table = ag.leaderboard(board.runs, by=board.by, revalidated_only=revalidated_only, basis=b, space=board.space)
+        sentence = sentence or universe_sentence(table)
         ns = {str(m): int(n) for m, n in zip(table["model"], table["problems"])}  # one row per model on a board
         rows = BasisBoard(board_rows(table, mixed), *_figures(board.runs, revalidated_only, urls, b, ns))
         if not measured:
@@ -197,7 +200,7 @@ def basis_boards(board: Board, revalidated_only: bool, urls: Urls) -> list[Board
         heading = f"Speedups on {v.label}" + (" where re-validated, elsewhere as recorded (†)" if mixed else "")
         note = f"{v.note}. † cells: the harness's figures, {words}" if mixed else v.note
         views.append(BoardView(v.key, v.label, note, v.hidden, rows, heading))
-    return views
+    return views, sentence
 
 
 def board_pages(board: Board, grid: str | None, urls: Urls) -> tuple[list[Page], dict[str, bytes]]:
@@ -205,7 +208,7 @@ def board_pages(board: Board, grid: str | None, urls: Urls) -> tuple[list[Page],
     pages = []
     csv = f"{board.base}.runs.csv"
     for only in (False, True):
-        bases = basis_boards(board, only, urls)
+        bases, sentence = basis_boards(board, only, urls)
         here, other = (f"{board.base}{REVALIDATED}.html", f"{board.base}.html") if only else \
                       (f"{board.base}.html", f"{board.base}{REVALIDATED}.html")
         rows = [r for b in bases[:1] for r in b.rows.table]
@@ -215,7 +218,7 @@ def board_pages(board: Board, grid: str | None, urls: Urls) -> tuple[list[Page],
             "figures": {k: v for b in bases for k, v in b.rows.figures.items()},
             "any_rows": any(b.rows.table for b in bases), "grid": grid, "compile": any(r.compile_shown for r in rows),
             "effort": any(r.median_turns != numbers.DASH or r.median_tokens != numbers.DASH for r in rows),
-            "problems_n": universe_sentence(ag.leaderboard(board.runs, board.by, revalidated_only=only, space=board.space)),
+            "problems_n": sentence,
             "revalidated_only": only, "switch": other, "csv": csv,
             "levels": board.levels, "runs_in_scope": len(ag.scoped(board.runs, only))}))
     return pages, {csv: export_bytes(board.runs, "csv")}
