@@ -198,8 +198,9 @@ def result_line(run: RunRecord, res: ValidationResult, cached: bool) -> str:
     """`validate`'s line for a run: no speedup for an incorrect, failed or suspect kernel (`checks.speedup_reported`)."""
     from .checks import speedup_reported
     from .collect.suspicion import suspicion
+    from .validate.schema import Verdict
     excluded = suspicion(run, res).excluded
-    sp = (f"speedup {res.speedup:.2f}x" if res.speedup else "speedup —") if speedup_reported(res.verdict == "correct", excluded) \
+    sp = (f"speedup {res.speedup:.2f}x" if res.speedup else "speedup —") if speedup_reported(res.verdict == Verdict.CORRECT, excluded) \
         else "suspect, no speedup" if excluded else "no speedup"
     return f"{run.run_id}: {res.verdict}{' (cached)' if cached else ''} {sp} {res.reason}"
 
