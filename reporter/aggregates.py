@@ -10,7 +10,8 @@ a notebook never disagree. Rules, once:
   speedup is strictly greater than p. fast_0 is the correctness rate only where every correct run has
   a speedup; a correct run with unknown speedup is attempted and correct but never "fast".
 - The geometric mean covers correct runs with a known speedup; its `geomean_n` says how many.
-- `speedup` is our re-validation's where one exists, else the recorded one (`speedup_source`).
+- `speedup` is our re-validation's where one exists, else the recorded one (`speedup_source`), and null for
+  a kernel that is incorrect, failed or excluded (`checks.speedup_reported`).
   `revalidated_only=True` keeps only re-validated runs and their own verdicts and speedups.
 - `basis` picks the timing basis (device, graph or wall; default device, the one that repeats). A
   re-validated run takes kernel_ms, ref_ms and speedup on that basis; where it has no figure there (a
@@ -26,10 +27,14 @@ a notebook never disagree. Rules, once:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from .checks import speedup_reported
+from .collect.problemset import ProblemSet
+from .collect.problemset import find as find_problem_sets
 from .validate.schema import Basis
 from .vocab import MISSING_KEY, RUNTIME_FAILURES, GridState, RunVerdict, Source
 
@@ -78,7 +83,11 @@ def on_basis(frame: pd.DataFrame, basis: Basis | str = DEFAULT_BASIS) -> pd.Data
     none; the others keep their recorded figures and source."""
     b = Basis(basis)
     measured = frame["speedup_source"].eq(Source.RE_VALIDATED).fillna(False).astype(bool)
-    picked = {col: frame[f"{src}_{b.value}{unit}"].where(measured, frame[col])
+    # From the figures as measured or recorded (`speedup` is null for a suspect run, which exclude=None counts;
+    # a hand-made table may give only `speedup`).
+    recorded = {"kernel_ms": frame["kernel_ms"], "ref_ms": frame["ref_ms"],
+                "speedup": frame["recorded_speedup"].fillna(frame["speedup"])}
+    picked = {col: frame[f"{src}_{b.value}{unit}"].where(measured, recorded[col])
               for col, src, unit in (("kernel_ms", "kernel", "_ms"), ("ref_ms", "ref", "_ms"), ("speedup", "speedup", ""))}
     return frame.assign(basis=b.value, **picked)
 
@@ -93,6 +102,10 @@ def scoped(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | N
         out["speedup"] = out["speedup"].where(out["speedup_source"] == Source.RE_VALIDATED)
     out["correct"] = out["correct"].fillna(False).astype(bool)
     out["excluded"] = out[exclude].fillna(False).astype(bool) if exclude is not None else False
+    # no speedup for an incorrect or failed kernel, nor an excluded one (exclude=None keeps a suspect's, to count it
+    # KernelBench's way)
+    reported = [speedup_reported(c, e) for c, e in zip(out["correct"], out["excluded"], strict=True)]
+    out["speedup"] = out["speedup"].where(pd.Series(reported, index=out.index, dtype=bool))
     speed = out["speedup"].astype("float64")
     real = speed.notna() & np.isfinite(speed) & (speed > 0)  # NaN, infinite or negative speedups never count
     out["counts"] = out["correct"] & ~out["excluded"] & real
@@ -108,40 +121,113 @@ def best_per_problem(frame: pd.DataFrame, by: Sequence[str] = LEADERBOARD_KEYS) 
     return ranked.drop_duplicates(subset=keys, keep="first").drop(columns="_rank_speed")
 
 
+UNIVERSE_COLUMNS: tuple[str, ...] = ("scope", "benchmark", "level", "problem_id", "problem", "sha256")
+
+
+def universe(sets: Sequence[ProblemSet]) -> pd.DataFrame:
+    """The recorded problem sets (`collect.problemset.find`) as a table: a row per problem and the folder of
+    DATA whose runs it applies to (`scope`, "" for all of DATA)."""
+    rows = [(ps.scope, p.benchmark, p.level, p.problem_id, p.file, p.sha256) for ps in sets for p in ps.problems.values()]
+    return pd.DataFrame(rows, columns=list(UNIVERSE_COLUMNS)).astype({"level": "int64", "problem_id": "int64"})
+
+
+def load_universe(data: str | Path) -> pd.DataFrame:
+    """Every problem set recorded under DATA (`reporter import kernelbench --problems`), as `universe`."""
+    return universe(find_problem_sets(Path(data)))
+
+
+def _in_scope(run_ids: pd.Series, scope: str) -> pd.Series:
+    return run_ids.astype(str).str.startswith(f"{scope}/") | (run_ids == scope) if scope else run_ids.notna()
+
+
+def denominators(runs: pd.DataFrame, by: Sequence[str], space: pd.DataFrame | None) -> pd.DataFrame:
+    """Per group × model: `problems` (fast_p's n), `not_attempted` and `levels_missing`.
+
+    n is the group's problem set: every recorded problem of the group's benchmark and levels that applies to
+    its runs, plus any problem a run attempted outside it, the same n for every model (KernelBench divides by
+    the level's problems). Without a recorded set, n is the model's attempted problems, as before."""
+    keys = [*by, "model"]
+    out = []
+    space = space if space is not None else pd.DataFrame(columns=list(UNIVERSE_COLUMNS))
+    for gkey, g in runs.groupby(list(by), dropna=False, sort=False):
+        levels = set(zip(g["benchmark"].astype(str), g["level"].astype(int)))
+        known: set[tuple[str, int, int]] = set()
+        for scope in space["scope"].unique():
+            if _in_scope(g["run_id"], str(scope)).any():
+                s = space[space["scope"] == scope]
+                known |= {k for k in zip(s["benchmark"], s["level"], s["problem_id"]) if k[:2] in levels}
+        names = gkey if isinstance(gkey, tuple) else (gkey,)
+        every = known | set(zip(g["benchmark"].astype(str), g["level"].astype(int), g["problem_id"].astype(int)))
+        for model, mg in g.groupby("model", dropna=False, sort=False):
+            tried = set(zip(mg["benchmark"].astype(str), mg["level"].astype(int), mg["problem_id"].astype(int)))
+            n = len(every) if known else len(tried)
+            lacks = sorted({lv for _, lv, _ in known} - {lv for _, lv, _ in tried})
+            out.append((*names, model, n, n - len(tried), " ".join(f"L{lv}" for lv in lacks), bool(known)))
+    cols = [*keys, "problems", "not_attempted", "levels_missing", "universe_known"]
+    return pd.DataFrame(out, columns=cols).set_index(keys)
+
+
 def leaderboard(frame: pd.DataFrame, by: Sequence[str] = LEADERBOARD_KEYS, fast_ps: Sequence[float] = FAST_P,
                 revalidated_only: bool = False, exclude: str | None = DEFAULT_EXCLUDE,
-                basis: Basis | str = DEFAULT_BASIS) -> pd.DataFrame:
-    """A row per group × model: denominators, counts, fast_p (share and numerator) and the geometric mean."""
+                basis: Basis | str = DEFAULT_BASIS, space: pd.DataFrame | None = None) -> pd.DataFrame:
+    """A row per group × model: denominators, counts, fast_p (share and numerator) and the geometric mean.
+
+    `space` is the recorded problem set (`load_universe`): fast_p divides by its problems (`problems`), and
+    a problem with no run counts as `not_attempted`. `fast_<p>_with_suspects` is fast_p with the suspect runs
+    counted (KernelBench's own scoring, which has no cheat checks); `compile_*` compare with torch.compile
+    where the harness recorded a torch.compile baseline."""
     runs = scoped(frame, revalidated_only, exclude, basis)
+    rows = _board_rows(runs, by, fast_ps).join(denominators(runs, by, space), on=[*by, "model"])
+    for p in fast_ps:
+        rows[fast_column(p)] = rows[f"{fast_column(p)}_n"] / rows["problems"]
+    if exclude is not None:
+        kb = _fast_counts(scoped(frame, revalidated_only, None, basis), by, fast_ps)
+        index = rows.set_index([*by, "model"]).index
+        for p in fast_ps:
+            col = f"{fast_column(p)}_with_suspects_n"
+            rows[col] = index.map(kb[col]).astype("int64")
+            rows[f"{fast_column(p)}_with_suspects"] = rows[col] / rows["problems"]
+    order = fast_column(1.0) if 1.0 in fast_ps else fast_column(fast_ps[-1])
+    rows = rows.sort_values([*by, order, "geomean", "model"], ascending=[True] * len(by) + [False, False, True],
+                            na_position="last", kind="stable")
+    return rows.reset_index(drop=True).astype({"problems": "int64", "not_attempted": "int64"})
+
+
+def _fast_counts(runs: pd.DataFrame, by: Sequence[str], fast_ps: Sequence[float]) -> pd.DataFrame:
+    """fast_p's numerators alone (`fast_<p>_with_suspects_n`), by each model's best run per problem."""
+    best = best_per_problem(runs, by)
+    fast = pd.DataFrame({f"{fast_column(p)}_with_suspects_n": best["counts"] & best["speedup"].gt(p).fillna(False)
+                         for p in fast_ps}, index=best.index)
+    return fast.join(best[[*by, "model"]]).groupby([*by, "model"], dropna=False, sort=False).sum()
+
+
+def _board_rows(runs: pd.DataFrame, by: Sequence[str], fast_ps: Sequence[float]) -> pd.DataFrame:
+    """The counts of `leaderboard`, from its scoped runs, by each model's best run per problem."""
     keys = [*by, "model"]
     best = best_per_problem(runs, by)
     counts = best["counts"]
+    compiled = best["recorded_compile_speedup"].astype("float64").where(counts)
     best = best.assign(
-        _log=np.log(best["speedup"].where(counts).astype("float64")),
-        _recorded=best["speedup_source"].eq(Source.RECORDED).fillna(False),
+        _log=np.log(best["speedup"].where(counts).astype("float64")), _clog=np.log(compiled.where(compiled > 0)),
+        _cfast=compiled.gt(1.0), _recorded=best["speedup_source"].eq(Source.RECORDED).fillna(False),
         **{f"_{fast_column(p)}": counts & best["speedup"].gt(p).fillna(False) for p in fast_ps})
     spec = {
         "attempted": ("run_id", "size"), "submitted": ("submitted", "sum"), "compiled": ("compiled", "sum"),
         "correct": ("correct", "sum"), "correct_recorded": ("recorded_correct", "sum"),
         "correct_revalidated": ("revalidated_correct", "sum"), "revalidated": ("revalidated_correct", "count"),
         "recorded_only": ("_recorded", "sum"), "baseline_other_gpu": ("baseline_other_gpu", "sum"),
-        "excluded": ("excluded", "sum"),
-        "geomean_log": ("_log", "mean"), "geomean_n": ("_log", "count"),
+        "excluded": ("excluded", "sum"), "compile_n": ("_clog", "count"), "compile_fast_1.0_n": ("_cfast", "sum"),
+        "geomean_log": ("_log", "mean"), "geomean_n": ("_log", "count"), "compile_geomean_log": ("_clog", "mean"),
         **{f"{fast_column(p)}_n": (f"_{fast_column(p)}", "sum") for p in fast_ps},
     }
     rows = best.groupby(keys, dropna=False, sort=False).agg(**spec)
     rows["geomean"] = np.exp(rows.pop("geomean_log"))
-    for p in fast_ps:
-        rows[fast_column(p)] = rows[f"{fast_column(p)}_n"] / rows["attempted"]
+    rows["compile_geomean"] = np.exp(rows.pop("compile_geomean_log"))
     effort = runs.assign(_hack=runs["reviewed_hack"].fillna(False).astype(bool)).groupby(keys, dropna=False, sort=False).agg(
         reward_hacks=("_hack", "sum"), median_turns=("turns", "median"),
         median_tokens=("tokens_total", lambda s: s[s > 0].median()))  # 0 tokens means "not counted"
     rows = rows.join(effort).reset_index()
-    order = fast_column(1.0) if 1.0 in fast_ps else fast_column(fast_ps[-1])
-    rows = rows.sort_values([*by, order, "geomean", "model"], ascending=[True] * len(by) + [False, False, True],
-                            na_position="last", kind="stable")
-    return rows.reset_index(drop=True).astype({c: "int64" for c in spec if c not in ("geomean_log",)}
-                                              | {"geomean_n": "int64", "reward_hacks": "int64"})
+    return rows.astype({c: "int64" for c in spec if not c.endswith("_log")} | {"reward_hacks": "int64"})
 
 
 def states(frame: pd.DataFrame) -> pd.Series:

@@ -25,6 +25,15 @@ LAUNCH_FLOOR_US = 2.0
 TABLE_INT_LIMIT = 2**63 - 1
 
 
+
+
+def speedup_reported(correct: bool | None, suspect: bool | None) -> bool:
+    """Whether a run's speedup is a result: only a correct kernel that is not suspect (or a reward hack) has
+    one. An incorrect, failed or suspect kernel's time is still shown as measured or recorded, but its
+    `speedup` is null in every table, export, page and summary line."""
+    return correct is True and not suspect
+
+
 @dataclass(frozen=True)
 class Flag:
     field: str

@@ -12,7 +12,7 @@ import logging
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import click
 
@@ -20,6 +20,10 @@ from . import __version__, config
 from .config import ReporterConfig
 from .errors import LOGGER, CacheError, ConfigError, NoDeviceError, ProblemCounter, StrictError
 from .progress import Progress
+
+if TYPE_CHECKING:
+    from .collect.traces import RunRecord
+    from .records import ValidationResult
 
 DATA = click.Path(exists=True, file_okay=False, path_type=Path)
 OUT = click.Path(file_okay=False, path_type=Path)
@@ -185,9 +189,20 @@ def validate(state: State, data: Path | None, run_ids: tuple[str, ...], ncu: boo
     results = validate_runs(data, runs, settings, ncu=bool(ncu if ncu is not None else cfg.validation.ncu), force=force,
                             progress=state.progress, jobs=jobs or cfg.validation.jobs, executor=executor,
                             address=address, gate=not compile_during_timing)
+    by_id = {r.run_id: r for r in runs}
     for run_id, (res, cached) in sorted(results.items()):
-        sp = f"{res.speedup:.2f}x" if res.speedup else "—"
-        click.echo(f"{run_id}: {res.verdict}{' (cached)' if cached else ''} speedup {sp} {res.reason}")
+        click.echo(result_line(by_id[run_id], res, cached))
+
+
+def result_line(run: RunRecord, res: ValidationResult, cached: bool) -> str:
+    """`validate`'s line for a run: no speedup for an incorrect, failed or suspect kernel (`checks.speedup_reported`)."""
+    from .checks import speedup_reported
+    from .collect.suspicion import suspicion
+    from .validate.schema import Verdict
+    excluded = suspicion(run, res).excluded
+    sp = (f"speedup {res.speedup:.2f}x" if res.speedup else "speedup —") if speedup_reported(res.verdict == Verdict.CORRECT, excluded) \
+        else "suspect, no speedup" if excluded else "no speedup"
+    return f"{run.run_id}: {res.verdict}{' (cached)' if cached else ''} {sp} {res.reason}"
 
 
 @main.group("cache")
@@ -271,9 +286,11 @@ def import_kernelbench(state: State, run_dirs: tuple[Path, ...], problems: Path,
     missing = kb.missing_references(folders, problems)
     if missing and not allow_missing_reference:
         raise ConfigError(missing + "; nothing was written")
+    from .collect import problemset
+    today, messages = problemset.scan(problems)  # the universe of the leaderboards' denominators
+    drift = problemset.record(out, today)[1]
     opts = kb.ImportOptions(model, configuration, gpu, kb.read_baseline(baseline) if baseline else None,
-                            kb.read_baseline(baseline_compile) if baseline_compile else None, note)
-    messages: list[str] = []
+                            kb.read_baseline(baseline_compile) if baseline_compile else None, note, drift)
     done, total = [0], sum(len(kb.kernel_files(f)) for f in folders)
 
     def step() -> None:

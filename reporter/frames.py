@@ -4,7 +4,9 @@ The columns follow the trace's vocabulary and put units in their names (`kernel_
 values. Recorded figures keep a `recorded_` prefix and are converted from the unit the harness claimed;
 re-measured figures carry their timing basis (`device`, `graph`, `wall`; see validate.schema.Basis). `speedup` is the
 figure the aggregates use: our re-validation's where one exists, otherwise the recorded one, with
-`speedup_source` saying which. Unknown is NaN / <NA>, never 0. An integer beyond ±(2^63 - 1)
+`speedup_source` saying which; it is null for a kernel that is incorrect, failed, suspect or a reward hack
+(`checks.speedup_reported`), while `recorded_speedup` and `speedup_<basis>` keep what was recorded and
+measured, named for what they are. Unknown is NaN / <NA>, never 0. An integer beyond ±(2^63 - 1)
 (`checks.TABLE_INT_LIMIT`) cannot be held by an integer column: it is <NA> in the table, and the run's page
 shows it as recorded with a flag.
 """
@@ -168,6 +170,9 @@ def run_row(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
         **_verdicts(r, res), **_timing(r, res), **_ncu(r, cached),
     }
     row["flagged"] = bool(row["flags"] or statics or row["measured_flags"] or row["verdicts_disagree"])
+    from .checks import speedup_reported
+    if not speedup_reported(row["correct"], row["suspect"]):
+        row["speedup"] = None  # recorded_speedup and speedup_<basis> keep the figures as recorded / measured
     if m.launches:
         row.update(recorded_kernel_launches=m.launches.kernel_launches, recorded_ref_launches=m.launches.ref_launches)
     if m.memory:

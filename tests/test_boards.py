@@ -38,7 +38,9 @@ def printed_rows(block: str) -> dict[str, tuple[list[str], list[str]]]:
     """model -> (shown fast_p and geomean texts, their "n/d" and "n=k" notes), as the page prints them."""
     out = {}
     for model, cells in re.findall(r"<tr><td>([^<]+)</td>(.*?)</tr>", block, re.S):
-        out[model] = (re.findall(r">([^<>]*) <span class=\"sub\">", cells), re.findall(r'<span class="sub">([^<]+)</span>', cells))
+        # a count is on a line of its own ("sub line") under a fast_p share, beside the geomean ("sub")
+        out[model] = (re.findall(r">([^<>]*) <span class=\"sub(?: line)?\">", cells),
+                      re.findall(r'<span class="sub(?: line)?">([^<]+)</span>', cells))
     return out
 
 
@@ -90,21 +92,22 @@ def test_printed_row() -> None:
     (row,) = board_rows(table)
     shares = {0.0: 2, 0.5: 1, 0.8: 1, 1.0: 1, 1.5: 1, 2.0: 0}
     assert row.fast == tuple(FastCell(f"{shares[p] / 3:.6f}", f"{shares[p] / 3:.2f}", f"{shares[p]}/3",
-                                      f"{shares[p]} of 3 attempted problems correct and faster than {p:g}×; "
-                                      "1 of the 3 re-validated by us, 2 as recorded") for p in ag.FAST_P)
+                                      f"{shares[p]} of 3 problems correct and faster than {p:g}× (3 attempted, 0 not attempted); "
+                                      "1 of the 3 attempted re-validated by us, 2 as recorded") for p in ag.FAST_P)
     assert row == BoardRow(model="M", attempted=3, compiled=3, correct=2, correct_recorded=2, revalidated_sort=1,
-                           revalidated_shown="1 of 1 re-validated", fast=row.fast, geomean_sort="1.000000",
+                           revalidated_shown="re-val. 1/1", fast=row.fast, geomean_sort="1.000000",
                            geomean_shown="1.00x", geomean_n="n=2", median_turns="5.0", median_tokens="1,617",
-                           recorded_only=1, other_gpu=0, excluded=0)
+                           recorded_only=1, other_gpu=0, excluded=0, problems="3/3")
 
 
 def test_printed_row_without_revalidation_or_speedups() -> None:
     (row,) = board_rows(ag.leaderboard(from_records([run("N", 1, False, None, tokens=None),
                                                      run("N", 2, True, 2.0, suspect=True)])))
-    assert (row.revalidated_sort, row.revalidated_shown) == (-1, "— (none re-validated)")
+    assert (row.revalidated_sort, row.revalidated_shown) == (-1, "none re-val.")
     assert (row.geomean_sort, row.geomean_shown, row.geomean_n) == ("", "—", "n=0")
     fast1 = row.fast[ag.FAST_P.index(1.0)]
     assert (fast1.shown, fast1.count) == ("0.00", "0/2") and row.excluded == 1
+    assert fast1.with_suspects == "0.50 w/ susp."  # KernelBench's way counts the suspect 2.0x
     (row,) = board_rows(ag.leaderboard(from_records([run("N", 1, True, 2.0, tokens=0, turns=None)])))
     assert (row.median_turns, row.median_tokens) == ("—", "—")  # nothing recorded: unknown, not 0
 

@@ -161,8 +161,19 @@ def corpus_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "site"
 
 
-def test_leaderboard_charts_and_point_click(corpus_site: Path, browser: object) -> None:
+def test_a_recorded_only_board_has_one_view_and_no_basis_switch(corpus_site: Path, browser: object) -> None:
+    # the synthetic corpus was never re-validated: its numbers are the harness's, on no basis of ours
     page, problems = open_page(browser, (corpus_site / "leaderboards" / "popcorn--synthetic-l12.html").as_uri())
+    page.wait_for_selector("[data-plotly=scatter-device] .main-svg", timeout=15000)
+    assert page.locator(".js-plotly-plot").count() == 3 and page.locator("[data-basis-switch]").count() == 0
+    assert page.locator("h2").first.inner_text().startswith("Speedups recorded by the harness on ")
+    assert not problems, problems
+    page.close()
+
+
+def test_leaderboard_charts_and_point_click(served: tuple[str, Path], browser: object) -> None:
+    # the sample sweep's board mixes re-validated and recorded rows: a view per timing basis
+    page, problems = open_page(browser, (served[1] / "leaderboards" / "kernelbench--example-sweep--l1.html").as_uri())
     page.wait_for_selector("[data-plotly=scatter-device] .main-svg", timeout=15000)
     assert page.locator(".js-plotly-plot").count() == 9  # three charts on each of the three timing bases
     width = lambda name: page.locator(f"[data-plotly={name}] .main-svg").first.bounding_box()["width"]  # noqa: E731

@@ -35,7 +35,9 @@ def test_units_live_in_column_names_and_unknown_is_missing(tmp_path: Path) -> No
     write_trace(tmp_path, "r2", minimal_trace(recorded_verdict=None))
     f = load(tmp_path).set_index("run_id")
     assert f.loc["r1", "recorded_kernel_ms"] == pytest.approx(0.0213)  # converted from the claimed µs
-    assert (f.loc["r1", "speedup"], f.loc["r1", "speedup_source"]) == (2.0, "recorded")
+    assert (f.loc["r1", "recorded_speedup"], f.loc["r1", "speedup_source"]) == (2.0, "recorded")
+    # its kernel "x" trips a static cheat check: suspect, so no speedup (checks.speedup_reported)
+    assert f.loc["r1", "suspect"] and pd.isna(f.loc["r1", "speedup"])
     assert pd.isna(f.loc["r2", "speedup"]) and pd.isna(f.loc["r2", "recorded_correct"])
     assert f.loc["r2", "compiled"] is not pd.NA and not f.loc["r2", "compiled"]  # no submission: never "compiled"
     assert all(not re.search(r"(time|runtime)$", c) for c in f.columns)  # a time column always names its unit
@@ -67,7 +69,7 @@ def test_export_csv_matches_the_run_pages(tmp_path: Path) -> None:
         html = (tmp_path / "site" / "runs" / f"{slugs[row.run_id]}.html").read_text()
         assert f"v-{row.verdict.replace('_', '-')}" in html
         shown = _page_value(html, "speedup")
-        if row.verdict_source == "re-validated" and row.revalidated_verdict != "correct":
+        if row.verdict == "incorrect":
             assert shown == "kernel incorrect"  # an incorrect kernel's speedup is no result on the page
         else:
             assert shown == numbers.speedup(None if pd.isna(row.speedup) else row.speedup)

@@ -102,8 +102,17 @@ def test_site_has_one_level_1_leaderboard_with_a_row_per_model(sweep: Path, tmp_
     assert body.count("<tr>") == 3 and body.index("demo-gamma") < body.index("demo-alpha") < body.index("demo-beta")
     # fast_1.0 of alpha: 2 of 4 attempted, none re-validated, as the cell says and its tooltip explains
     alpha = body.split("demo-alpha")[1].split("</tr>")[0]
-    assert "0.75 <span class=\"sub\">3/4</span>" in alpha and "0.50 <span class=\"sub\">2/4</span>" in alpha
-    assert "0 of the 4 re-validated by us, 4 as recorded" in alpha and "2.58x" in alpha
+    assert "0.75 <span class=\"sub line\">3/4</span>" in alpha and "0.50 <span class=\"sub line\">2/4</span>" in alpha
+    assert "0 of the 4 attempted re-validated by us, 4 as recorded" in alpha and "2.58x" in alpha
+    # the sweep's problem set (4 problems, recorded at import) is the denominator, named in the definition
+    assert "the n = 4 problems of the benchmark&#39;s problem set" in page
+    # nothing is re-validated here: one view, headed as the harness's numbers, with GPU and baseline file
+    heading = page.split("<h2>")[1].split("</h2>")[0]
+    assert heading.startswith("Speedups recorded by the harness on NVIDIA H100 80GB HBM3, NVIDIA L40S against ")
+    assert "L40S_example/baseline_time_torch.json" in heading and "device time" not in heading
+    assert "data-basis-switch" not in page
+    # the torch.compile baseline was given: its column is there (alpha: 94 9.71/9.62, 96 fails, 100 ...)
+    assert "vs torch.compile" in page
     # the re-validated-only switch is a page of its own, linked both ways
     assert 'href="../leaderboards/kernelbench--example-sweep--l1--revalidated.html"' in page
     twin = (boards / "kernelbench--example-sweep--l1--revalidated.html").read_text()

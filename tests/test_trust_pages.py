@@ -110,7 +110,7 @@ def test_plain_matmul_reads_suspect_and_does_not_count(kb: Path, tmp_path: Path)
     html = next((tmp_path / "site" / "leaderboards").glob("*.html")).read_text()
     row = re.search(r"<td>gpt-4o</td>(.*?)</tr>", html, re.S)
     assert row is not None
-    counts = re.findall(r'<span class="sub">(\d+/\d+)</span>', row.group(1))
+    counts = re.findall(r'<span class="sub line">(\d+/\d+)</span>', row.group(1))
     assert counts[3] == "0/2"  # fast_1.0: the 1.01x torch.matmul run no longer counts
     fig = json.loads(re.search(r'id="fig-fastp-device">(.*?)</script>', html, re.S).group(1))  # type: ignore[union-attr]
     curve = fig["data"][0]

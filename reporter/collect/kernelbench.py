@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from ..vocab import RunVerdict
 from . import limits
 from .kbbaseline import Baseline, read_baseline
 from .kbbaseline import num as _num
+from .problemset import Drift
 from .safeio import parse_json, parse_yaml, read_bounded, write_inside
 
 __all__ = ["Baseline", "read_baseline"]  # kept importable from here: the CLI and tests use them
@@ -248,6 +249,7 @@ class ImportOptions:
     baseline: Baseline | None = None
     baseline_compile: Baseline | None = None
     note: str | None = None
+    drift: Mapping[tuple[int, int], Drift] = field(default_factory=dict)  # (level, problem) -> how it drifted
 
 
 def is_run_dir(path: Path) -> bool:
@@ -313,10 +315,11 @@ def _trace(run_dir: Path, ids: tuple[int, int, int], prob: Path | None, e: EvalE
         "run": {"benchmark": "kernelbench", "configuration": opts.configuration, "model": str(model), "level": level,
                 "problem_id": pid, "problem_file": printable(prob.name) if prob else None, "sample": sample, "recorded_gpu": gpu,
                 "backend": _text(cfg.get("backend")) or "cuda", "precision": cfg.get("precision") if cfg.get("precision") in ("fp16", "bf16") else "fp32",
-                "recorded_verdict": _verdict(e), "complete": True, "turns_used": 0,
+                "recorded_verdict": _verdict(e), "complete": True,  # no transcript: turns unknown
                 "source_note": f"Imported from KernelBench run folder {folder} (sample {sample}; "
                                f"{'eval results: ' + e.schema + ' schema' if e else 'no eval results: unevaluated'}). "
-                               "KernelBench runtimes are milliseconds." + (f" {opts.note}" if opts.note else "")},
+                               "KernelBench runtimes are milliseconds." + (f" {opts.note}" if opts.note else "")
+                               + (f" Problem drift: {d.sentence()}." if (d := opts.drift.get((level, pid))) else "")},
         "reference_source": src.reference,
         "prompt": src.prompt,
         "final_kernel": {"source": src.kernel},
@@ -336,6 +339,8 @@ def _import_one(run_dir: Path, path: Path, ids: tuple[int, int, int], ctx: tuple
     prob = problem_file(problems, ids[0], ids[1])
     if prob is None:
         report.messages.append(f"{path}: no problem file {ids[1]}_*.py under {problems}/level{ids[0]}; imported without a reference")
+    if (drifted := opts.drift.get(ids[:2])) is not None:
+        report.messages.append(f"{path}: {drifted.sentence()}")
     trace = _trace(run_dir, ids, prob, results.get(ids), cfg, opts, _sources(run_dir, path, prob, problems))
     if opts.baseline and prob and "ref_runtime" not in trace["metrics"].get("timing", {}) and trace["metrics"]:
         report.messages.append(f"{path}: {prob.name} is not in baseline {opts.baseline.label}; no recorded speedup")

@@ -20,7 +20,7 @@ from ..validate.schema import Basis
 from ..vocab import Source, shown
 from . import charts, numbers
 from .runpage import HOME, Page, group_label
-from .timing_view import BasisView, basis_view
+from .timing_view import basis_view
 from .urls import GroupKey, Urls
 
 REVALIDATED = "--revalidated"
@@ -32,6 +32,7 @@ class FastCell:
     shown: str
     count: str  # "numerator/denominator"
     title: str  # what the denominator is and how much of it we re-measured
+    with_suspects: str = ""  # the share with suspect runs counted (KernelBench's way), where the row has any
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,10 @@ class BoardRow:
     other_gpu: int
     excluded: int
     reward_hacks: int = 0  # runs a reviewer called reward hacks (all of them, not only the best per problem)
+    problems: str = ""  # "attempted/n" where n is the problem set's
+    not_attempted: str = ""  # "1 not attempted", "no L2 kernels"
+    compile_shown: str = ""  # fast_1 and the geomean against torch.compile, where it was recorded
+    mark: str = ""  # on a board mixing recorded and re-measured rows: "recorded", "3 of 4 recorded"
 
 
 @dataclass(frozen=True)
@@ -66,16 +71,44 @@ class Board:
     runs: pd.DataFrame
     by: tuple[str, ...]
     levels: tuple[tuple[str, str], ...] = ()  # (label, href) of the per-level boards, on an all-levels page
+    space: pd.DataFrame | None = None  # the recorded problem set (aggregates.load_universe)
 
 
 def _fast(row: dict[str, Any], p: float) -> FastCell:
-    n, d, reval = int(row[f"{ag.fast_column(p)}_n"]), int(row["attempted"]), int(row["revalidated"])
-    tip = (f"{n} of {d} attempted problems correct and faster than {p:g}×; {reval} of the {d} re-validated by us, "
-           f"{d - reval} as recorded")
-    return FastCell(f"{n / d:.6f}" if d else "0", numbers.share(n, d), f"{n}/{d}", tip)
+    col = ag.fast_column(p)
+    n, d, reval, tried = int(row[f"{col}_n"]), int(row["problems"]), int(row["revalidated"]), int(row["attempted"])
+    tip = (f"{n} of {d} problems correct and faster than {p:g}× ({tried} attempted, {d - tried} not attempted); "
+           f"{reval} of the {tried} attempted re-validated by us, {tried - reval} as recorded")
+    kb = int(row.get(f"{col}_with_suspects_n", n))
+    if int(row["excluded"]):
+        tip += f"; {kb}/{d} = {numbers.share(kb, d)} with the suspect runs counted, as KernelBench's own scoring would"
+    also = f"{numbers.share(kb, d)} w/ susp." if int(row["excluded"]) else ""
+    return FastCell(f"{n / d:.6f}" if d else "0", numbers.share(n, d), f"{n}/{d}", tip, also)
 
 
-def board_rows(table: pd.DataFrame) -> list[BoardRow]:
+def _compile(row: dict[str, Any]) -> str:
+    n = int(row.get("compile_n", 0))
+    if not n:
+        return ""
+    gm = float(row["compile_geomean"])
+    return f"fast₁ {numbers.share(int(row['compile_fast_1.0_n']), int(row['problems']))} · {numbers.speedup(gm)} (n={n})"
+
+
+def _mark(row: dict[str, Any], mixed: bool) -> str:
+    """On a board mixing recorded and re-measured rows, what a row's † says (its cells carry it)."""
+    rec, tried = int(row["recorded_only"]), int(row["attempted"])
+    if not mixed or not rec:
+        return ""
+    return f"{'all' if rec == tried else rec} of this row's {tried} problems as recorded by the harness, not re-measured"
+
+
+def _missing(row: dict[str, Any]) -> str:
+    gone, levels = int(row["not_attempted"]), str(row.get("levels_missing") or "")
+    words = [f"{gone} not attempted"] if gone else []
+    return " · ".join(words + ([f"no {levels} kernels"] if levels else []))
+
+
+def board_rows(table: pd.DataFrame, mixed: bool = False) -> list[BoardRow]:
     rows = []
     for row in table.to_dict("records"):
         gm = None if pd.isna(row["geomean"]) else float(row["geomean"])
@@ -83,11 +116,12 @@ def board_rows(table: pd.DataFrame) -> list[BoardRow]:
         rows.append(BoardRow(
             shown(str(row["model"])), int(row["attempted"]), int(row["compiled"]), int(row["correct"]), int(row["correct_recorded"]),
             int(row["correct_revalidated"]) if reval else -1,
-            f"{int(row['correct_revalidated'])} of {reval} re-validated" if reval else "— (none re-validated)",
+            f"re-val. {int(row['correct_revalidated'])}/{reval}" if reval else "none re-val.",
             tuple(_fast(row, p) for p in ag.FAST_P), f"{gm:.6f}" if gm is not None else "", numbers.speedup(gm),
             f"n={int(row['geomean_n'])}", numbers.num(None if pd.isna(row["median_turns"]) else float(row["median_turns"]), 1),
             numbers.num(None if pd.isna(row["median_tokens"]) else float(row["median_tokens"]), 0),
-            int(row["recorded_only"]), int(row["baseline_other_gpu"]), int(row["excluded"]), int(row.get("reward_hacks", 0))))
+            int(row["recorded_only"]), int(row["baseline_other_gpu"]), int(row["excluded"]), int(row.get("reward_hacks", 0)),
+            f"{int(row['attempted'])}/{int(row['problems'])}", _missing(row), _compile(row), _mark(row, mixed)))
     return rows
 
 
@@ -107,10 +141,12 @@ class BasisBoard:
 Chart = tuple[str, str]
 
 
-def _figures(runs: pd.DataFrame, revalidated_only: bool, urls: Urls, basis: Basis) -> tuple[tuple[Chart, Chart], Chart | None]:
+def _figures(runs: pd.DataFrame, revalidated_only: bool, urls: Urls, basis: Basis,
+             ns: dict[str, int]) -> tuple[tuple[Chart, Chart], Chart | None]:
     scoped = ag.scoped(runs, revalidated_only, basis=basis)
     best = ag.best_per_problem(scoped, ())
-    series = [(shown(str(m)), g["speedup"][g["counts"]].astype(float).tolist(), len(g)) for m, g in best.groupby("model", sort=True)]
+    series = [(shown(str(m)), g["speedup"][g["counts"]].astype(float).tolist(), ns.get(str(m), len(g)))
+              for m, g in best.groupby("model", sort=True)]
     pair = ((f"fastp-{basis.value}", charts.to_json(charts.fast_p_curves(series))),
             (f"dist-{basis.value}", charts.to_json(charts.speedup_distribution([(m, s) for m, s, _ in series]))))
     timed = scoped[(scoped["ref_ms"] > 0) & (scoped["kernel_ms"] > 0)]
@@ -120,13 +156,51 @@ def _figures(runs: pd.DataFrame, revalidated_only: bool, urls: Urls, basis: Basi
     return pair, (f"scatter-{basis.value}", charts.to_json(charts.runtime_scatter(pts))) if pts else None
 
 
-def basis_boards(board: Board, revalidated_only: bool, urls: Urls) -> list[BasisView]:
-    """The board's table and charts on each timing basis, device time first and shown by default."""
+@dataclass(frozen=True)
+class BoardView:
+    """A board's table on one timing basis, or on the harness's recorded figures when nothing was re-measured;
+    `heading` says which numbers these are (GPU and baseline file for recorded ones)."""
+
+    key: str
+    label: str
+    note: str
+    hidden: bool
+    rows: BasisBoard
+    heading: str
+
+
+def recorded_words(runs: pd.DataFrame) -> str:
+    """Where the recorded speedups of these runs come from: "recorded by the harness on <GPUs> against <baselines>"."""
+    rec = runs[runs["speedup_source"].ne(Source.RE_VALIDATED).fillna(True).astype(bool)]
+    gpus = ", ".join(sorted({shown(str(g)) for g in rec["recorded_gpu"].dropna()})) or "a GPU it did not name"
+    bases = " and ".join(sorted({str(b) for b in rec["recorded_baseline_source"].dropna()})) or "a baseline it did not name"
+    return f"recorded by the harness on {gpus} against {bases}"
+
+
+def basis_boards(board: Board, revalidated_only: bool, urls: Urls) -> tuple[list[BoardView], str]:
+    """The board's table and charts on each timing basis, device time first and shown by default; a board
+    with no re-measured speedup has one view, headed as the harness's recorded numbers. Also the board's n, as
+    its definition of fast_p says it (`universe_sentence`)."""
+    scoped = ag.scoped(board.runs, revalidated_only)
+    measured = bool(scoped["speedup_source"].eq(Source.RE_VALIDATED).fillna(False).any())
+    mixed = measured and bool(scoped["speedup_source"].eq(Source.RECORDED).fillna(False).any())
+    words = recorded_words(scoped)
     views = []
-    for b in Basis:
-        table = ag.leaderboard(board.runs, by=board.by, revalidated_only=revalidated_only, basis=b)
-        views.append(basis_view(b, BasisBoard(board_rows(table), *_figures(board.runs, revalidated_only, urls, b))))
-    return views
+    sentence = ""
+    for b in Basis if measured else (Basis.DEVICE,):
+        table = ag.leaderboard(board.runs, by=board.by, revalidated_only=revalidated_only, basis=b, space=board.space)
+        sentence = sentence or universe_sentence(table)
+        ns = {str(m): int(n) for m, n in zip(table["model"], table["problems"])}  # one row per model on a board
+        rows = BasisBoard(board_rows(table, mixed), *_figures(board.runs, revalidated_only, urls, b, ns))
+        if not measured:
+            views.append(BoardView(b.value, "recorded", "none of these runs was re-validated by us", False, rows,
+                                   f"Speedups {words}"))
+            continue
+        v = basis_view(b, rows)
+        heading = f"Speedups on {v.label}" + (" where re-validated, elsewhere as recorded (†)" if mixed else "")
+        note = f"{v.note}. † cells: the harness's figures, {words}" if mixed else v.note
+        views.append(BoardView(v.key, v.label, note, v.hidden, rows, heading))
+    return views, sentence
 
 
 def board_pages(board: Board, grid: str | None, urls: Urls) -> tuple[list[Page], dict[str, bytes]]:
@@ -134,19 +208,35 @@ def board_pages(board: Board, grid: str | None, urls: Urls) -> tuple[list[Page],
     pages = []
     csv = f"{board.base}.runs.csv"
     for only in (False, True):
-        bases = basis_boards(board, only, urls)
+        bases, sentence = basis_boards(board, only, urls)
         here, other = (f"{board.base}{REVALIDATED}.html", f"{board.base}.html") if only else \
                       (f"{board.base}.html", f"{board.base}{REVALIDATED}.html")
+        rows = [r for b in bases[:1] for r in b.rows.table]
         pages.append(Page(here, "leaderboard.html", {
             "title": f"Leaderboard · {board.title}" + (" · re-validated only" if only else ""), "crumbs": [HOME],
-            "bases": bases, "fast_ps": ag.FAST_P, "figures": {k: v for b in bases for k, v in b.rows.figures.items()},
-            "any_rows": any(b.rows.table for b in bases), "grid": grid,
-            "revalidated_only": only, "switch": other, "csv": csv, "levels": board.levels,
-            "runs_in_scope": len(ag.scoped(board.runs, only))}))
+            "bases": bases, "switchable": len(bases) > 1, "fast_ps": ag.FAST_P,
+            "figures": {k: v for b in bases for k, v in b.rows.figures.items()},
+            "any_rows": any(b.rows.table for b in bases), "grid": grid, "compile": any(r.compile_shown for r in rows),
+            "effort": any(r.median_turns != numbers.DASH or r.median_tokens != numbers.DASH for r in rows),
+            "problems_n": sentence,
+            "revalidated_only": only, "switch": other, "csv": csv,
+            "levels": board.levels, "runs_in_scope": len(ag.scoped(board.runs, only))}))
     return pages, {csv: export_bytes(board.runs, "csv")}
 
 
-def leaderboards(frame: pd.DataFrame, urls: Urls) -> tuple[list[Page], dict[str, bytes], dict[GroupKey, list[tuple[str, str]]]]:
+def universe_sentence(table: pd.DataFrame) -> str:
+    """The board's n (`aggregates.leaderboard`'s `problems`), for its one-sentence definition of fast_p."""
+    ns = " or ".join(str(n) for n in sorted(set(table["problems"].astype(int))))
+    if not ns:
+        return "the problems"
+    if bool(table["universe_known"].fillna(False).any()):
+        return (f"the n = {ns} problems of the benchmark's problem set (recorded at import with each file's sha256; "
+                "a problem with no kernel counts as not attempted, never correct)")
+    return f"the n = {ns} problems the model attempted (no problem set was recorded, so a problem with no kernel is not counted)"
+
+
+def leaderboards(frame: pd.DataFrame, urls: Urls, space: pd.DataFrame | None = None
+                 ) -> tuple[list[Page], dict[str, bytes], dict[GroupKey, list[tuple[str, str]]]]:
     """Every leaderboard page and CSV, and per (benchmark, configuration) group the links the index shows."""
     runs = ag.comparable(frame)
     pages: list[Page] = []
@@ -157,9 +247,10 @@ def leaderboards(frame: pd.DataFrame, urls: Urls) -> tuple[list[Page], dict[str,
         base = urls.leaderboard(key).removesuffix(".html")
         levels = tuple((f"level {int(lv)}", f"{base}--l{int(lv)}.html") for lv in sorted(group["level"].unique()))
         # the boards keep the frame's own rows (not comparable()'s filled labels): their CSV is the runs as loaded
-        boards = [Board(f"{group_label(key)} · all levels", base, frame.loc[group.index], ("benchmark", "configuration"), levels)]
-        boards += [Board(f"{group_label(key)} · level {int(lv)}", f"{base}--l{int(lv)}", frame.loc[g.index], ag.LEADERBOARD_KEYS)
-                   for lv, g in group.groupby("level", sort=True)]
+        boards = [Board(f"{group_label(key)} · all levels", base, frame.loc[group.index], ("benchmark", "configuration"), levels,
+                        space)]
+        boards += [Board(f"{group_label(key)} · level {int(lv)}", f"{base}--l{int(lv)}", frame.loc[g.index], ag.LEADERBOARD_KEYS,
+                         space=space) for lv, g in group.groupby("level", sort=True)]
         for b in boards:
             p, f = board_pages(b, urls.grid(key), urls)
             pages += p

@@ -115,7 +115,8 @@ def stall_bars(series: list[tuple[str, Sequence[tuple[str, float]]]]) -> go.Figu
 
 
 def fast_p_curves(series: list[tuple[str, list[float], int]]) -> go.Figure:
-    """fast_p as a curve: share of ALL attempted problems that are correct and faster than p×."""
+    """fast_p as a curve: share of the board's n problems (the problem set's, else the attempted ones) that are
+    correct and faster than p×."""
     fig = go.Figure()
     top = max([2.5] + [max(sp) * 1.1 for _, sp, _ in series if sp])
     ps = [round(top * i / 100, 4) for i in range(101)]
@@ -124,7 +125,7 @@ def fast_p_curves(series: list[tuple[str, list[float], int]]) -> go.Figure:
         fig.add_scatter(x=ps, y=ys, mode="lines", name=_label(model), line={"shape": "hv"},
                         hovertemplate=f"{_label(model)}<br>p=%{{x:.2f}}<br>fast_p=%{{y:.2f}}<extra></extra>")
     fig.update_layout(**{**LAYOUT, "height": 380},
-                      title={"text": "fast_p: correct and faster than p× (share of attempted problems)", "x": 0},
+                      title={"text": "fast_p: correct and faster than p× (share of the n problems)", "x": 0},
                       xaxis={"title": {"text": "speedup threshold p"}}, yaxis={"title": {"text": "fast_p"}, "range": [0, 1.02]})
     return fig
 

@@ -252,11 +252,13 @@ def build_incremental(data: Path, site: Path, jobs: int | None = None, settings:
             log.debug("run page %s: re-rendered, %s", d["run_id"], why)
             rs.page = key
             todo.append((d["path"], d["run_id"], nav[d["run_id"]]))
+    from ..collect.problemset import fingerprint
     from ..collect.traces import unknown_clearances
     rv = _reviews(data, reviews)
+    sets, set_errors = fingerprint(data)  # the leaderboards' denominators
     config_errors = [_shown_error(e, shared) for e in
-                     (*rv.errors, *unknown_clearances(rv, set(runs)), *_redactor(data, redact, allow)[1])]
-    aggregates = status.context_hash([g, digests, [str(e) for e in errors + config_errors]])
+                     (*rv.errors, *unknown_clearances(rv, set(runs)), *_redactor(data, redact, allow)[1], *set_errors)]
+    aggregates = status.context_hash([g, digests, [str(e) for e in errors + config_errors], sets])
     report = IncrementalReport(len(digests), len(todo), 0, tuple(errors), tuple(config_errors), tuple(digests))
     if (not todo and aggregates == prev.aggregates and set(runs) == set(prev.runs)
             and prev.tree == status.tree_hash(site)):
@@ -327,11 +329,12 @@ def _write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, st
         digests = [d for d in report.digests if d["run_id"] in runs]
         # Leaderboards, grids, problem pages and runs.csv come from the runs table (reporter.frames /
         # reporter.aggregates) of the built runs.
+        from ..aggregates import load_universe
         from ..frames import export_bytes, load
         from .boards import leaderboards
         frame = load(data, shared["redact"])
         frame = frame[frame["run_id"].isin(list(runs))].reset_index(drop=True)
-        boards, board_files, links = leaderboards(frame, urls)
+        boards, board_files, links = leaderboards(frame, urls, load_universe(data))
         board_files["runs.csv"] = export_bytes(frame, "csv")
         pages = _listing_pages(digests, frame, urls, report.errors, data, links) + boards
         _shared_outputs([p.path for p in pages] + list(board_files) + [f for rs in runs.values() for f in rs.files])

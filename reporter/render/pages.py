@@ -38,7 +38,10 @@ def listed(r: RunRecord, s: RunSummary, urls: Urls) -> Listed:
 
 
 def _stats(rows: list[Listed]) -> dict[str, int]:
+    # a suspect or reward-hack run shows that mark instead of its verdict: counted apart, so the index says why its
+    # correct is short of the leaderboards' (which count a correct suspect as correct, never as fast)
     return {"correct": sum(1 for x in rows if x.summary.verdict == RunVerdict.CORRECT),
+            "suspect": sum(1 for x in rows if x.summary.verdict in (RunVerdict.SUSPECT, RunVerdict.REWARD_HACK)),
             "revalidated": sum(1 for x in rows if x.summary.verdict_source == Source.RE_VALIDATED),
             "flags": sum(x.summary.flags for x in rows)}
 
@@ -136,6 +139,17 @@ def _problem_pages(runs: pd.DataFrame, rows: dict[str, Listed], urls: Urls) -> t
     return pages, index
 
 
+def gpu_words(frame: pd.DataFrame) -> dict[GroupKey, str]:
+    """Per (benchmark, configuration): the GPUs its runs were recorded on and those we re-validated them on."""
+    f = frame.assign(**{c: frame[c].fillna(MISSING_KEY) for c in ("benchmark", "configuration")})
+    out = {}
+    for (bench, conf), g in f.groupby(["benchmark", "configuration"], sort=True):
+        parts = [f"{how}: {', '.join(sorted({shown(str(x)) for x in g[col].dropna()}))}"
+                 for how, col in (("recorded", "recorded_gpu"), ("re-validated", "revalidated_gpu")) if g[col].notna().any()]
+        out[(str(bench), str(conf))] = " · ".join(parts) or "not recorded"
+    return out
+
+
 def listing_pages(runs: list[RunRecord], rows: dict[str, Listed], frame: pd.DataFrame, urls: Urls,
                   errors: Sequence[CollectError], boards: dict[GroupKey, list[tuple[str, str]]] | None = None) -> list[Page]:
     """Every page above the run pages; `runs` is in page order, `frame` is their runs table (`reporter.frames`)."""
@@ -143,6 +157,7 @@ def listing_pages(runs: list[RunRecord], rows: dict[str, Listed], frame: pd.Data
     for r in runs:
         groups[group_key(r)][r.trace.run.model or MISSING_KEY].append(rows[r.run_id])
     ranked = ag.comparable(frame)
+    gpus = gpu_words(frame)
     by_group = {(str(b), str(c)): g for (b, c), g in ranked.groupby(["benchmark", "configuration"])}
     pages: list[Page] = []
     index_rows = []
@@ -150,7 +165,7 @@ def listing_pages(runs: list[RunRecord], rows: dict[str, Listed], frame: pd.Data
         members = [x for xs in models.values() for x in xs]
         index_rows.append({"benchmark": key[0] if key[0] != MISSING_KEY else "— not recorded (partial traces)",
                            "configuration": key[1] if key[1] != MISSING_KEY else "—", "href": urls.group(key),
-                           "models": len(models), "runs": len(members), "stats": _stats(members),
+                           "models": len(models), "runs": len(members), "stats": _stats(members), "gpus": gpus.get(key, "—"),
                            "boards": (boards or {}).get(key, []), "grid": urls.grid(key) if key in by_group else None})
         model_rows = []
         for model, xs in models.items():

@@ -6,11 +6,10 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from ..checks import Flag
+from ..checks import Flag, speedup_reported
 from ..collect.suspicion import evidence_anchor, suspicion
 from ..collect.traces import RunRecord
 from ..units import to_ms
-from ..validate.schema import Verdict
 from ..vocab import MISSING_KEY, RevalidationState, RunVerdict, Source
 from . import numbers, text
 from .revalidation import ValidationView
@@ -90,7 +89,8 @@ def _marked(r: RunRecord, v: ValidationView, verdict: str) -> tuple[str, str]:
 def run_summary(r: RunRecord, v: ValidationView) -> RunSummary:
     run, t = r.trace.run, r.trace.metrics.timing
     flags = {f.field: f for f in r.flags}
-    turns = f"{run.turns_used if run.turns_used is not None else len(r.trace.turns)} / {text.num(run.max_turns)}"
+    used = run.turns_used if run.turns_used is not None else len(r.trace.turns) or None  # no transcript: unknown, not 0
+    turns = f"{text.num(used)} / {text.num(run.max_turns)}" if used is not None or run.max_turns is not None else "not recorded"
     if not run.complete:
         return RunSummary(RunVerdict.PARTIAL, Source.PARTIAL, turns, None, None, "", text.DASH, None, None, len(r.flags))
     if v.state is RevalidationState.MEASURED and v.result is not None:
@@ -98,14 +98,22 @@ def run_summary(r: RunRecord, v: ValidationView) -> RunSummary:
         kd = res.kernel_timing.device if res.kernel_timing else None
         rd = res.reference_timing.device if res.reference_timing else None
         # The headline is device time; an incorrect kernel's speedup is no result, so the verdict stands in for it.
-        correct = res.verdict == Verdict.CORRECT
         shown, anchor = _marked(r, v, res.verdict)
+        speed = _reported(r, v, str(res.verdict), res.speedup)
         return RunSummary(shown, Source.RE_VALIDATED, turns, kd.median_ms if kd else None,
-                          rd.median_ms if rd else None, "ms", text.speedup(res.speedup) if correct else "kernel incorrect",
-                          res.speedup if correct else None, None, len(r.flags), anchor)
+                          rd.median_ms if rd else None, "ms", *speed, None, len(r.flags), anchor)
     # Recorded times stay in the unit the harness claimed: a ~1000x mix-up is flagged, never "fixed".
     shown, anchor = _marked(r, v, run.recorded_verdict or RunVerdict.UNKNOWN)
+    speed = _reported(r, v, str(run.recorded_verdict), t.speedup if t else None)
     return RunSummary(shown, Source.RECORDED, turns,
                       t.runtime if t else None, t.ref_runtime if t else None, t.unit if t else "ms",
-                      text.speedup(t.speedup if t else None), t.speedup if t else None,
-                      flags.get("timing.runtime"), len(r.flags), anchor)
+                      *speed, flags.get("timing.runtime"), len(r.flags), anchor)
+
+
+def _reported(r: RunRecord, v: ValidationView, verdict: str, speedup: float | None) -> tuple[str, float | None]:
+    """The speedup a listing shows, and its value: none for an incorrect, failed or suspect kernel
+    (`checks.speedup_reported`); the verdict or the mark stands in for it."""
+    excluded = suspicion(r, v.result).excluded
+    if speedup_reported(verdict == RunVerdict.CORRECT, excluded):
+        return text.speedup(speedup), speedup
+    return "suspect: no speedup" if excluded else "kernel incorrect" if verdict == RunVerdict.INCORRECT else text.DASH, None

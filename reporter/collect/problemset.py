@@ -1,0 +1,186 @@
+"""The benchmark's problem set: the universe a leaderboard's denominators count (``kernelbench-problems.json``).
+
+`reporter import kernelbench --problems DIR` records, for each level folder of DIR, every problem file and
+its sha256 (and the KernelBench commit, when DIR is inside a git checkout) in OUT/kernelbench-problems.json.
+KernelBench's fast_p divides by the level's problems, not by the kernels a run folder happens to hold, so
+the leaderboards of the runs below OUT count a problem with no kernel as "not attempted".
+
+The first import records a problem; a later import never rewrites it. A problem file whose hash differs
+from the recorded one, or a recorded problem that is missing or renamed under today's DIR, is one message
+per kernel naming run, problem and both hashes, and the trace's source note says so (shown on its page):
+re-validation would otherwise test a kernel against a problem it was never given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import CollectError, printable
+from .safeio import parse_json, read_bounded, write_inside
+
+PROBLEMSET_FILE = "kernelbench-problems.json"
+FORMAT = 1
+LEVEL_RE = re.compile(r"level(\d+)$")
+PROBLEM_RE = re.compile(r"(\d+)_.+\.py$")
+COMMIT_RE = re.compile(r"[0-9a-f]{40}")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem of the set: where it is (benchmark, level, id), its file and the file's sha256."""
+
+    benchmark: str
+    level: int
+    problem_id: int
+    file: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class ProblemSet:
+    """The problems of one benchmark as recorded, keyed by (level, problem id), and where they came from."""
+
+    benchmark: str
+    problems: dict[tuple[int, int], Problem]
+    source: str = ""  # the --problems folder's name
+    commit: str | None = None  # KernelBench's git commit, when --problems was inside a checkout
+    scope: str = ""  # the folder (relative to DATA, posix) whose runs it applies to; "" is all of DATA
+
+    def levels(self) -> tuple[int, ...]:
+        return tuple(sorted({lv for lv, _ in self.problems}))
+
+
+def _level_folders(problems: Path) -> Iterator[tuple[int, Path]]:
+    """Each level folder of a KernelBench problem folder (or of KernelBench/ inside a checkout)."""
+    for base in (problems, problems / "KernelBench"):
+        try:
+            names = sorted(os.listdir(base)) if base.is_dir() and not base.is_symlink() else []
+        except OSError:
+            names = []
+        found = [(int(m.group(1)), base / n) for n in names if (m := LEVEL_RE.match(n)) and (base / n).is_dir()]
+        if found:
+            yield from found
+            return
+
+
+def _commit(problems: Path) -> str | None:
+    """The checkout's HEAD commit, read from .git (never by running git on a folder we did not make)."""
+    for root in (problems, *list(problems.resolve().parents)[:2]):
+        git = root / ".git"
+        try:
+            head = read_bounded(git / "HEAD", root, "(git)", "MAX_CONFIG_FILE_BYTES").decode("ascii").strip()
+            if head.startswith("ref: "):
+                ref = head.removeprefix("ref: ")
+                head = read_bounded(git / ref, root, "(git)", "MAX_CONFIG_FILE_BYTES").decode("ascii").strip()
+        except (CollectError, UnicodeDecodeError, OSError, ValueError):
+            continue
+        return head if COMMIT_RE.fullmatch(head) else None
+    return None
+
+
+def scan(problems: Path, benchmark: str = "kernelbench") -> tuple[ProblemSet, list[str]]:
+    """Every problem file of `problems` with its sha256; a file that cannot be read is a message."""
+    found: dict[tuple[int, int], Problem] = {}
+    messages: list[str] = []
+    for level, folder in _level_folders(problems):
+        for name in sorted(os.listdir(folder)):
+            m = PROBLEM_RE.match(name)
+            if m is None or (level, int(m.group(1))) in found:
+                continue
+            try:
+                blob = read_bounded(folder / name, problems, "(file)", "MAX_TRACE_BYTES")
+            except CollectError as exc:
+                messages.append(f"problem set: {exc}; not recorded")
+                continue
+            found[(level, int(m.group(1)))] = Problem(benchmark, level, int(m.group(1)), printable(name),
+                                                       hashlib.sha256(blob).hexdigest())
+    return ProblemSet(benchmark, found, printable(problems.name), _commit(problems)), messages
+
+
+def _document(ps: ProblemSet) -> dict[str, object]:
+    levels: dict[str, dict[str, dict[str, str]]] = {}
+    for (lv, pid), p in sorted(ps.problems.items()):
+        levels.setdefault(str(lv), {})[str(pid)] = {"file": p.file, "sha256": p.sha256}
+    return {"format": FORMAT, "benchmark": ps.benchmark, "source": ps.source, "commit": ps.commit, "levels": levels}
+
+
+def read(path: Path, root: Path) -> ProblemSet:
+    """A recorded problem set; anything malformed is a CollectError naming the file and field."""
+    doc = parse_json(read_bounded(path, root, "(file)", "MAX_TRACE_BYTES"), path)
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("levels"), dict):
+        raise CollectError(path, "format", f"not a problem set of format {FORMAT} ({{format, benchmark, levels}})")
+    bench = str(doc.get("benchmark") or "kernelbench")
+    found: dict[tuple[int, int], Problem] = {}
+    for lv, entries in doc["levels"].items():
+        for pid, entry in (entries.items() if isinstance(entries, dict) else ()):
+            ok = str(lv).isdigit() and str(pid).isdigit() and isinstance(entry, dict) and \
+                isinstance(entry.get("file"), str) and isinstance(entry.get("sha256"), str)
+            if not ok:
+                raise CollectError(path, f"levels.{lv}.{pid}", "expected {file, sha256} under a level and problem number")
+            found[(int(lv), int(pid))] = Problem(bench, int(lv), int(pid), entry["file"], entry["sha256"])
+    commit = doc.get("commit")
+    return ProblemSet(bench, found, str(doc.get("source") or ""), commit if isinstance(commit, str) else None)
+
+
+@dataclass(frozen=True)
+class Drift:
+    """A problem whose file today is not the one recorded: renamed, changed or gone."""
+
+    recorded: Problem
+    today: Problem | None
+
+    def sentence(self) -> str:
+        rec, now = self.recorded, self.today
+        where = f"level {rec.level} problem {rec.problem_id}"
+        if now is None:
+            return f"{where}: the problem set recorded {rec.file} (sha256 {rec.sha256[:12]}), which is missing from --problems"
+        what = f"renamed {rec.file} -> {now.file}" if now.file != rec.file else f"{now.file} changed"
+        same = " (same contents)" if now.sha256 == rec.sha256 else ""
+        return (f"{where}: {what} since the problem set was recorded: sha256 {now.sha256[:12]} today, "
+                f"{rec.sha256[:12]} recorded{same}; the reference imported is today's file, not the one recorded")
+
+
+def record(out: Path, today: ProblemSet) -> tuple[ProblemSet, dict[tuple[int, int], Drift]]:
+    """Merge today's problems into OUT's problem set (new problems are added, recorded ones never changed)
+    and write it; returns the set as recorded and each recorded problem that drifted."""
+    path = out / PROBLEMSET_FILE
+    old = read(path, out) if path.is_file() and not path.is_symlink() else ProblemSet(today.benchmark, {})
+    drift = {key: Drift(rec, now) for key, rec in old.problems.items() if key[0] in today.levels()
+             and ((now := today.problems.get(key)) is None or (now.file, now.sha256) != (rec.file, rec.sha256))}
+    merged = ProblemSet(today.benchmark, {**today.problems, **old.problems}, old.source or today.source,
+                        old.commit or today.commit)
+    import json
+    write_inside(out, (PROBLEMSET_FILE,), json.dumps(_document(merged), indent=1, ensure_ascii=False) + "\n")
+    return merged, drift
+
+
+def find(data: Path, errors: list[CollectError] | None = None) -> list[ProblemSet]:
+    """Every problem set below DATA (linked folders are not entered), each scoped to the folder it is in."""
+    sets = []
+    for folder, dirs, names in os.walk(data):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        if PROBLEMSET_FILE not in names:
+            continue
+        path = Path(folder) / PROBLEMSET_FILE
+        try:
+            ps = read(path, data)
+        except CollectError as exc:
+            if errors is not None:
+                errors.append(exc)
+            continue
+        scope = Path(folder).relative_to(data).as_posix()
+        sets.append(ProblemSet(ps.benchmark, ps.problems, ps.source, ps.commit, "" if scope == "." else scope))
+    return sets
+
+
+def fingerprint(data: Path) -> tuple[list[str], list[CollectError]]:
+    """What the listing pages depend on in DATA's problem sets (scope and problems), and those that cannot be read:
+    a changed problem set re-renders the leaderboards even when no trace changed."""
+    errors: list[CollectError] = []
+    found = find(data, errors)
+    return [f"{ps.scope}|{sorted((k, p.file, p.sha256) for k, p in ps.problems.items())}" for ps in found], errors
