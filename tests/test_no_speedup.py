@@ -1,7 +1,8 @@
 """No speedup for a kernel that is incorrect, failed or suspect, in every output (issue 23, part 6).
 
-Seed 003 of the sample data was re-validated incorrect (its device-time figures give 2.66x, the harness
-recorded 2.99x); a speedup for it is no result, wherever it would appear."""
+Seed 003 of the sample data was re-validated incorrect (its format-4 device-time figures give 2.66x, the
+harness recorded 2.99x); a speedup for it is no result, wherever it would appear. Tests that pin figures
+read the committed format-4 results (conftest.format4_copy), so re-validating data/ moves none of them."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ import math
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from click.testing import CliRunner
 
-from conftest import DATA
+from conftest import DATA, format4_copy
 from reporter import aggregates as ag
 from reporter.cli import main, result_line
 from reporter.collect import collect
@@ -23,8 +25,13 @@ from reporter.frames import from_records, load
 SEED3 = "seed-003-l2-p8"
 
 
-def test_load_keeps_the_figures_but_no_speedup_for_an_incorrect_kernel() -> None:
-    row = load(DATA).set_index("run_id").loc[SEED3]
+@pytest.fixture(scope="module")
+def data4(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return format4_copy(tmp_path_factory.mktemp("no-speedup") / "data")
+
+
+def test_load_keeps_the_figures_but_no_speedup_for_an_incorrect_kernel(data4: Path) -> None:
+    row = load(data4).set_index("run_id").loc[SEED3]
     assert not row["correct"] and pd.isna(row["speedup"])
     # the figures themselves stay, named for what they are
     assert round(float(row["speedup_device"]), 2) == 2.66 and float(row["recorded_speedup"]) == 2.99
@@ -38,8 +45,8 @@ def test_grid_table_and_problems_carry_no_speedup_for_it() -> None:
         assert math.isnan(ag.scoped(load(DATA), basis=basis).set_index("run_id").loc[SEED3, "speedup"])
 
 
-def test_export_and_csv_have_an_empty_speedup() -> None:
-    out = CliRunner().invoke(main, ["export", str(DATA), "--format", "csv"])
+def test_export_and_csv_have_an_empty_speedup(data4: Path) -> None:
+    out = CliRunner().invoke(main, ["export", str(data4), "--format", "csv"])
     assert out.exit_code == 0, out.output
     rows = {r["run_id"]: r for r in csv.DictReader(io.StringIO(out.output))}
     assert rows[SEED3]["correct"] == "False" and rows[SEED3]["speedup"] == ""
