@@ -17,11 +17,9 @@ KB = ROOT / "examples" / "kernelbench"
 MATMUL_PAGE = "runs/kernelbench-run-new-l1-p1-s0.html"
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("trust") / "site"
-    build(DATA, out)
-    return out
+@pytest.fixture
+def site(rendered_site: Path) -> Path:
+    return rendered_site  # build(DATA, ...), once per run (conftest); read only
 
 
 def with_turns(page: Path) -> str:
