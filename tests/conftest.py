@@ -46,6 +46,15 @@ def private_build_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     os.environ["REPORTER_BUILD_CACHE"] = str(tmp_path_factory.mktemp("build-cache"))
 
 
+@pytest.fixture(autouse=True, scope="session")
+def one_render_process_per_xdist_worker() -> None:
+    """Under xdist every core already runs a test: a site build's own pool of render processes would only
+    add forks and pickling (about a third more CPU per build here). Tests that exercise the pool pass
+    jobs=2 themselves; REPORTER_JOBS set by the caller wins."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        os.environ.setdefault("REPORTER_JOBS", "1")
+
+
 @pytest.fixture
 def update_gold(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--update-gold"))
