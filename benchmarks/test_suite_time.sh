@@ -7,6 +7,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=benchmarks/test-suite-time.txt
 log=$(mktemp)
+commit="$(git rev-parse --short=12 HEAD)$(git diff --quiet HEAD || echo '+changes')"  # before this file changes
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 started=$(date -u +%FT%TZ)
 SECONDS=0
@@ -17,7 +18,7 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 summary=$(grep -E '(passed|failed|error)' "$log" | tail -1)
 {
   echo "command: python -m pytest -q -n auto   (README.md, second command)"
-  echo "commit: $(git rev-parse --short=12 HEAD)$(git diff --quiet HEAD || echo '+changes')"
+  echo "commit: $commit"
   echo "started: $started, on $(nproc) cores, no GPU"
   echo "load average (1, 5, 15 min) before: $load_before; after: $load_after"
   echo "exit status: $rc, wall: ${wall} s"
