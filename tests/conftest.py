@@ -1,12 +1,28 @@
-"""Shared helpers: sample data, fixture kernels and hand-made traces."""
+"""Shared helpers: sample data, fixture kernels, hand-made traces, and sites built once per test run.
+
+The suite runs in parallel (pytest-xdist, `-n auto`): tests must not depend on each other or on order.
+What is expensive and read-only is built once and shared; what a test changes is its own copy.
+
+Shared fixtures (session scope: built once per run, by whichever xdist worker asks first, the others wait):
+- ``sample_site``: data/ built by `reporter build DATA SITE --no-validate`, the user's command. READ ONLY:
+  at the end of the run its files are checked unchanged, and a change fails the run. A test that writes to
+  a site takes ``site_copy`` (a private copy of it, file times kept, so the build sees its own site).
+- ``rendered_site``: data/ built through the render stage (``collect`` + cached validations + ``build_site``),
+  the site the page tests read. READ ONLY, checked the same way.
+- ``shared_build(request, name, make)``: the helper behind both, for a new expensive read-only artefact;
+  ``make(folder)`` fills an empty folder once per run.
+Function scope: ``sample_data`` (a private copy of data/), ``site_copy``.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
+import os
 import shutil
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +43,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture(autouse=True, scope="session")
 def private_build_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Builds of the test kernels go to a folder of this session, never the user's shared build cache."""
-    import os
     os.environ["REPORTER_BUILD_CACHE"] = str(tmp_path_factory.mktemp("build-cache"))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def one_render_process_per_xdist_worker() -> None:
+    """Under xdist every core already runs a test: a site build's own pool of render processes would only
+    add forks and pickling (about a third more CPU per build here). Tests that exercise the pool pass
+    jobs=2 themselves; REPORTER_JOBS set by the caller wins."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        os.environ.setdefault("REPORTER_JOBS", "1")
 
 
 @pytest.fixture
@@ -64,6 +88,86 @@ def sample_data(tmp_path: Path) -> Path:
     dest = tmp_path / "data"
     shutil.copytree(DATA, dest)
     return dest
+
+
+def _run_root(factory: pytest.TempPathFactory) -> Path:
+    """The folder shared by every xdist worker of this run (each worker's base temp is inside it)."""
+    base = factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def _listing(folder: Path) -> list[tuple[str, int, int]]:
+    return [(p.relative_to(folder).as_posix(), p.lstat().st_size, p.lstat().st_mtime_ns) for p in sorted(folder.rglob("*"))]
+
+
+def shared_build(request: pytest.FixtureRequest, name: str, make: Callable[[Path], None]) -> Path:
+    """FOLDER/NAME filled by `make` once per run, under a lock, for every xdist worker; checked unchanged at
+    the end of the session (a test that changed a shared artefact would make the others order-dependent)."""
+    factory: pytest.TempPathFactory = request.getfixturevalue("tmp_path_factory")
+    root = _run_root(factory)
+    folder, done = root / f"shared-{name}", root / f"shared-{name}.done"
+    with open(root / f"shared-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also if `make` raises
+        if not done.is_file():
+            shutil.rmtree(folder, ignore_errors=True)  # what a failed attempt left
+            folder.mkdir()
+            make(folder)
+            done.write_text(json.dumps(_listing(folder)))
+    expected = json.loads(done.read_text())
+
+    def unchanged() -> None:
+        now = [list(row) for row in _listing(folder)]
+        assert now == expected, f"a test changed the shared {name} ({folder}): take a copy instead"
+    request.addfinalizer(unchanged)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def sample_site(request: pytest.FixtureRequest) -> Path:
+    """data/ built as a user builds it (`reporter build DATA SITE --no-validate`), once per run. Read only."""
+    from click.testing import CliRunner
+
+    from reporter.cli import main
+
+    def make(folder: Path) -> None:
+        res = CliRunner().invoke(main, ["build", str(DATA), str(folder / "site"), "--no-validate"])
+        assert res.exit_code == 0, res.output
+    return shared_build(request, "sample-site", make) / "site"
+
+
+@pytest.fixture
+def site_copy(sample_site: Path, tmp_path: Path) -> Path:
+    """A private copy of `sample_site` (file times kept, so a later build still sees the site it wrote)."""
+    dest = tmp_path / "site"
+    shutil.copytree(sample_site, dest, symlinks=True)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def rendered_site(request: pytest.FixtureRequest) -> Path:
+    """data/ through the render stage: collect, the cached validations, build_site. Read only."""
+    from reporter.collect import collect
+    from reporter.collect.validation import load_validations
+    from reporter.render import build_site
+
+    def make(folder: Path) -> None:
+        col = collect(DATA)
+        build_site(col, load_validations(DATA, col.runs)[0], DATA, folder / "site")
+    return shared_build(request, "rendered-site", make) / "site"
+
+
+@pytest.fixture(scope="session")
+def format4_site(request: pytest.FixtureRequest) -> Path:
+    """`format4_copy` of data/ (beside it, as `../data`) through the render stage, once per run. Read only."""
+    from reporter.collect import collect
+    from reporter.collect.validation import load_validations
+    from reporter.render import build_site
+
+    def make(folder: Path) -> None:
+        data = format4_copy(folder / "data")
+        col = collect(data)
+        build_site(col, load_validations(data, col.runs)[0], data, folder / "site")
+    return shared_build(request, "format4-site", make) / "site"
 
 
 @contextlib.contextmanager

@@ -12,7 +12,6 @@ from test_aggregates import run
 from conftest import DATA
 from reporter import aggregates as ag
 from reporter.frames import from_records, load
-from reporter.render import build_site
 from reporter.render.boards import BoardRow, FastCell, board_rows
 from reporter.render.numbers import share, speedup
 from reporter.render.pages import grid_cell
@@ -20,12 +19,9 @@ from reporter.render.pages import grid_cell
 BASES = ("device", "graph", "wall")
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from reporter.collect import collect
-    out = tmp_path_factory.mktemp("boards") / "site"
-    build_site(collect(DATA), {}, DATA, out)
-    return out
+@pytest.fixture
+def site(rendered_site: Path) -> Path:
+    return rendered_site  # the sample data through build_site, once per run (conftest); read only
 
 
 def basis_blocks(html: str, tag: str) -> dict[str, str]:

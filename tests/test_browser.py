@@ -20,7 +20,9 @@ from test_render import hostile_trace
 
 playwright = pytest.importorskip("playwright.sync_api")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")]
+# One xdist worker runs the whole module: its browser and served sites are built once, not once per worker.
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed"),
+              pytest.mark.xdist_group("browser")]
 
 
 def build(data: Path, site: Path) -> None:
@@ -214,13 +216,12 @@ def test_keyboard_moves_between_runs(corpus_site: Path, browser: object) -> None
     page.close()
 
 
-def test_published_branch_serves_the_same_site(tmp_path: Path, browser: object) -> None:
+def test_published_branch_serves_the_same_site(tmp_path: Path, site_copy: Path, browser: object) -> None:
     # Publish into a real repository, check gh-pages out into an empty folder, serve that, browse it.
     import subprocess
 
     from reporter.publish import publish_site
-    site = tmp_path / "site"
-    build(DATA, site)
+    site = site_copy  # data/ as `reporter build` writes it (conftest)
     repo = tmp_path / "repo"
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     publish_site(site, repo)

@@ -89,7 +89,7 @@ def test_every_validation_setting_can_be_configured() -> None:
 
 def test_build_takes_its_folders_from_pyproject(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     project = tmp_path / "project"
-    shutil.copytree(DATA, project / "runs")
+    shutil.copytree(DATA / "seed-000-l2-p10", project / "runs" / "seed-000-l2-p10")  # one run: the point is where
     write(project, '[tool.reporter]\ndata = "runs"\nsite = "public"\n')
     monkeypatch.chdir(tmp_path)  # paths are relative to the file, not to where the command runs
     res = CliRunner().invoke(main, ["--config", str(project / "pyproject.toml"), "build", "--no-validate"])

@@ -99,11 +99,11 @@ def test_grid_and_listing_marks_link_to_the_evidence(kb: Path, tmp_path: Path) -
     assert re.search(r'class="evidence" href="(\.\./)*runs/kernelbench-run-new-l1-p2-s0.html#evidence-launches"', listing)
 
 
-def test_results_measured_before_attribution_say_not_measured(format4_data: Path, tmp_path: Path) -> None:
-    build(format4_data, tmp_path / "site")
-    text = text_of(tmp_path / "site" / "runs" / "seed-000-l2-p10.html")
+def test_results_measured_before_attribution_say_not_measured(format4_site: Path) -> None:
+    page = format4_site / "runs" / "seed-000-l2-p10.html"
+    text = text_of(page)
     assert text.count("not measured: this result was written before the check existed") == 2  # launches, dynamic checks
-    assert "v-suspect" not in (tmp_path / "site" / "runs" / "seed-000-l2-p10.html").read_text()  # and no guess either way
+    assert "v-suspect" not in page.read_text()  # and no guess either way
 
 
 def review(run: str, sha: str, verdict: str, quote: str = "", note: str = "returns the input", table: str = "review") -> str:

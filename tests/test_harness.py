@@ -18,6 +18,8 @@ from reporter.validate import cache, validate_runs
 from reporter.validate.schema import NO_JITTER_HOOK, Basis
 from reporter.validate.worker import PopcornJitter
 
+# One xdist worker runs the module, so `validated` (every fixture kernel, in child processes) runs once.
+pytestmark = pytest.mark.xdist_group("harness")
 SETTINGS = ValidationSettings(nominal_trials=2, jitter_trials=4, perf_trials=3, warmup=1, timeout_s=30, time_cap_s=0.05)
 EXPECTED = {
     "correct": ("correct", ""),

@@ -18,7 +18,7 @@ from reporter.validate.pipeline import RunStats
 
 pytest.importorskip("torch")
 
-SETTINGS = ValidationSettings(nominal_trials=2, jitter_trials=2, perf_trials=3, warmup=1, timeout_s=60)
+SETTINGS = ValidationSettings(nominal_trials=2, jitter_trials=2, perf_trials=3, warmup=1, timeout_s=60, time_cap_s=0.05)
 
 
 @pytest.fixture

@@ -36,10 +36,8 @@ def repo(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def site(tmp_path: Path) -> Path:
-    out = tmp_path / "site"
-    assert CliRunner().invoke(main, ["build", str(DATA), str(out), "--no-validate"]).exit_code == 0
-    return out
+def site(site_copy: Path) -> Path:
+    return site_copy  # `reporter build DATA SITE --no-validate`, built once per run and copied (conftest)
 
 
 def test_publish_commits_only_the_site(repo: Path, site: Path, tmp_path: Path) -> None:
@@ -114,7 +112,7 @@ def test_push_to_bare_remote_and_check_out_the_same_site(repo: Path, site: Path,
 
 
 @pytest.mark.parametrize("make", ["missing", "empty", "half"])
-def test_refuses_incomplete_sites(repo: Path, tmp_path: Path, site: Path, make: str) -> None:
+def test_refuses_incomplete_sites(repo: Path, tmp_path: Path, make: str) -> None:
     target = tmp_path / "bad"
     if make == "empty":
         target.mkdir()

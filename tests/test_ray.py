@@ -15,7 +15,9 @@ from reporter.validate import validate_runs
 pytest.importorskip("torch")
 ray = pytest.importorskip("ray")
 
-SETTINGS = ValidationSettings(nominal_trials=2, jitter_trials=2, perf_trials=3, warmup=1, timeout_s=60)
+# Never beside test_ray_cluster.py's nodes: each takes both cores, and a local Ray must not find the cluster.
+pytestmark = pytest.mark.xdist_group("ray")
+SETTINGS = ValidationSettings(nominal_trials=2, jitter_trials=2, perf_trials=3, warmup=1, timeout_s=60, time_cap_s=0.05)
 FIXTURES = ("correct", "wrong", "segfaults", "accel_fails")
 
 

@@ -34,7 +34,9 @@ from reporter.validate.pipeline import RunStats
 pytest.importorskip("torch")
 ray = pytest.importorskip("ray")
 
-SETTINGS = ValidationSettings(nominal_trials=2, jitter_trials=2, perf_trials=3, warmup=1, timeout_s=120)
+# Never beside test_ray.py's local Ray (one xdist worker runs both, one after the other).
+pytestmark = pytest.mark.xdist_group("ray")
+SETTINGS = ValidationSettings(nominal_trials=2, jitter_trials=2, perf_trials=3, warmup=1, timeout_s=120, time_cap_s=0.05)
 FIXTURES = ("correct", "wrong", "segfaults", "accel_fails", "counts_builds")
 START_S = 240.0  # a node coming up on a loaded 2-core machine
 

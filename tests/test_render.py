@@ -24,11 +24,9 @@ def build(data: Path, site: Path) -> BuildReport:
     return build_site(col, load_validations(data, col.runs)[0], data, site)
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("site") / "site"
-    build(DATA, out)
-    return out
+@pytest.fixture
+def site(rendered_site: Path) -> Path:
+    return rendered_site  # build(DATA, ...), once per run (conftest); read only
 
 
 class Page(HTMLParser):

@@ -78,9 +78,8 @@ def test_leftovers_of_killed_builds_are_cleaned_but_nothing_else(tmp_path: Path)
         assert (tmp_path / name / "keep.txt").read_text() == "someone else's", name
 
 
-def test_a_site_caught_between_two_renames_is_restored(tmp_path: Path) -> None:
-    site = tmp_path / "site"
-    assert build(DATA, site).returncode == 0
+def test_a_site_caught_between_two_renames_is_restored(tmp_path: Path, site_copy: Path) -> None:
+    site = site_copy  # a previous build (conftest)
     old = tmp_path / (".site.old-" + "a" * 32)
     site.rename(old)
     decoy = tmp_path / ".site.old-backup"  # a user's copy of an earlier site: never moved into place
@@ -91,9 +90,8 @@ def test_a_site_caught_between_two_renames_is_restored(tmp_path: Path) -> None:
     assert (decoy / "index.html").read_text() == "my backup"
 
 
-def test_user_files_in_the_site_are_kept_and_listed_once(tmp_path: Path) -> None:
-    site = tmp_path / "site"
-    assert build(DATA, site).returncode == 0
+def test_user_files_in_the_site_are_kept_and_listed_once(tmp_path: Path, site_copy: Path) -> None:
+    site = site_copy  # a previous build (conftest)
     (site / "CNAME").write_text("report.example.org\n")
     (site / "runs" / "notes.md").write_text("my notes")
     (site / ".git" / "objects").mkdir(parents=True)
@@ -111,9 +109,8 @@ def test_user_files_in_the_site_are_kept_and_listed_once(tmp_path: Path) -> None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]  # the replaced site is gone, nothing else
 
 
-def test_a_build_that_would_write_over_a_user_file_is_refused(tmp_path: Path) -> None:
-    site = tmp_path / "site"
-    assert build(DATA, site).returncode == 0
+def test_a_build_that_would_write_over_a_user_file_is_refused(site_copy: Path) -> None:
+    site = site_copy  # a previous build (conftest)
     (site / "404.html").unlink()
     (site / "404.html").write_text("my own 404 page")  # a new file: no longer the one the build wrote
     status = (site / ".reporter-status.json").read_text()
@@ -148,9 +145,8 @@ def test_export_never_overwrites_without_force(tmp_path: Path) -> None:
     assert res.exit_code == 0 and out.read_text().startswith("run_id,")
 
 
-def test_kill_at_any_point_leaves_the_previous_site_whole(tmp_path: Path) -> None:
-    site = tmp_path / "site"
-    assert build(DATA, site, SOURCE_DATE_EPOCH="1790000000").returncode == 0
+def test_kill_at_any_point_leaves_the_previous_site_whole(tmp_path: Path, site_copy: Path) -> None:
+    site = site_copy  # a previous build (conftest)
     whole = files(site)
     for delay in (0.2, 0.6, 1.0, 1.4, 1.8, 2.4):
         proc = subprocess.Popen([sys.executable, "-m", "reporter.cli", "build", str(DATA), str(site), "--no-validate"],
@@ -164,9 +160,8 @@ def test_kill_at_any_point_leaves_the_previous_site_whole(tmp_path: Path) -> Non
     assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
 
 
-def test_only_the_index_and_build_info_carry_the_build_time(tmp_path: Path) -> None:
-    a, b = tmp_path / "a", tmp_path / "b"
-    assert build(DATA, a, SOURCE_DATE_EPOCH="1790000000").returncode == 0
+def test_only_the_index_and_build_info_carry_the_build_time(tmp_path: Path, sample_site: Path) -> None:
+    a, b = sample_site, tmp_path / "b"  # a: built at the time the run started (conftest), b: in 2027
     assert build(DATA, b, SOURCE_DATE_EPOCH="1800000000").returncode == 0
     fa, fb = files(a), files(b)
     assert fa.keys() == fb.keys()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, ROOT, format4_copy, minimal_trace, write_trace
+from conftest import DATA, ROOT, minimal_trace, write_trace
 from reporter.collect import collect
 from test_render import build, text_of
 
@@ -17,12 +17,9 @@ KB = ROOT / "examples" / "kernelbench"
 MATMUL_PAGE = "runs/kernelbench-run-new-l1-p1-s0.html"
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("trust")
-    out = root / "site"
-    build(format4_copy(root / "data"), out)  # pinned figures: the format-4 H200 results
-    return out
+@pytest.fixture
+def site(format4_site: Path) -> Path:
+    return format4_site  # pinned figures: the format-4 H200 results, built once per run (conftest); read only
 
 
 def with_turns(page: Path) -> str:
