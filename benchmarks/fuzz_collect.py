@@ -43,10 +43,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from fuzz_hostile import Hang, Opens, import_cases, plant_user_files, publish_cases, stray_marker_home, timed, touched
 
-from reporter.errors import SiteError
+from reporter.core import cache
+from reporter.core.errors import SiteError
+from reporter.core.records import ValidationResult, ValidationSettings, sha256_text
 from reporter.pipeline import build
-from reporter.records import ValidationResult, ValidationSettings, sha256_text
-from reporter.validate import cache
 
 HOSTILE_VALUES: list[Any] = [None, True, -1, 0, 10**30, 1e308, "", "\ud800", "x" * 5000, [], {}, "../../etc/passwd",
                              "<script>alert(1)</script>", "a\u0000b", "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7cDe0",

@@ -25,7 +25,7 @@ def main(data: Path) -> None:
     work = Path(tempfile.mkdtemp(prefix="reporter-bench-"))
     os.environ["REPORTER_BUILD_CACHE"] = os.environ.get("REPORTER_BUILD_CACHE", str(work / "ext"))
     from reporter.collect import collect
-    from reporter.records import ValidationSettings
+    from reporter.core.records import ValidationSettings
     from reporter.validate import gpu_available, validate_runs
 
     if not gpu_available():

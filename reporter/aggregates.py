@@ -30,8 +30,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .validate.schema import Basis
-from .vocab import MISSING_KEY, RUNTIME_FAILURES, GridState, RunVerdict, Source
+from .core.schema import Basis
+from .core.vocab import MISSING_KEY, RUNTIME_FAILURES, GridState, RunVerdict, Source
 
 FAST_P: tuple[float, ...] = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)
 LEADERBOARD_KEYS: tuple[str, ...] = ("benchmark", "level", "configuration")

@@ -18,7 +18,7 @@ import click
 
 from . import __version__, config
 from .config import ReporterConfig
-from .errors import LOGGER, CacheError, ConfigError, NoDeviceError, ProblemCounter, StrictError
+from .core.errors import LOGGER, CacheError, ConfigError, NoDeviceError, ProblemCounter, StrictError
 from .progress import Progress
 
 DATA = click.Path(exists=True, file_okay=False, path_type=Path)
@@ -221,7 +221,7 @@ def cache_check(state: State, data: Path | None) -> None:
 @click.pass_obj
 def cache_migrate(state: State, data: Path | None) -> None:
     """Re-file results under the current keys and rewrite the manifest (unreadable entries stay, with a warning)."""
-    from .errors import report
+    from .core.errors import report
     from .validate import manifest
 
     data = _given(data, state.config.data_dir, "DATA")
@@ -316,7 +316,7 @@ def export(data: Path, fmt: str, out: Path | None, turns: bool, force: bool) -> 
 @main.command()
 def schema() -> None:
     """Print the JSON Schema of the trace format (version 1)."""
-    from .records import Trace
+    from .core.records import Trace
     click.echo(json.dumps(Trace.model_json_schema(), indent=2, sort_keys=True))
 
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .collect.redact import RedactionReport
-from .errors import ConfigError, Problem, report
+from .core.errors import ConfigError, Problem, report
+from .core.records import ValidationSettings
 from .progress import ProgressFn
-from .records import ValidationSettings
 
 log = logging.getLogger(__name__)
 

@@ -11,9 +11,10 @@ from click.testing import CliRunner
 
 from reporter.cli import main
 from reporter.collect import collect
-from reporter.errors import CacheError
-from reporter.records import ValidationResult
-from reporter.validate import cache, manifest
+from reporter.core import cache
+from reporter.core.errors import CacheError
+from reporter.core.records import ValidationResult
+from reporter.validate import manifest
 
 
 def results(data: Path) -> dict[str, Path]:
@@ -132,7 +133,7 @@ def test_ncu_names_outside_the_entry_are_not_followed(sample_data: Path, name: s
 
 def test_a_result_of_the_previous_format_is_shown_but_measured_again(sample_data: Path) -> None:
     # Format 5 measures differently (issue 20): a GPU must not reuse a format-4 result, a page still shows it.
-    from reporter.records import SHOWN_FORMATS, VALIDATION_FORMAT
+    from reporter.core.records import SHOWN_FORMATS, VALIDATION_FORMAT
     from reporter.validate import cached_lookup
     assert (VALIDATION_FORMAT, SHOWN_FORMATS) == (5, (4,))
     run = next(r for r in collect(sample_data).runs if r.run_id == "seed-003-l2-p8")

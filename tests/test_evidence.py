@@ -17,12 +17,12 @@ from conftest import ROOT, minimal_trace, write_trace
 from reporter.collect import collect
 from reporter.collect.reviews import load_reviews
 from reporter.collect.transcript import scan_transcript
-from reporter.records import VALIDATION_FORMAT, Turn
+from reporter.core import cache
+from reporter.core.records import VALIDATION_FORMAT, Turn
+from reporter.core.schema import Attribution, KernelShare, LaunchGroup, LaunchStats, Mismatch
 from reporter.render.evidence import witness_lines
 from reporter.render.findings import first_turn_writing
 from reporter.render.highlight import highlight_python, numbered
-from reporter.validate import cache
-from reporter.validate.schema import Attribution, KernelShare, LaunchGroup, LaunchStats, Mismatch
 from test_render import build, text_of
 
 KB = ROOT / "examples" / "kernelbench"

@@ -11,11 +11,11 @@ import pytest
 from conftest import KERNELS, kernel_run
 from reporter.collect import collect
 from reporter.collect.suspicion import suspicion
-from reporter.records import ValidationSettings
+from reporter.core.records import ValidationSettings
+from reporter.core.schema import LaunchGroup
 from reporter.validate import gpu_available, validate_runs
 from reporter.validate.buildcache import default_root
 from reporter.validate.pipeline import RunStats
-from reporter.validate.schema import LaunchGroup
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="needs a CUDA device")]
 CHEATS = KERNELS.parent / "cheats"

@@ -13,9 +13,10 @@ pytest.importorskip("torch")
 
 from conftest import KERNELS, kernel_run
 from reporter.collect import collect
-from reporter.records import ValidationSettings
-from reporter.validate import cache, validate_runs
-from reporter.validate.schema import NO_JITTER_HOOK, Basis
+from reporter.core import cache
+from reporter.core.records import ValidationSettings
+from reporter.core.schema import NO_JITTER_HOOK, Basis
+from reporter.validate import validate_runs
 from reporter.validate.worker import PopcornJitter
 
 SETTINGS = ValidationSettings(nominal_trials=2, jitter_trials=4, perf_trials=3, warmup=1, timeout_s=30, time_cap_s=0.05)

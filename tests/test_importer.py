@@ -12,10 +12,11 @@ from reporter.collect import collect
 from reporter.collect.kernelbench import import_kernelbench
 from reporter.collect.traces import RunRecord
 from reporter.collect.validation import load_validations
-from reporter.records import Environment, StaticFinding, ValidationResult, ValidationSettings, sha256_text
+from reporter.core import cache
+from reporter.core.cheats import scan
+from reporter.core.records import Environment, StaticFinding, ValidationResult, ValidationSettings, sha256_text
 from reporter.render import build_site
-from reporter.validate import cache, cached_lookup
-from reporter.validate.cheats import scan
+from reporter.validate import cached_lookup
 
 KB = Path(__file__).resolve().parent / "fixtures" / "kernelbench"
 

@@ -11,9 +11,9 @@ from click.testing import CliRunner
 
 from conftest import minimal_trace, write_trace
 from reporter.cli import main
-from reporter.records import Environment, ValidationResult, ValidationSettings, sha256_text
-from reporter.validate import cache
-from reporter.validate.schema import BasisStats, TimingFigures
+from reporter.core import cache
+from reporter.core.records import Environment, ValidationResult, ValidationSettings, sha256_text
+from reporter.core.schema import BasisStats, TimingFigures
 
 
 def build(data: Path, site: Path) -> str:

@@ -15,9 +15,9 @@ import pytest
 
 from conftest import ROOT, hang_guard, minimal_trace, write_trace
 from reporter.collect.kernelbench import import_kernelbench
+from reporter.core import cache
+from reporter.core.records import ValidationSettings
 from reporter.pipeline import build
-from reporter.records import ValidationSettings
-from reporter.validate import cache
 
 KB = Path(__file__).resolve().parent / "fixtures" / "kernelbench"
 sys.path.insert(0, str(ROOT / "benchmarks"))

@@ -11,8 +11,9 @@ import pytest
 
 from conftest import KERNELS, SIGMOID_NO_JITTER, kernel_run
 from reporter.collect import collect
-from reporter.records import ValidationSettings
-from reporter.validate import buildcache, cache, validate_runs
+from reporter.core import cache
+from reporter.core.records import ValidationSettings
+from reporter.validate import buildcache, validate_runs
 from reporter.validate.gate import CompileGuard, timing_window
 from reporter.validate.pipeline import RunStats
 

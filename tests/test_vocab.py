@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 
 from conftest import ROOT
-from reporter.validate.schema import Verdict
-from reporter.vocab import GridState, RevalidationState, ReviewStatus, RunVerdict, Source
+from reporter.core.schema import Verdict
+from reporter.core.vocab import GridState, RevalidationState, ReviewStatus, RunVerdict, Source
 
 VOCABULARY = {m.value for enum in (Verdict, RunVerdict, Source, RevalidationState, ReviewStatus, GridState) for m in enum}
 HOME = {"vocab.py", "schema.py"}

@@ -11,8 +11,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..checks import bottleneck_label
-from ..frozen import freeze
+from ..core.checks import bottleneck_label
+from ..core.frozen import freeze
 
 if TYPE_CHECKING:
     from .ncu import NcuKernel

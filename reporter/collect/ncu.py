@@ -12,12 +12,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import CollectError
-from ..units import UNIT_FACTORS
-from . import limits
+from ..core import limits
+from ..core.errors import CollectError
+from ..core.safeio import checked_path, parse_json, read_bounded
+from ..core.units import UNIT_FACTORS
 from .figures import Figure, KernelFigures, derive, summarize
 from .profiler import ProfilerSummary, parse_chrome_trace
-from .safeio import checked_path, parse_json, read_bounded
 
 # Re-exported: callers know one module for GPU exports and what is derived from them.
 __all__ = ["Figure", "KernelFigures", "ProfilerSummary", "derive", "parse_chrome_trace", "summarize"]

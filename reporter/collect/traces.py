@@ -16,16 +16,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..checks import Flag, check_trace
-from ..errors import CollectError
-from ..frozen import freeze
-from ..names import path_id, unique_slugs
-from ..records import CACHE_DIR, READABLE_VERSIONS, Trace, migrate_trace, sha256_text, unknown_fields
-from ..validate.cheats import Finding, scan
+from ..core.cheats import Finding, scan
+from ..core.checks import Flag, check_trace
+from ..core.errors import CollectError
+from ..core.frozen import freeze
+from ..core.names import path_id, unique_slugs
+from ..core.records import CACHE_DIR, READABLE_VERSIONS, Trace, migrate_trace, sha256_text, unknown_fields
+from ..core.safeio import checked_path, parse_json, read_bounded
 from . import ncu as gm
 from .redact import RedactionReport, Redactor, load_allow_list
 from .reviews import Review, Reviews, ReviewVerdict, load_reviews
-from .safeio import checked_path, parse_json, read_bounded
 from .transcript import scan_transcript
 
 

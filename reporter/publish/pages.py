@@ -27,7 +27,7 @@ from pathlib import Path
 import ghp_import
 
 from .. import __version__
-from ..errors import ConfigError, PublishError
+from ..core.errors import ConfigError, PublishError
 
 MARKER = ".reporter-site"  # = render.status.MARKER (imported lazily there: render imports this module)
 SOURCE_PREFIX = "source: "

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..errors import CollectError
-from ..names import unique_slugs
+from ..core.errors import CollectError
+from ..core.names import unique_slugs
 from . import parallel, status
 from .assets import asset_dir
 
@@ -93,7 +93,7 @@ def _reviews(data: Path, content: str | None) -> Any:
 
 
 def _validation_folder(data: Path, r: Any) -> list[Path]:
-    from ..validate import cache as vcache
+    from ..core import cache as vcache
     fk, ref = r.trace.final_kernel, r.trace.reference_source
     return [vcache.entry_dir(data, key) for key in vcache.content_keys(fk.source, ref)] if fk and ref is not None else []
 

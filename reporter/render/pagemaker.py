@@ -13,11 +13,11 @@ from typing import Any
 
 from jinja2 import Environment
 
-from ..checks import Flag
 from ..collect.traces import RunRecord
 from ..collect.validation import CachedValidation
-from ..records import FinalKernel, RunInfo, Trace
-from ..vocab import MISSING_KEY, Source, shown
+from ..core.checks import Flag
+from ..core.records import FinalKernel, RunInfo, Trace
+from ..core.vocab import MISSING_KEY, Source, shown
 from . import compare, lazy
 from .findings import KERNEL_LINE
 from .highlight import HighlightCache, numbered

@@ -11,9 +11,9 @@ import pandas as pd
 
 from .. import aggregates as ag
 from ..collect.traces import RunRecord
-from ..errors import CollectError
-from ..validate.schema import BASIS_LABEL, Basis
-from ..vocab import MISSING_KEY, GridState, RunVerdict, Source, shown
+from ..core.errors import CollectError
+from ..core.schema import BASIS_LABEL, Basis
+from ..core.vocab import MISSING_KEY, GridState, RunVerdict, Source, shown
 from . import compare, numbers
 from .runpage import HOME, Page, group_label
 from .summary import RunSummary, group_key, title

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..collect.safeio import checked_path, hash_bounded, read_bounded
-from ..errors import CollectError
+from ..core.errors import CollectError
+from ..core.safeio import checked_path, hash_bounded, read_bounded
 
 STATUS_FILE = ".reporter-status.json"
 MARKER = ".reporter-site"  # in every finished build; it names the hash of the status file beside it

@@ -6,12 +6,12 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from ..checks import Flag
 from ..collect.suspicion import evidence_anchor, suspicion
 from ..collect.traces import RunRecord
-from ..units import to_ms
-from ..validate.schema import Verdict
-from ..vocab import MISSING_KEY, RevalidationState, RunVerdict, Source
+from ..core.checks import Flag
+from ..core.schema import Verdict
+from ..core.units import to_ms
+from ..core.vocab import MISSING_KEY, RevalidationState, RunVerdict, Source
 from . import numbers, text
 from .revalidation import ValidationView
 

@@ -35,10 +35,10 @@ import plotly.offline
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from .. import __version__
-from ..collect.safeio import read_bounded
-from ..errors import CollectError, SiteError
+from ..core.errors import CollectError, SiteError
+from ..core.safeio import read_bounded
+from ..core.vocab import RevalidationState, ReviewStatus, RunVerdict, Source
 from ..publish.pages import marker_text
-from ..vocab import RevalidationState, ReviewStatus, RunVerdict, Source
 from . import numbers, text
 from .assets import asset_dir
 from .runpage import Page

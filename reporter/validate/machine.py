@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from ..records import MachineState
+from ..core.records import MachineState
 
 
 def _read(fn: Callable[[], Any]) -> Any:

@@ -17,10 +17,10 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import __version__
-from ..collect.safeio import hash_bounded, read_bounded
-from ..errors import CollectError, Problem
-from ..records import VALIDATION_FORMAT, ValidationResult
-from . import cache
+from ..core import cache
+from ..core.errors import CollectError, Problem
+from ..core.records import VALIDATION_FORMAT, ValidationResult
+from ..core.safeio import hash_bounded, read_bounded
 
 MANIFEST = "status.json"
 MANIFEST_FORMAT = 1

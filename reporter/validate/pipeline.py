@@ -21,11 +21,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..records import DEFAULT_PRECISION, Environment, MachineState, StaticFinding, ValidationResult, ValidationSettings, sha256_text
-from . import buildcache, cache
-from .cheats import scan
+from ..core import cache
+from ..core.cheats import scan
+from ..core.records import DEFAULT_PRECISION, Environment, MachineState, StaticFinding, ValidationResult, ValidationSettings, sha256_text
+from ..core.schema import WorkerResult
+from . import buildcache
 from .machine import machine_state
-from .schema import WorkerResult
 
 if TYPE_CHECKING:
     from ..collect.traces import RunRecord

@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..core.schema import Verdict
 from .forkserver import ForkServer
-from .schema import Verdict
 
 
 def package_env(extra: dict[str, str | None] | None = None) -> dict[str, str]:

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..core.schema import Verdict
 from . import buildcache
 from .process import run_fresh
-from .schema import Verdict
 
 NCU_METRICS = ",".join([
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",

@@ -19,9 +19,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from ..errors import Problem
-from ..records import Environment, ValidationResult, ValidationSettings
-from . import buildcache, cache
+from ..core import cache
+from ..core.errors import Problem
+from ..core.records import Environment, ValidationResult, ValidationSettings
+from . import buildcache
 from .executors.local import LocalExecutor
 from .pipeline import Recorder, RunStats, make_items, toolchain
 

@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..core.schema import Verdict
 from . import buildcache, lightbuild
 from .forkserver import ForkServer
 from .process import run_forked
-from .schema import Verdict
 
 # Variables that change the build; the check repeats the build's values or torch would rebuild.
 BUILD_VARS = ("TORCH_EXTENSION_SKIP_NVCC_GEN_DEPENDENCIES", lightbuild.ENV)

@@ -21,8 +21,8 @@ from typing import Any
 
 import torch
 
+from ..core.schema import BasisStats, LaunchStats, TimingFigures
 from .attribution import Event, attribute
-from .schema import BasisStats, LaunchStats, TimingFigures
 from .stats import adaptive, summarize
 
 BATCH = 10  # rounds per adaptive batch

@@ -27,11 +27,11 @@ from typing import Any
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 import torch  # noqa: E402
 
+from ..core.schema import NO_JITTER_HOOK, NOT_MEASURED, DynamicCheck, DynamicResult, TrialResult, Verdict, WorkerResult  # noqa: E402
 from . import dynamic, lightbuild  # noqa: E402
 from .allclose import compare, judge  # noqa: E402, F401 - `compare` is part of this module's interface
 from .attribution import extension_kernels_in, source_kernels  # noqa: E402
 from .inputs import PopcornJitter, build_models, clone, load, make_inputs, poison_allocator, problem_names_used, shape_of, tensors  # noqa: E402, F401
-from .schema import NO_JITTER_HOOK, NOT_MEASURED, DynamicCheck, DynamicResult, TrialResult, Verdict, WorkerResult  # noqa: E402
 from .timing import count_launches, peak_memory, sync, time_all, time_graphs  # noqa: E402
 
 MODES = ("compile", "check", "profile")

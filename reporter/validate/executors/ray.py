@@ -21,12 +21,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ...core.schema import Verdict
 from .. import buildcache, steps
 from ..forkserver import ForkServer
 from ..gate import CompileGuard
 from ..pipeline import Item, Outcome, RunStats
 from ..process import package_env
-from ..schema import Verdict
 
 # Per Ray worker process: one warm fork server per CUDA_VISIBLE_DEVICES value, one compile guard.
 _SERVERS: dict[str, ForkServer] = {}
@@ -109,7 +109,7 @@ def _environment() -> dict[str, Any]:
 def probe_environment(address: str | None) -> tuple[Any, str | None]:
     """The checking machines' environment (one GPU model per cluster) and the TORCH_CUDA_ARCH_LIST to
     build for, asked of a GPU worker: the driver and the compiling machines may have no GPU at all."""
-    from ...records import Environment
+    from ...core.records import Environment
     ray = connect(address)
     gpus = ray.cluster_resources().get("GPU", 0)
     probe = ray.remote(num_gpus=1 if gpus else 0, num_cpus=0 if gpus else 1, max_calls=1)(_environment)

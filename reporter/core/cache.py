@@ -17,9 +17,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..collect.safeio import checked_path, read_bounded
-from ..errors import CollectError, Problem, printable
-from ..records import CACHE_DIR, SHOWN_FORMATS, VALIDATION_FORMAT, Environment, ValidationResult, ValidationSettings, sha256_text
+from .errors import CollectError, Problem, printable
+from .records import CACHE_DIR, SHOWN_FORMATS, VALIDATION_FORMAT, Environment, ValidationResult, ValidationSettings, sha256_text
+from .safeio import checked_path, read_bounded
 
 __all__ = ["CACHE_DIR", "Unreadable", "content_key", "content_keys", "entry_dir", "env_key", "lookup", "lookup_shown",
            "read_result", "store"]
@@ -111,7 +111,7 @@ def store(data: Path, key: str, result: ValidationResult, extra_files: Mapping[s
     if names:
         result = result.model_copy(update={"ncu_files": names})
     write_result(path, result)
-    from . import manifest  # manifest builds on this module
+    from ..validate import manifest  # manifest builds on this module
     manifest.update(data, path, result)
     return path
 
