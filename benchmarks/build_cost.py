@@ -154,7 +154,7 @@ def main() -> None:
         child(args.child, args.no_cuda_torch)
         return
     from reporter.validate import buildcache
-    from reporter.validate.pipeline import _compute_capability
+    from reporter.validate.recorder import _compute_capability
     cores = len(os.sched_getaffinity(0))
     jobs = args.jobs or buildcache.pool_size(cores, buildcache.PRIOR_BUILD_WALL_S, buildcache.PRIOR_BUILD_CPU_S)
     arch = _compute_capability() or "9.0"

@@ -34,8 +34,8 @@ from reporter.core.cache import content_key
 from reporter.core.records import ValidationResult, ValidationSettings
 from reporter.core.schema import Basis
 from reporter.validate import buildcache, cached_lookup, gpu_available, validate_runs
-from reporter.validate.pipeline import make_items, toolchain
 from reporter.validate.profiling import profile_durations
+from reporter.validate.recorder import make_items, toolchain
 from reporter.validate.runner import environment
 
 SIDES = (("kernel", "kernel_timing"), ("reference", "reference_timing"))

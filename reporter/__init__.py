@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
+from .core import __version__
+
 __all__ = ["__version__", "aggregates", "frames", "load", "load_turns"]
 
 _LAZY = {"load": "frames", "load_turns": "frames"}

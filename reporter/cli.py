@@ -118,7 +118,7 @@ def _tolerances(items: tuple[str, ...]) -> dict[str, float]:
 def build(state: State, data: Path | None, site: Path | None, strict: bool, no_validate: bool, ncu: bool | None,
           no_redact: bool, jobs: int | None) -> None:
     """Build the static site in SITE from the runs in DATA."""
-    from .pipeline import build as run_build
+    from .build import build as run_build
 
     cfg = state.config
     target = _given(site, cfg.site_dir, "SITE")

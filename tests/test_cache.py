@@ -32,7 +32,7 @@ def test_store_records_each_entry_with_its_hashes_and_files(sample_data: Path) -
     old = ValidationResult.model_validate_json(path.read_text())
     csvs = {role: path.parent / name for role, name in old.ncu_files.items()}
     new = old.model_copy(update={"measured_at": "2030-01-01T00:00:00Z", "ncu_files": {}})
-    cache.store(sample_data, key, new, csvs)
+    manifest.store(sample_data, key, new, csvs)
     doc = json.loads((sample_data / "validation" / manifest.MANIFEST).read_text())
     assert doc["format"] == manifest.MANIFEST_FORMAT and doc["reporter"] == "0.1.0"
     entry = next(e for e in doc["entries"] if e["key"] == key)
@@ -41,7 +41,7 @@ def test_store_records_each_entry_with_its_hashes_and_files(sample_data: Path) -
     assert {e["key"] for e in doc["entries"]} == set(on_disk)  # the missing manifest was rebuilt from the disk
     assert manifest.check(sample_data) == []
     # A later store updates the one entry it wrote.
-    cache.store(sample_data, key, new.model_copy(update={"reason": "again"}))
+    manifest.store(sample_data, key, new.model_copy(update={"reason": "again"}))
     assert manifest.check(sample_data) == []
 
 

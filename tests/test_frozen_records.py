@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from conftest import DATA
 from reporter.collect import collect
 from reporter.collect.validation import load_validations
-from reporter.validate.pipeline import Item, Outcome, RunStats
+from reporter.validate.recorder import Item, Outcome, RunStats
 
 
 def _rejects(container: Any, *edits: str) -> None:

@@ -15,7 +15,7 @@ from reporter.core.records import ValidationSettings
 from reporter.core.schema import LaunchGroup
 from reporter.validate import gpu_available, validate_runs
 from reporter.validate.buildcache import default_root
-from reporter.validate.pipeline import RunStats
+from reporter.validate.recorder import RunStats
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="needs a CUDA device")]
 CHEATS = KERNELS.parent / "cheats"

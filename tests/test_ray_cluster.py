@@ -29,7 +29,7 @@ from conftest import DATA, KERNELS, kernel_run
 from reporter.collect import collect
 from reporter.core.records import ValidationSettings
 from reporter.validate import validate_runs
-from reporter.validate.pipeline import RunStats
+from reporter.validate.recorder import RunStats
 
 pytest.importorskip("torch")
 ray = pytest.importorskip("ray")

@@ -80,7 +80,7 @@ def test_twelve_keys_in_eleven_fields_are_gone_from_every_page_and_download(tmp_
 def test_the_validator_keeps_the_original_sources(tmp_path: Path) -> None:
     from reporter.core import cache
     from reporter.core.records import ValidationSettings
-    from reporter.validate.pipeline import make_items
+    from reporter.validate.recorder import make_items
     from reporter.validate.runner import _key
     write_trace(tmp_path, "leaky", secret_trace())
     (run,) = collect(tmp_path).runs

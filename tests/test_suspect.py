@@ -84,8 +84,8 @@ def test_reviews_file_must_be_a_regular_file(kb: Path) -> None:
 
 
 def test_a_bad_reviews_file_is_reported_by_build_not_counted_as_a_trace(kb: Path, tmp_path: Path) -> None:
+    from reporter.build import build
     from reporter.core.records import ValidationSettings
-    from reporter.pipeline import build
     (kb / "reviews.toml").write_text("[[cleared]\n")
     summary = build(kb, tmp_path / "site", ValidationSettings(), validate=False)
     assert summary.unreadable == 0

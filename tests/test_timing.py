@@ -15,6 +15,7 @@ import pytest
 from reporter.core import cache
 from reporter.core.records import ValidationResult
 from reporter.core.schema import Basis, BasisStats, LaunchStats, StopReason, TimingFigures, TrialResult, Verdict, WorkerResult
+from reporter.validate import manifest
 from reporter.validate.stats import adaptive, ci_halfwidth_pct, median_ci, summarize
 
 
@@ -171,7 +172,7 @@ def test_cached_results_lose_a_graph_figure_that_cannot_be_the_calls_time(tmp_pa
     assert ref is not None
     empty_graph = TimingFigures(device=stats(0.0049), graph=stats(0.00128))
     real_graph = TimingFigures(device=stats(0.0038), graph=stats(0.0060))
-    cache.store(tmp_path, cache.content_key(kernel, ref), ValidationResult(
+    manifest.store(tmp_path, cache.content_key(kernel, ref), ValidationResult(
         kernel_sha256=sha256_text(kernel), reference_sha256=sha256_text(ref), settings=ValidationSettings(),
         environment=Environment(gpu="Test GPU"), verdict="correct", measured_at="2030-01-01T00:00:00Z",  # type: ignore[arg-type]
         kernel_timing=empty_graph, reference_timing=real_graph))

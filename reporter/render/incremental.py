@@ -23,7 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from ..core import __version__
 from ..core.errors import CollectError
 from ..core.names import unique_slugs
 from . import parallel, status
@@ -180,7 +180,7 @@ def _scan(data: Path, prev: status.BuildStatus, jobs: int | None, shared: dict[s
           progress: Progress | None = None) -> tuple[dict[str, status.RunStatus], list[CollectError], set[str]]:
     """Every run's status: kept from the previous build when its inputs are unchanged, else from a worker
     (those run ids are returned too)."""
-    from ..collect.traces import find_traces, run_ids
+    from ..collect.read import find_traces, run_ids
     runs: dict[str, status.RunStatus] = {}
     todo: list[tuple[str, str, str]] = []
     errors: list[CollectError] = []
@@ -306,11 +306,10 @@ def _write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, st
            progress: Progress | None = None) -> IncrementalReport:
     """Render what changed into a folder seeded from the live site, then swap it in; `report` completed."""
     from . import pagemaker
-    from .build import generated_at
     from .search import index_js
     from .writer import NOJEKYLL, SiteWriter
     keep, todo, urls, aggregates, g = plan
-    generated = generated_at()
+    generated = status.generated_at()
     with SiteWriter(site, data, generated, shown_text(shared)) as writer:
         assert writer.tmp is not None
         writer.seed(keep, [status.CACHE_DIR])

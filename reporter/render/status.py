@@ -17,15 +17,16 @@ import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from ..core import __version__
 from ..core.errors import CollectError
+from ..core.marker import MARKER  # in every finished build; it names the hash of the status file beside it
 from ..core.safeio import checked_path, hash_bounded, read_bounded
 
 STATUS_FILE = ".reporter-status.json"
-MARKER = ".reporter-site"  # in every finished build; it names the hash of the status file beside it
 CACHE_DIR = ".reporter-cache"  # content-addressed caches (highlighted code) that outlive one build
 STATE = (MARKER, STATUS_FILE)  # the build's own state at the site's top, never listed as written
 STATUS_FORMAT = 3  # 3: the status lists every file the build wrote (`written`), and the marker its hash
@@ -175,3 +176,10 @@ def inputs_of(data: Path, files: list[Path], folders: list[Path], known: dict[st
         rels.update(f"{rel}/{n}" for n in folder_listing(data, rel))
     sigs = {rel: sig for rel in sorted(rels) if (sig := signature(data / rel, known.get(rel), data)) is not None}
     return sigs, frels
+
+
+def generated_at() -> str:
+    # SOURCE_DATE_EPOCH makes builds reproducible (golden tests); otherwise the real build time.
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    when = datetime.fromtimestamp(int(epoch), UTC) if epoch else datetime.now(UTC)
+    return when.strftime("%Y-%m-%d %H:%M:%S UTC")

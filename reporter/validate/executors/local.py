@@ -25,9 +25,9 @@ from ...core.schema import Verdict
 from .. import steps
 from ..forkserver import ForkServer
 from ..gate import CompileGuard
-from ..pipeline import Item, Outcome, RunStats
 from ..process import package_env
 from ..profiling import profile_ncu
+from ..recorder import Item, Outcome, RunStats
 from ..slots import GpuSlots, ran_out_of_memory
 
 

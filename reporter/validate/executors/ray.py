@@ -25,8 +25,8 @@ from ...core.schema import Verdict
 from .. import buildcache, steps
 from ..forkserver import ForkServer
 from ..gate import CompileGuard
-from ..pipeline import Item, Outcome, RunStats
 from ..process import package_env
+from ..recorder import Item, Outcome, RunStats
 
 # Per Ray worker process: one warm fork server per CUDA_VISIBLE_DEVICES value, one compile guard.
 _SERVERS: dict[str, ForkServer] = {}
@@ -100,8 +100,8 @@ def check_task(job: Mapping[str, Any], key: str, build_env: dict[str, str | None
 
 
 def _environment() -> dict[str, Any]:
-    from ..pipeline import _compute_capability
-    from ..runner import environment
+    from ..machine import environment
+    from ..recorder import _compute_capability
     env = environment()
     return {"env": env.model_dump(mode="json"), "arch": _compute_capability() if env.gpu != "cpu" else None}
 

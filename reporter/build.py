@@ -90,7 +90,7 @@ def build(data: Path, site: Path, settings: ValidationSettings, *, validate: boo
 def _has_traces(data: Path) -> None:
     """Refuse, with what to do instead, a DATA that holds no trace: an empty folder, or KernelBench's own output."""
     from .collect.kernelbench import run_dirs_below
-    from .collect.traces import find_traces
+    from .collect.read import find_traces
     if find_traces(data):
         return
     kb = run_dirs_below(data)

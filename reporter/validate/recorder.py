@@ -21,11 +21,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core import cache
 from ..core.cheats import scan
 from ..core.records import DEFAULT_PRECISION, Environment, MachineState, StaticFinding, ValidationResult, ValidationSettings, sha256_text
 from ..core.schema import WorkerResult
-from . import buildcache
+from . import buildcache, manifest
 from .machine import machine_state
 
 if TYPE_CHECKING:
@@ -154,7 +153,7 @@ class Recorder:
             self.machine = self.machine or machine_state()
         result = to_result(outcome, run, self.settings, self.env, self.machine)
         with self.lock:
-            cache.store(self.data, outcome.item.key, result, outcome.ncu_files)
+            manifest.store(self.data, outcome.item.key, result, outcome.ncu_files)
             self.results[outcome.item.run_id] = (result, False)
             self.outcomes.append(outcome)
             self.stored_at[outcome.item.run_id] = time.monotonic() - self.t0
