@@ -14,7 +14,7 @@ from .core import __version__
 
 __all__ = ["__version__", "aggregates", "frames", "load", "load_turns"]
 
-_LAZY = {"load": "frames", "load_turns": "frames"}
+_LAZY = {"load": "tables", "load_turns": "frames"}
 _MODULES = ("aggregates", "frames")
 
 

@@ -77,12 +77,12 @@ def build(data: Path, site: Path, settings: ValidationSettings, *, validate: boo
     built = build_incremental(data, site, jobs, {**settings.model_dump(mode="json"), "redact": redact},
                               strict=strict, redact=redact, progress=progress)
     problems = [e.problem("trace") for e in built.errors] + [e.problem("config") for e in built.config_errors]
-    problems += [Problem(*p) for d in built.digests for p in d["problems"]]
+    problems += [p for d in built.digests for p in d.problem_list()]
     problems += [Problem(path, "(page)", message, "trace") for path, message in built.page_problems]
     report(problems)
-    redaction = RedactionReport({d["run_id"]: dict(d["redactions"]) for d in built.digests}) if redact else None
+    redaction = RedactionReport({d.run_id: dict(d.redactions) for d in built.digests}) if redact else None
     return BuildSummary(runs=len(built.digests), unreadable=len(built.errors), pages=built.pages,
-                        flagged=sum(len(d["flags"]) for d in built.digests), problems=tuple(sorted(set(problems))),
+                        flagged=sum(len(d.flags) for d in built.digests), problems=tuple(sorted(set(problems))),
                         seconds=time.monotonic() - started, site=site, committed=built.committed, redaction=redaction,
                         up_to_date=built.up_to_date)
 

@@ -297,7 +297,8 @@ def import_kernelbench(state: State, run_dirs: tuple[Path, ...], problems: Path,
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
 def export(data: Path, fmt: str, out: Path | None, turns: bool, force: bool) -> None:
     """Write every run in DATA as a table (the columns of reporter.load), with cached re-validation results."""
-    from .frames import export_bytes, load, load_turns
+    from .frames import export_bytes, load_turns
+    from .tables import load
     if out is not None and (out.exists() or out.is_symlink()) and not force:
         raise ConfigError(f"{out} already exists; pass --force to overwrite it")
     blob = export_bytes(load_turns(data) if turns else load(data), fmt)

@@ -25,11 +25,12 @@ from ..core import __version__
 from ..core.errors import CollectError
 from ..core.marker import MARKER  # in every finished build; it names the hash of the status file beside it
 from ..core.safeio import checked_path, hash_bounded, read_bounded
+from .digest import RunDigest
 
 STATUS_FILE = ".reporter-status.json"
 CACHE_DIR = ".reporter-cache"  # content-addressed caches (highlighted code) that outlive one build
 STATE = (MARKER, STATUS_FILE)  # the build's own state at the site's top, never listed as written
-STATUS_FORMAT = 3  # 3: the status lists every file the build wrote (`written`), and the marker its hash
+STATUS_FORMAT = 4  # 3: the status lists every file the build wrote (`written`), and the marker its hash; 4: typed digests with the runs-table row
 STATUS_PREFIX = "status: "  # the marker's line naming the status file's sha256
 
 Signature = list[Any]  # [size, mtime_ns, sha256]
@@ -62,6 +63,11 @@ def global_hash(asset_folders: list[Path], settings: dict[str, Any]) -> str:
     return h.hexdigest()
 
 
+def sources_hash(shared: dict[str, Any]) -> str:
+    """What a digest depends on besides its run's own files: clearances, the allow-list, redaction on or off."""
+    return context_hash([__version__, STATUS_FORMAT, shared["reviews"], shared["allow"], shared["redact"]])
+
+
 def context_hash(value: Any) -> str:
     return sha256_bytes(json.dumps(value, sort_keys=True, default=str).encode())
 
@@ -70,12 +76,13 @@ def context_hash(value: Any) -> str:
 class RunStatus:
     inputs: dict[str, Signature]  # path relative to DATA -> signature
     folders: list[str]  # folders (relative to DATA) whose listing is an input: new files there change the run
-    digest: dict[str, Any]
+    digest: RunDigest
     page: str = ""  # hash of inputs, global hash and context when the page files were written
     files: list[str] = field(default_factory=list)  # the site files this run's page owns
 
     def to_json(self) -> dict[str, Any]:
-        return {"inputs": self.inputs, "folders": self.folders, "digest": self.digest, "page": self.page, "files": self.files}
+        return {"inputs": self.inputs, "folders": self.folders, "digest": self.digest.to_json(), "page": self.page,
+                "files": self.files}
 
 
 @dataclass
@@ -85,6 +92,7 @@ class BuildStatus:
     runs: dict[str, RunStatus] = field(default_factory=dict)
     aggregates: str = ""  # hash of every digest and the run order when listing pages were last written
     tree: str = ""  # hash of the site's file list (names, sizes, times): a file added or edited by hand is a change
+    sources: str = ""  # hash of what every digest depends on besides its run's files (`sources_hash`)
 
     @classmethod
     def load(cls, site: Path) -> BuildStatus:
@@ -93,9 +101,9 @@ class BuildStatus:
             doc = json.loads(read_bounded(site / STATUS_FILE, site, "(file)", "MAX_INDEX_BYTES"))
             if doc.get("format") != STATUS_FORMAT or doc.get("version") != __version__:
                 return cls()
-            runs = {k: RunStatus(v["inputs"], v["folders"], v["digest"], v.get("page", ""), v.get("files", []))
+            runs = {k: RunStatus(v["inputs"], v["folders"], RunDigest.from_json(v["digest"]), v.get("page", ""), v.get("files", []))
                     for k, v in doc["runs"].items()}
-            return cls(doc["version"], doc["globals"], runs, doc.get("aggregates", ""), doc.get("tree", ""))
+            return cls(doc["version"], doc["globals"], runs, doc.get("aggregates", ""), doc.get("tree", ""), doc.get("sources", ""))
         except (CollectError, OSError, ValueError, KeyError, TypeError):
             return cls()
 
@@ -103,7 +111,7 @@ class BuildStatus:
         """Write the status (its text through `clean`, the secret redactor) listing `written`; returns its sha256."""
         self.tree = tree_hash(folder)
         doc = {"format": STATUS_FORMAT, "version": self.version, "globals": self.globals, "aggregates": self.aggregates,
-               "tree": self.tree, "written": sorted(written),
+               "tree": self.tree, "sources": self.sources, "written": sorted(written),
                "runs": {k: self.runs[k].to_json() for k in sorted(self.runs)}}
         blob = clean(json.dumps(doc, separators=(",", ":"))).encode("utf-8")
         (folder / STATUS_FILE).write_bytes(blob)
