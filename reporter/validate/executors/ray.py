@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ...core.schema import Verdict
+from ...core.schema import Verdict, WorkerJob
 from .. import buildcache, steps
 from ..forkserver import ForkServer
 from ..gate import CompileGuard
@@ -74,7 +74,7 @@ def _guard() -> CompileGuard:
         return _GUARD[0]
 
 
-def compile_task(job: Mapping[str, Any], key: str, timeout_s: float, toolchain_env: dict[str, str | None],
+def compile_task(job: WorkerJob, key: str, timeout_s: float, toolchain_env: dict[str, str | None],
                  gate: bool) -> tuple[dict[str, Any], bytes]:
     """On a CPU worker: (the build step's output, the built folder as an archive or b"")."""
     root = buildcache.default_root()
@@ -86,7 +86,7 @@ def compile_task(job: Mapping[str, Any], key: str, timeout_s: float, toolchain_e
     return comp, buildcache.pack(root, key) if comp["verdict"] == Verdict.CORRECT else b""
 
 
-def check_task(job: Mapping[str, Any], key: str, build_env: dict[str, str | None], archive: bytes, timeout_s: float,
+def check_task(job: WorkerJob, key: str, build_env: dict[str, str | None], archive: bytes, timeout_s: float,
                gate: bool) -> dict[str, Any]:
     """On a GPU worker: unpack the build unless this node has it, then check in a forked child."""
     root = buildcache.default_root()
