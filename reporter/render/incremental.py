@@ -65,5 +65,5 @@ def build_incremental(data: Path, site: Path, jobs: int | None = None, settings:
     log.debug("render: %d run pages to render, %d kept; listing pages re-rendered, because %s", len(todo),
               len(digests) - len(todo), "a run's digest, the run order or a global input changed" if aggregates != prev.aggregates
               else "run pages changed" if todo else "the site's files differ from the last build's")
-    return write(site, data, report, found.runs, Plan(keep, todo, urls, aggregates, g), jobs, strict, upstream_problems,
+    return write(site, data, report, found.runs, Plan(keep, todo, urls, aggregates, g, prev), jobs, strict, upstream_problems,
                  shared, progress)

@@ -17,7 +17,7 @@ from ..core import __version__
 from ..core.errors import CollectError
 from . import pagemaker, parallel, status
 from .digest import RunDigest
-from .listings import listings
+from .listings import Listings, fingerprint, listings
 from .plan import Nav, Progress
 from .urls import Urls
 
@@ -44,6 +44,7 @@ class Plan:
     urls: Urls
     aggregates: str  # hash of every digest, the run order and the problems listed
     globals: str
+    prev: status.BuildStatus  # the last build's: which listing pages and leaderboards can be kept
 
 
 def failed(report: IncrementalReport, upstream_problems: int) -> bool:
@@ -76,6 +77,32 @@ def _render_runs(data: Path, plan: Plan, runs: dict[str, status.RunStatus], shar
     return problems
 
 
+def _write_listings(writer: Any, site: Path, built: Listings, extra: list[Any], prev: dict[str, str],
+                    progress: Progress | None) -> tuple[int, dict[str, str]]:
+    """Render the listing pages and write the files whose fingerprint changed; keep the others (hard links to
+    the live site's). Returns the pages rendered and every fingerprint, for the status."""
+    marks: dict[str, str] = {}
+    keep, todo = list(built.kept), []
+    for page in built.pages:
+        # The build time is on the index only: other pages stay kept across builds.
+        fp = fingerprint(page, [*extra[:-1], extra[-1] if page.path == "index.html" else None])
+        if fp is not None:
+            marks[page.path] = fp
+        (keep.append(page.path) if fp is not None and prev.get(page.path) == fp and (site / page.path).is_file()
+         else todo.append(page))
+    files = {}
+    for path, text in built.files.items():
+        marks[path] = status.sha256_bytes(text.encode("utf-8"))
+        if not (prev.get(path) == marks[path] and (site / path).is_file()):
+            files[path] = text
+    keep += [path for path in built.files if path not in files]
+    writer.seed(keep, [])
+    n = writer.render(todo, (lambda done, total: progress("writing listing pages", done, total)) if progress else None)
+    for path, text in files.items():
+        writer.write_text(path, text)
+    return n, marks
+
+
 def write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, status.RunStatus], plan: Plan,
           jobs: int | None, strict: bool, upstream_problems: int, shared: dict[str, Any],
           progress: Progress | None = None) -> IncrementalReport:
@@ -87,11 +114,12 @@ def write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, sta
         writer.seed(plan.keep, [status.CACHE_DIR])
         shared = {**shared, "tmp": str(writer.tmp), "generated": generated, "assets": writer.assets, "urls": plan.urls}
         problems = _render_runs(data, plan, runs, shared, jobs, progress)
-        built = listings([d for d in report.digests if d.run_id in runs], plan.urls, report.errors)
-        _shared_outputs([p.path for p in built.pages] + list(built.files) + [f for rs in runs.values() for f in rs.files])
-        n = writer.render(built.pages, (lambda done, total: progress("writing listing pages", done, total)) if progress else None)
-        for path, text in built.files.items():
-            writer.write_text(path, text)
+        digests = [d for d in report.digests if d.run_id in runs]
+        built = listings(digests, plan.urls, report.errors, f"{plan.globals} {sorted(writer.assets.items())}", plan.prev.boards,
+                         lambda path: (site / path).is_file())
+        _shared_outputs([p.path for p in built.pages] + list(built.files) + built.kept
+                        + [f for rs in runs.values() for f in rs.files])
+        n, listing = _write_listings(writer, site, built, [plan.globals, writer.assets, generated], plan.prev.listing, progress)
         writer.write_text("build-info.json", json.dumps({"generated": generated, "pages": n + report.rendered,
                                                           "version": __version__}) + "\n")
         report = replace(report, pages=n + report.rendered - len(problems), page_problems=tuple(problems))
@@ -99,7 +127,8 @@ def write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, sta
         if report.committed:
             written = writer.written | {f for rs in runs.values() for f in rs.files} | {NOJEKYLL}
             writer.keep_foreign(written)
-            state = status.BuildStatus(__version__, plan.globals, runs, plan.aggregates, sources=status.sources_hash(shared))
+            state = status.BuildStatus(__version__, plan.globals, runs, plan.aggregates, sources=status.sources_hash(shared),
+                                       listing=listing, boards=built.boards)
             writer.commit(state.save(writer.tmp, sorted(written), writer.clean))
             log.debug("write: %d pages written, the new site swapped in at %s", report.pages, site)
     return report
