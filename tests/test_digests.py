@@ -137,3 +137,19 @@ def test_reporter_load_is_the_sites_runs_table(data: Path, tmp_path: Path, parse
     parses.clear()
     reporter.load(data, site=site, jobs=1)
     assert parses == Counter({EDITED: 1})
+
+
+def test_an_edited_reasoning_string_keeps_the_leaderboards_and_an_added_run_ranks_again(data: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    build_incremental(data, site, jobs=1)
+    boards = status.BuildStatus.load(site).boards
+    assert boards is not None and any(f.endswith(".html") for f in boards.files)  # the sample data has a leaderboard
+    inodes = {f: (site / f).stat().st_ino for f in boards.files}
+    _edit_reasoning(data, EDITED, "a reasoning string is in no table")
+    assert build_incremental(data, site, jobs=1).rendered == 1
+    assert {f: (site / f).stat().st_ino for f in boards.files} == inodes  # kept as they were, not ranked again
+    shutil.copytree(data / EDITED, data / "seed-901-added")
+    build_incremental(data, site, jobs=1)
+    again = status.BuildStatus.load(site).boards
+    assert again is not None and again.inputs != boards.inputs
+    assert any((site / f).stat().st_ino != inodes[f] for f in boards.files if f in again.files)
