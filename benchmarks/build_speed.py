@@ -230,6 +230,7 @@ def mkdocs_time(data: Path, venv: Path, scratch: Path) -> tuple[float, float]:
 
 def _rebuild(fig: Figures, name: str, data: Path, site: Path) -> None:
     wall, cpu, (rss, pss) = timed(build_cmd(data, site))
+    print(f"  ({name} rebuild: {wall:.1f} s wall, {cpu:.2f} CPU s, peak PSS {pss:.0f} MB)", flush=True)
     fig.rebuilds[name] = (wall, cpu)
     fig.peak_rss_mb, fig.peak_pss_mb = max(fig.peak_rss_mb, rss), max(fig.peak_pss_mb, pss)
 
@@ -241,7 +242,10 @@ def _rebuilds(fig: Figures, data: Path, site: Path, cold: dict[str, bytes]) -> N
     path, before = change_one(data)
     try:
         _rebuild(fig, "one changed", data, site)
-        edited = site / "runs" / f"{path.parent.name}.turns.js"
+        state = json.loads((site / ".reporter-status.json").read_text(encoding="utf-8"))
+        rel = path.relative_to(data).as_posix()
+        slug = next(r["digest"]["slug"] for r in state["runs"].values() if r["digest"]["path"] == rel)
+        edited = site / "runs" / f"{slug}.turns.js"
         fig.notes.append(f"the edited run's chunk shows the edit: {'One more thought, edited.' in edited.read_text(encoding='utf-8')}")
     finally:
         path.write_bytes(before)
@@ -270,6 +274,8 @@ def measure(runs: int, base: Path, venv: Path | None, mkdocs_max: int) -> Figure
         site = scratch / "site"
         fig.cold_s, fig.cold_cpu_s, (fig.peak_rss_mb, fig.peak_pss_mb) = timed(build_cmd(data, site))
         fig.load = os.getloadavg()
+        print(f"  (cold build: {fig.cold_s:.1f} s wall, {fig.cold_cpu_s:.2f} CPU s, peak PSS {fig.peak_pss_mb:.0f} MB, "
+              f"load {fig.load[0]:.1f})", flush=True)
         fig.page_bytes, fig.page_over_text, fig.site_over_text = page_figures(site, runs)
         _rebuilds(fig, data, site, site_files(site))
         if venv is not None and runs <= mkdocs_max:
