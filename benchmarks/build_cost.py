@@ -168,7 +168,7 @@ def main() -> None:
         child(args.child, args.no_cuda_torch)
         return
     from reporter.validate import buildcache
-    from reporter.validate.pipeline import _compute_capability
+    from reporter.validate.recorder import _compute_capability
     cores = len(os.sched_getaffinity(0))
     arch = _compute_capability() or "9.0"
     work = Path(tempfile.mkdtemp(prefix="reporter-build-cost-"))

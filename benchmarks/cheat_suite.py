@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from reporter.collect import collect
 from reporter.collect.suspicion import suspicion
-from reporter.records import ValidationSettings
+from reporter.core.records import ValidationSettings
 
 CHEATS = ROOT / "tests" / "fixtures" / "cheats"
 REFERENCES = {"linear_relu": ROOT / "tests" / "fixtures" / "kernels" / "reference.py"}

@@ -10,7 +10,7 @@ name, a `.env` line, a bad schema_version, a cached result's environment, a JSON
 key); per batch, hostile config and cache files (FIFOs, links out, /dev/zero as reviews.toml,
 redact-allow.txt, a cached result) and pairs of inputs that used to collide; and around the one site
 every batch is built into, a user's files and folders named like our temporaries, plus a home folder
-holding a stray marker. Cases are built 50 to a DATA folder through `reporter.pipeline.build` (in one
+holding a stray marker. Cases are built 50 to a DATA folder through `reporter.build.build` (in one
 process, with every `open` recorded); a batch that raises is rebuilt case by case to count the cases that
 crash. Then hostile KernelBench run folders are imported and a site holding links is published.
 
@@ -43,10 +43,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from fuzz_hostile import Hang, Opens, import_cases, plant_user_files, publish_cases, stray_marker_home, timed, touched
 
-from reporter.errors import SiteError
-from reporter.pipeline import build
-from reporter.records import ValidationResult, ValidationSettings, sha256_text
-from reporter.validate import cache
+from reporter.build import build
+from reporter.core import cache
+from reporter.core.errors import SiteError
+from reporter.core.records import ValidationResult, ValidationSettings, sha256_text
 
 HOSTILE_VALUES: list[Any] = [None, True, -1, 0, 10**30, 1e308, "", "\ud800", "x" * 5000, [], {}, "../../etc/passwd",
                              "<script>alert(1)</script>", "a\u0000b", "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7cDe0",
@@ -270,8 +270,8 @@ def run_batch(data: Path, site: Path, opens: Opens) -> tuple[Any, str | None, li
 
 
 def check_batch(summary: Any, site: Path, secrets: list[str], markers: list[str], bad: Counter[str]) -> None:
-    status = json.loads((site / ".reporter-status.json").read_text())
-    notes = {d["digest"]["run"].get("source_note") for d in status["runs"].values()}
+    # every planted run's own note is on a run page of the site (colliding inputs must not merge)
+    notes = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in (site / "runs").glob("*.html"))
     bad["colliding inputs missing"] += sum(1 for m in markers if m not in notes)
     messages = "\n".join([summary.line(), *(str(p) for p in summary.problems)])
     bad["planted secrets published"] += len(leaked(site, messages, secrets))

@@ -222,7 +222,7 @@ def _git(repo: Path, *args: str) -> str:
 
 def publish_cases(site: Path, work: Path) -> Counter[str]:
     """Publish a copy of a built site holding a link out and a user's file; and to branches it must refuse."""
-    from reporter.errors import PublishError
+    from reporter.core.errors import PublishError
     from reporter.publish import publish_site
     bad: Counter[str] = Counter()
     repo, copy, outside = work / "repo", work / "publish-site", work / "publish-outside"

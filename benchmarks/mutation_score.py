@@ -29,8 +29,8 @@ TARGET = 0.85
 # Module -> the functions whose mutants count (mutmut's mangled names: x_fn, or xǁClassǁmethod).
 # worker.py: only the verdict path; its timing code belongs to the timing work and is not scored here.
 SELECTION: dict[str, list[str]] = {
-    "reporter/checks.py": ["*"],
-    "reporter/validate/cheats.py": ["*"],
+    "reporter/core/checks.py": ["*"],
+    "reporter/core/cheats.py": ["*"],
     "reporter/aggregates.py": ["*"],
     "reporter/validate/worker.py": ["x__trial", "x__recheck", "x__jittered_trials", "x_run_check", "x__conclude", "x_main"],
     # the one correctness rule and its witness, moved out of worker.py (issue 20)

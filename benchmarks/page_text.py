@@ -47,11 +47,11 @@ def _strings(value: Any) -> list[str]:
 
 
 def expanded_text_bytes(page: Path, chunks: list[Path]) -> int:
-    """UTF-8 bytes of the visible text of a page and of its JSONP chunks (`callback(<json>)`), as HTML."""
+    """UTF-8 bytes of the visible text of a page and of its JSONP chunks (`callback(<json>, ...)`), as HTML."""
     total = len(html_text(page.read_text(encoding="utf-8")).encode())
     for chunk in chunks:
         body = chunk.read_text(encoding="utf-8")
-        payload = json.loads(body[body.index("(") + 1: body.rindex(")")])
+        payload = json.loads("[" + body[body.index("(") + 1: body.rindex(")")] + "]")  # every argument
         total += sum(len(html_text(s).encode()) for s in _strings(payload))
     return total
 

@@ -30,13 +30,13 @@ sys.path.insert(0, str(ROOT))
 from reporter.collect import collect
 from reporter.collect.ncu import parse_ncu_raw
 from reporter.collect.traces import RunRecord
-from reporter.records import ValidationResult, ValidationSettings
+from reporter.core.cache import content_key
+from reporter.core.records import ValidationResult, ValidationSettings
+from reporter.core.schema import Basis
 from reporter.validate import buildcache, cached_lookup, gpu_available, validate_runs
-from reporter.validate.cache import content_key
-from reporter.validate.pipeline import make_items, toolchain
 from reporter.validate.profiling import profile_durations
+from reporter.validate.recorder import make_items, toolchain
 from reporter.validate.runner import environment
-from reporter.validate.schema import Basis
 
 SIDES = (("kernel", "kernel_timing"), ("reference", "reference_timing"))
 

@@ -25,7 +25,7 @@ def main(data: Path) -> None:
     work = Path(tempfile.mkdtemp(prefix="reporter-bench-"))
     os.environ["REPORTER_BUILD_CACHE"] = os.environ.get("REPORTER_BUILD_CACHE", str(work / "ext"))
     from reporter.collect import collect
-    from reporter.records import ValidationSettings
+    from reporter.core.records import ValidationSettings
     from reporter.validate import gpu_available, validate_runs
 
     if not gpu_available():
@@ -34,7 +34,7 @@ def main(data: Path) -> None:
     shutil.copytree(data, copy, ignore=shutil.ignore_patterns("validation"))
     runs = [r for r in collect(copy).runs if r.trace.final_kernel is not None]
     settings = ValidationSettings()
-    from reporter.validate.schema import PHASES
+    from reporter.core.schema import PHASES
     cols = ("compile", *PHASES)
     print(f"{'pass':<7} {'run':<22} {'verdict':<14} " + " ".join(f"{c[:11]:>11}" for c in cols) + f" {'wall s':>8}")
     for label, force in (("cold", True), ("warm", True), ("cached", False)):

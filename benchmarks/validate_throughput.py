@@ -104,7 +104,7 @@ def measured(outs: list, wall: float, run_wall: float):
 
 def _phases(results: dict) -> list[str]:
     """The phases these results record, in the worker's order (older names, as saved runs hold, after them)."""
-    from reporter.validate.schema import PHASES
+    from reporter.core.schema import PHASES
     seen = {k for r, _ in results.values() for k in r.phase_s if k != "compile"}
     return [p for p in PHASES if p in seen] + sorted(seen - set(PHASES))
 
@@ -240,7 +240,7 @@ def replay(path: Path) -> tuple[dict, object, float, int, int]:
     """`report`'s arguments from a saved run."""
     from types import SimpleNamespace
 
-    from reporter.records import ValidationResult
+    from reporter.core.records import ValidationResult
     doc = json.loads(path.read_text(encoding="utf-8"))
     outs = tuple(SimpleNamespace(item=SimpleNamespace(run_id=o["run_id"]), out={"cpu_s": o["cpu_s"]},
                                  **{k: o[k] for k in OUTCOME_FIELDS}) for o in doc["outcomes"])
@@ -268,7 +268,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="reporter-throughput-"))
     os.environ["REPORTER_BUILD_CACHE"] = str(work / "builds")  # cold: nothing built yet
     from reporter.collect import collect
-    from reporter.records import ValidationSettings
+    from reporter.core.records import ValidationSettings
     from reporter.validate import validate_runs
 
     data = corpus(work, args.n)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
+from .core import __version__
+
 __all__ = ["__version__", "aggregates", "frames", "load", "load_turns"]
 
-_LAZY = {"load": "frames", "load_turns": "frames"}
+_LAZY = {"load": "tables", "load_turns": "frames"}
 _MODULES = ("aggregates", "frames")
 
 

@@ -32,11 +32,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .checks import speedup_reported
 from .collect.problemset import ProblemSet
 from .collect.problemset import find as find_problem_sets
-from .validate.schema import Basis
-from .vocab import MISSING_KEY, RUNTIME_FAILURES, GridState, RunVerdict, Source
+from .core.checks import speedup_reported
+from .core.schema import Basis
+from .core.vocab import MISSING_KEY, RUNTIME_FAILURES, GridState, RunVerdict, Source
 
 FAST_P: tuple[float, ...] = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)
 LEADERBOARD_KEYS: tuple[str, ...] = ("benchmark", "level", "configuration")

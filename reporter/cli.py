@@ -18,12 +18,12 @@ import click
 
 from . import __version__, config
 from .config import ReporterConfig
-from .errors import LOGGER, CacheError, ConfigError, NoDeviceError, ProblemCounter, StrictError
+from .core.errors import LOGGER, CacheError, ConfigError, NoDeviceError, ProblemCounter, StrictError
 from .progress import Progress
 
 if TYPE_CHECKING:
     from .collect.traces import RunRecord
-    from .records import ValidationResult
+    from .core.records import ValidationResult
 
 DATA = click.Path(exists=True, file_okay=False, path_type=Path)
 OUT = click.Path(file_okay=False, path_type=Path)
@@ -122,7 +122,7 @@ def _tolerances(items: tuple[str, ...]) -> dict[str, float]:
 def build(state: State, data: Path | None, site: Path | None, strict: bool, no_validate: bool, ncu: bool | None,
           no_redact: bool, jobs: int | None) -> None:
     """Build the static site in SITE from the runs in DATA."""
-    from .pipeline import build as run_build
+    from .build import build as run_build
 
     cfg = state.config
     target = _given(site, cfg.site_dir, "SITE")
@@ -196,9 +196,9 @@ def validate(state: State, data: Path | None, run_ids: tuple[str, ...], ncu: boo
 
 def result_line(run: RunRecord, res: ValidationResult, cached: bool) -> str:
     """`validate`'s line for a run: no speedup for an incorrect, failed or suspect kernel (`checks.speedup_reported`)."""
-    from .checks import speedup_reported
     from .collect.suspicion import suspicion
-    from .validate.schema import Verdict
+    from .core.checks import speedup_reported
+    from .core.schema import Verdict
     excluded = suspicion(run, res).excluded
     sp = (f"speedup {res.speedup:.2f}x" if res.speedup else "speedup —") if speedup_reported(res.verdict == Verdict.CORRECT, excluded) \
         else "suspect, no speedup" if excluded else "no speedup"
@@ -236,7 +236,7 @@ def cache_check(state: State, data: Path | None) -> None:
 @click.pass_obj
 def cache_migrate(state: State, data: Path | None) -> None:
     """Re-file results under the current keys and rewrite the manifest (unreadable entries stay, with a warning)."""
-    from .errors import report
+    from .core.errors import report
     from .validate import manifest
 
     data = _given(data, state.config.data_dir, "DATA")
@@ -314,7 +314,8 @@ def import_kernelbench(state: State, run_dirs: tuple[Path, ...], problems: Path,
 @click.option("--force", is_flag=True, help="Overwrite --out if it exists.")
 def export(data: Path, fmt: str, out: Path | None, turns: bool, force: bool) -> None:
     """Write every run in DATA as a table (the columns of reporter.load), with cached re-validation results."""
-    from .frames import export_bytes, load, load_turns
+    from .frames import export_bytes, load_turns
+    from .tables import load
     if out is not None and (out.exists() or out.is_symlink()) and not force:
         raise ConfigError(f"{out} already exists; pass --force to overwrite it")
     blob = export_bytes(load_turns(data) if turns else load(data), fmt)
@@ -333,7 +334,7 @@ def export(data: Path, fmt: str, out: Path | None, turns: bool, force: bool) -> 
 @main.command()
 def schema() -> None:
     """Print the JSON Schema of the trace format (version 1)."""
-    from .records import Trace
+    from .core.records import Trace
     click.echo(json.dumps(Trace.model_json_schema(), indent=2, sort_keys=True))
 
 

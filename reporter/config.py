@@ -29,8 +29,8 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from .errors import ConfigError
-from .records import ValidationSettings
+from .core.errors import ConfigError
+from .core.records import ValidationSettings
 
 PYPROJECT = "pyproject.toml"
 TABLE = ("tool", "reporter")

@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from .units import to_ms
-from .validate.schema import Verdict
-from .vocab import UNJUDGED, RunVerdict, Source
+from .core.schema import Verdict
+from .core.units import to_ms
+from .core.vocab import UNJUDGED, RunVerdict, Source
 
 if TYPE_CHECKING:
     from .collect.traces import RunRecord
     from .collect.validation import CachedValidation
-    from .records import ValidationResult
+    from .core.records import ValidationResult
 
 # The re-validation's timing bases; each adds kernel_<basis>_ms, ref_<basis>_ms and speedup_<basis>.
 TIMING_BASES: tuple[str, ...] = ("device", "graph", "wall")
@@ -103,7 +103,7 @@ def _verdicts(r: RunRecord, res: ValidationResult | None) -> dict[str, Any]:
 
 
 def _timing(r: RunRecord, res: ValidationResult | None) -> dict[str, Any]:
-    from .checks import same_gpu
+    from .core.checks import same_gpu
     t = r.trace.metrics.timing
     out: dict[str, Any] = {"recorded_unit": t.unit if t else None}
     if t is not None:
@@ -114,7 +114,7 @@ def _timing(r: RunRecord, res: ValidationResult | None) -> dict[str, Any]:
         base_gpu, run_gpu = out["recorded_baseline_gpu"], r.trace.run.recorded_gpu
         same = same_gpu(base_gpu, run_gpu)
         out["baseline_other_gpu"] = None if same is None else not same
-    from .validate.schema import Basis
+    from .core.schema import Basis
     k, ref = (res.kernel_timing, res.reference_timing) if res is not None else (None, None)
     for b in TIMING_BASES:
         ks, rs = (k.on(Basis(b)) if k else None), (ref.on(Basis(b)) if ref else None)
@@ -170,7 +170,7 @@ def run_row(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
         **_verdicts(r, res), **_timing(r, res), **_ncu(r, cached),
     }
     row["flagged"] = bool(row["flags"] or statics or row["measured_flags"] or row["verdicts_disagree"])
-    from .checks import speedup_reported
+    from .core.checks import speedup_reported
     if not speedup_reported(row["correct"], row["suspect"]):
         row["speedup"] = None  # recorded_speedup and speedup_<basis> keep the figures as recorded / measured
     if m.launches:
@@ -189,7 +189,7 @@ def run_row(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
 
 def _held(value: Any) -> Any:
     """An integer column's value as the table can hold it: beyond ±TABLE_INT_LIMIT it is unknown (flagged on the page)."""
-    from .checks import TABLE_INT_LIMIT
+    from .core.checks import TABLE_INT_LIMIT
     return None if isinstance(value, int) and not -TABLE_INT_LIMIT <= value <= TABLE_INT_LIMIT else value
 
 
@@ -213,7 +213,7 @@ def _guarded_row(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any
     try:
         return run_row(r, cached)
     except Exception as exc:  # noqa: BLE001 - the per-run guard of the table
-        from .errors import log
+        from .core.errors import log
         log.warning("run %s is left out of the tables: reporter failed on it (%s: %s); please report this as a bug",
                     r.run_id, type(exc).__name__, str(exc)[:200])
         return None
@@ -242,7 +242,7 @@ def turns_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
 
 def _collect(data: str | Path, redact: bool = True) -> tuple[Path, Sequence[RunRecord]]:
     from .collect import collect
-    from .errors import ReporterError
+    from .core.errors import ReporterError
     root = Path(data)
     if not root.is_dir():
         raise ReporterError(f"{root}: not a folder of traces (expected DATA with trace.json files below it)")
@@ -278,7 +278,7 @@ def export_bytes(frame: pd.DataFrame, fmt: str) -> bytes:
         try:
             import pyarrow  # noqa: F401
         except ImportError as exc:
-            from .errors import ReporterError
+            from .core.errors import ReporterError
             raise ReporterError("parquet needs pyarrow: pip install 'reporter[parquet]'") from exc
         import io
         buf = io.BytesIO()

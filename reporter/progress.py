@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
-from .errors import LOGGER
+from .core.errors import LOGGER
 
 ProgressFn = Callable[[str, int, int], None]
 BAR_WIDTH = 24

@@ -14,17 +14,9 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA
-from reporter.checks import SUBMISSION_SHARE_MIN, attribution_flags
-from reporter.validate.attribution import (
-    MARKER,
-    Event,
-    attribute,
-    classify,
-    extension_kernels,
-    qualified_name,
-    source_kernels,
-)
-from reporter.validate.schema import LaunchGroup
+from reporter.core.checks import SUBMISSION_SHARE_MIN, attribution_flags
+from reporter.core.schema import LaunchGroup
+from reporter.validate.attribution import MARKER, Event, attribute, classify, extension_kernels, qualified_name, source_kernels
 
 P10, P8 = DATA / "seed-000-l2-p10", DATA / "seed-003-l2-p8"
 

@@ -11,9 +11,10 @@ from click.testing import CliRunner
 
 from reporter.cli import main
 from reporter.collect import collect
-from reporter.errors import CacheError
-from reporter.records import ValidationResult
-from reporter.validate import cache, manifest
+from reporter.core import cache
+from reporter.core.errors import CacheError
+from reporter.core.records import ValidationResult
+from reporter.validate import manifest
 
 
 def results(data: Path) -> dict[str, Path]:
@@ -31,7 +32,7 @@ def test_store_records_each_entry_with_its_hashes_and_files(sample_data: Path) -
     old = ValidationResult.model_validate_json(path.read_text())
     csvs = {role: path.parent / name for role, name in old.ncu_files.items()}
     new = old.model_copy(update={"measured_at": "2030-01-01T00:00:00Z", "ncu_files": {}})
-    cache.store(sample_data, key, new, csvs)
+    manifest.store(sample_data, key, new, csvs)
     doc = json.loads((sample_data / "validation" / manifest.MANIFEST).read_text())
     assert doc["format"] == manifest.MANIFEST_FORMAT and doc["reporter"] == "0.1.0"
     entry = next(e for e in doc["entries"] if e["key"] == key)
@@ -40,7 +41,7 @@ def test_store_records_each_entry_with_its_hashes_and_files(sample_data: Path) -
     assert {e["key"] for e in doc["entries"]} == set(on_disk)  # the missing manifest was rebuilt from the disk
     assert manifest.check(sample_data) == []
     # A later store updates the one entry it wrote.
-    cache.store(sample_data, key, new.model_copy(update={"reason": "again"}))
+    manifest.store(sample_data, key, new.model_copy(update={"reason": "again"}))
     assert manifest.check(sample_data) == []
 
 
@@ -133,7 +134,7 @@ def test_ncu_names_outside_the_entry_are_not_followed(sample_data: Path, name: s
 def test_a_result_of_the_previous_format_is_shown_but_measured_again(format4_data: Path) -> None:
     sample_data = format4_data
     # Format 5 measures differently (issue 20): a GPU must not reuse a format-4 result, a page still shows it.
-    from reporter.records import SHOWN_FORMATS, VALIDATION_FORMAT
+    from reporter.core.records import SHOWN_FORMATS, VALIDATION_FORMAT
     from reporter.validate import cached_lookup
     assert (VALIDATION_FORMAT, SHOWN_FORMATS) == (5, (4,))
     run = next(r for r in collect(sample_data).runs if r.run_id == "seed-003-l2-p8")

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from reporter import checks
+from reporter.core import checks
+from reporter.core.schema import LaunchGroup
 from reporter.validate.attribution import MARKER, Event, attribute
 from reporter.validate.callset import SPIN_MAX_US, SPIN_MIN_US, call_set, launch_stats, per_function_ms, spin_us, split_segments
-from reporter.validate.schema import LaunchGroup
 
 SPIN = f"void at::cuda::(anonymous namespace)::{MARKER}(long)"
 CALLER, SIDE = 7, 13

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reporter.validate.cheats import RULES, Finding, scan
+from reporter.core.cheats import RULES, Finding, scan
 
 # A plain, honest CUDA submission: builds an extension and defines a kernel; nothing trips a rule.
 CLEAN = """import torch

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from reporter.checks import (
+from reporter.collect.ncu import Figure
+from reporter.core.checks import (
     AGREEMENT_TOLERANCE,
     Flag,
     _pct_flags,
@@ -25,9 +26,8 @@ from reporter.checks import (
     verdict_flip,
     within_tolerance,
 )
-from reporter.collect.ncu import Figure
-from reporter.records import Trace
-from reporter.units import UNIT_LABEL
+from reporter.core.records import Trace
+from reporter.core.units import UNIT_LABEL
 
 
 def trace(metrics: dict[str, Any] | None = None, turns: list[dict[str, Any]] | None = None, **run: Any) -> Trace:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from conftest import DATA
-from reporter.checks import (
+from reporter.collect import read_trace
+from reporter.collect.ncu import Figure
+from reporter.core.checks import (
     AGREEMENT_TOLERANCE,
     GpuRelation,
     check_measured,
@@ -19,8 +21,6 @@ from reporter.checks import (
     host_bound,
     same_gpu,
 )
-from reporter.collect import read_trace
-from reporter.collect.ncu import Figure
 
 
 def flags_of(name: str) -> dict[str, str]:
@@ -179,13 +179,13 @@ def test_a_number_too_large_for_a_float_reads_as_infinity_and_is_flagged(tmp_pat
 
 
 def test_real_values_get_no_impossible_flag() -> None:
-    from reporter.checks import impossible_values
+    from reporter.core.checks import impossible_values
     for name in ("seed-000-l2-p10", "seed-003-l2-p8", "seed-001-partial", "seed-002-partial"):
         assert impossible_values(read_trace(DATA / name / "trace.json")) == []
 
 
 def test_across_gpus_the_rows_keep_the_banners_promise() -> None:
-    from reporter.checks import tolerance_note
+    from reporter.core.checks import tolerance_note
     for rel in (GpuRelation.DIFFERENT, GpuRelation.UNKNOWN):
         assert "no agree/disagree claim about times; only a gap of 100× or more" in tolerance_note(rel)
         for rec, unit, ms in ((0.46, "us", 0.4989), (0.05, "us", 0.137), (600.0, "s", 0.6)):
@@ -198,7 +198,7 @@ def test_across_gpus_the_rows_keep_the_banners_promise() -> None:
 
 
 def test_a_pass_above_rtol_names_what_reads_like_a_failure() -> None:
-    from reporter.checks import passes_beyond_tolerance
+    from reporter.core.checks import passes_beyond_tolerance
     assert passes_beyond_tolerance(3.81e-6, 4.71e-3, 1e-4, 1e-4) == "max rel error 4.71e-03 > rtol 0.0001"
     assert passes_beyond_tolerance(2e-4, 1e-3, 1e-4, 1e-3) == "max abs error 2.00e-04 > atol 0.0001"
     assert passes_beyond_tolerance(2e-4, 2e-3, 1e-4, 1e-3) == "max rel error 2.00e-03 > rtol 0.001 and max abs error 2.00e-04 > atol 0.0001"

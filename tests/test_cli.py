@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from conftest import DATA, write_trace
 from reporter.cli import main
 from reporter.collect import collect
-from reporter.errors import CacheError, ConfigError, NoDeviceError, PublishError, StrictError
+from reporter.core.errors import CacheError, ConfigError, NoDeviceError, PublishError, StrictError
 
 
 def test_build_summary_line(tmp_path: Path) -> None:

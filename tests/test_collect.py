@@ -74,7 +74,7 @@ def test_attachment_errors_do_not_drop_the_run(tmp_path: Path) -> None:
 
 
 def test_schema_documents_every_top_level_field() -> None:
-    from reporter.records import Trace
+    from reporter.core.records import Trace
     schema = Trace.model_json_schema()
     doc = (DATA.parent / "docs" / "trace-format.md").read_text(encoding="utf-8")
     for name in schema["properties"]:

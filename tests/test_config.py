@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from conftest import DATA
 from reporter import config
 from reporter.cli import main
-from reporter.errors import ConfigError
-from reporter.records import ValidationSettings
+from reporter.core.errors import ConfigError
+from reporter.core.records import ValidationSettings
 
 
 def write(folder: Path, text: str) -> Path:

@@ -12,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from conftest import KERNELS  # noqa: E402
-from reporter.records import ValidationSettings  # noqa: E402
+from reporter.core.records import ValidationSettings  # noqa: E402
 from reporter.validate import dynamic, worker  # noqa: E402
 from reporter.validate.allclose import mismatch  # noqa: E402
 

@@ -17,12 +17,13 @@ from conftest import ROOT, minimal_trace, write_trace
 from reporter.collect import collect
 from reporter.collect.reviews import load_reviews
 from reporter.collect.transcript import scan_transcript
-from reporter.records import VALIDATION_FORMAT, Turn
+from reporter.core import cache
+from reporter.core.records import VALIDATION_FORMAT, Turn
+from reporter.core.schema import Attribution, KernelShare, LaunchGroup, LaunchStats, Mismatch
 from reporter.render.evidence import witness_lines
 from reporter.render.findings import first_turn_writing
 from reporter.render.highlight import highlight_python, numbered
-from reporter.validate import cache
-from reporter.validate.schema import Attribution, KernelShare, LaunchGroup, LaunchStats, Mismatch
+from reporter.validate import manifest
 from test_render import build, text_of
 
 KB = ROOT / "examples" / "kernelbench"
@@ -49,7 +50,7 @@ def with_attribution(data: Path, run_id: str, att: Attribution) -> None:
     la = res.kernel_launches or LaunchStats(1, 4.2)
     update = {"kernel_launches": LaunchStats(la.launches, la.cuda_time_us, attribution=att), "format": VALIDATION_FORMAT}
     key = cache.content_key(run.source.final_kernel.source, run.source.reference_source)  # type: ignore[union-attr, arg-type]
-    cache.store(data, key, res.model_copy(update=update))  # a current-format result, as a re-validation would write
+    manifest.store(data, key, res.model_copy(update=update))  # a current-format result, as a re-validation would write
 
 
 def test_a_torch_fallback_is_suspect_with_its_attribution_table(kb: Path, tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from conftest import DATA
 from reporter.collect import collect
 from reporter.collect.validation import load_validations
-from reporter.validate.pipeline import Item, Outcome, RunStats
+from reporter.validate.recorder import Item, Outcome, RunStats
 
 
 def _rejects(container: Any, *edits: str) -> None:
@@ -103,8 +103,8 @@ def test_result_sequences_are_tuples_and_still_redacted() -> None:
     from collections import Counter
 
     from reporter.collect.redact import Redactor
-    from reporter.records import ValidationResult
-    from reporter.validate.schema import LaunchStats, TrialResult, Verdict
+    from reporter.core.records import ValidationResult
+    from reporter.core.schema import LaunchStats, TrialResult, Verdict
     token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
     res = ValidationResult(kernel_sha256="k", reference_sha256="r", settings={}, verdict=Verdict.CORRECT,  # type: ignore[arg-type]
                            trials=[TrialResult(0, 1, False, True, (f"8x{token}",))],

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from conftest import minimal_trace
 from reporter.collect import collect
 from reporter.collect.redact import Redactor
-from reporter.collect.safeio import parse_json
-from reporter.errors import CollectError
+from reporter.core.errors import CollectError
+from reporter.core.safeio import parse_json
 
 FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=50)

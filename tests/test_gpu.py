@@ -11,11 +11,11 @@ import pytest
 from conftest import KERNELS, kernel_run
 from reporter.collect import collect
 from reporter.collect.suspicion import suspicion
-from reporter.records import ValidationSettings
+from reporter.core.records import ValidationSettings
+from reporter.core.schema import LaunchGroup, WorkerJob
 from reporter.validate import gpu_available, validate_runs
 from reporter.validate.buildcache import default_root
-from reporter.validate.pipeline import RunStats
-from reporter.validate.schema import LaunchGroup
+from reporter.validate.recorder import RunStats
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="needs a CUDA device")]
 CHEATS = KERNELS.parent / "cheats"
@@ -100,9 +100,8 @@ def test_ncu_report_module_reads_what_the_csv_says(tmp_path: Path) -> None:
     rep = tmp_path / "prof"
     prefix = [shutil.which("ncu"), "--target-processes", "all", "--clock-control", "none", "--nvtx", "--nvtx-include",
               "measured/", "--section", "SpeedOfLight", "--section", "LaunchStats", "--metrics", NCU_METRICS, "-f", "-o", str(rep)]
-    job = {"reference": run.trace.reference_source, "kernel": run.trace.final_kernel.source,  # type: ignore[union-attr]
-           "settings": SETTINGS.model_dump(mode="json"), "device": "cuda", "precision": "fp32", "role": "kernel",
-           "extensions_dir": str(tmp_path / "ext")}
+    job = WorkerJob(run.trace.reference_source, run.trace.final_kernel.source,  # type: ignore[arg-type, union-attr]
+                    SETTINGS.model_dump(mode="json"), "cuda", "fp32", str(tmp_path / "ext"), "kernel")
     out = run_fresh("profile", job, tmp_path / "job", 600, {"TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")}, prefix)
     assert out["verdict"] == "correct", out
     report = rep.with_suffix(".ncu-rep")

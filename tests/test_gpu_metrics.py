@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA
-from reporter.checks import bottleneck_label
 from reporter.collect import ncu as gm
-from reporter.errors import CollectError
+from reporter.core.checks import bottleneck_label
+from reporter.core.errors import CollectError
 
 SEED3 = DATA / "seed-003-l2-p8"
 

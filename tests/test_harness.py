@@ -13,9 +13,10 @@ pytest.importorskip("torch")
 
 from conftest import KERNELS, kernel_run
 from reporter.collect import collect
-from reporter.records import ValidationSettings
-from reporter.validate import cache, validate_runs
-from reporter.validate.schema import NO_JITTER_HOOK, Basis
+from reporter.core import cache
+from reporter.core.records import ValidationSettings
+from reporter.core.schema import NO_JITTER_HOOK, Basis
+from reporter.validate import validate_runs
 from reporter.validate.worker import PopcornJitter
 
 # One xdist worker runs the module, so `validated` (every fixture kernel, in child processes) runs once.

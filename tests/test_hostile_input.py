@@ -13,8 +13,9 @@ from click.testing import CliRunner
 
 from conftest import hang_guard, minimal_trace, write_trace
 from reporter.cli import main
-from reporter.collect import collect, limits
-from reporter.errors import CollectError, Problem
+from reporter.collect import collect
+from reporter.core import limits
+from reporter.core.errors import CollectError, Problem
 
 
 @pytest.fixture(autouse=True)

@@ -12,10 +12,11 @@ from reporter.collect import collect
 from reporter.collect.kernelbench import import_kernelbench
 from reporter.collect.traces import RunRecord
 from reporter.collect.validation import load_validations
-from reporter.records import Environment, StaticFinding, ValidationResult, ValidationSettings, sha256_text
+from reporter.core import cache
+from reporter.core.cheats import scan
+from reporter.core.records import Environment, StaticFinding, ValidationResult, ValidationSettings, sha256_text
 from reporter.render import build_site
-from reporter.validate import cache, cached_lookup
-from reporter.validate.cheats import scan
+from reporter.validate import cached_lookup, manifest
 
 KB = Path(__file__).resolve().parent / "fixtures" / "kernelbench"
 
@@ -84,7 +85,7 @@ def test_imported_runs_find_their_results_and_show_them(tmp_path: Path) -> None:
     for run in col.runs:
         fk, ref = run.trace.final_kernel, run.trace.reference_source
         assert fk is not None and ref is not None
-        cache.store(data, cache.content_key(fk.source, ref), measured(run, "correct"))
+        manifest.store(data, cache.content_key(fk.source, ref), measured(run, "correct"))
     for run in collect(data).runs:
         hit = cached_lookup(data, run)
         assert hit is not None and hit[0].environment.gpu == "Test GPU"

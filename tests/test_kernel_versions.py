@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from conftest import minimal_trace
-from reporter.records import Trace
+from reporter.core.records import Trace
 from reporter.render.evolution import kernel_versions
 from reporter.render.lazy import CHUNK_CALLBACK, chunk_js, text_view
 

@@ -1,4 +1,5 @@
-"""The tree reads in one look: no module over 400 lines, no function over 60, no arithmetic in templates.
+"""The tree reads in one look: no module over 400 lines, no function over 60, no arithmetic in templates,
+and imports that run one way (core -> collect -> validate -> render -> publish -> the CLI) with no circles.
 
 Each check is a function over a folder or a template environment, run on the real tree and, to show it
 can fail, on a deliberately broken case.
@@ -7,6 +8,7 @@ can fail, on a deliberately broken case.
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,12 @@ from reporter.render.writer import template_env
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 # Jinja's arithmetic nodes; `~` (string concatenation) is `nodes.Concat` and is allowed.
+# The floors, lowest first: a module may import only from its own floor or one below it.
+FLOORS = {"core": 0, "collect": 1, "validate": 2, "render": 3, "publish": 4}
+# Modules at the package's top level that are not the application itself (the CLI, `build`, `config`,
+# `progress` and the package's `__init__` sit above every stage): the notebook tables read collected runs.
+TOP_LEVEL_FLOORS = {"aggregates": 1, "frames": 1}
+APP_FLOOR = 5
 ARITHMETIC = (nodes.Add, nodes.Sub, nodes.Mul, nodes.Div, nodes.FloorDiv, nodes.Mod, nodes.Pow, nodes.Neg, nodes.Pos)
 
 
@@ -111,3 +119,96 @@ def test_the_template_check_finds_arithmetic(source: str, found: list[str]) -> N
     env = Environment(loader=DictLoader({"t.html": source}))
     env.filters["num"] = str
     assert sorted(template_arithmetic(env) + template_thresholds(env)) == sorted(found)
+
+
+def _module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_edges(root: Path) -> dict[str, set[str]]:
+    """Each module of the package at `root` and the package's modules it imports: at the top, inside a
+    function (a lazy import is still a dependency) or under TYPE_CHECKING alike."""
+    paths = {_module_name(p, root): p for p in _modules(root)}
+    edges: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                found |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+                target = ".".join([*base, *([node.module] if node.module else [])])
+                # `from . import cache` names a module; `from .cache import lookup` names one inside it
+                found |= {f"{target}.{a.name}" if f"{target}.{a.name}" in paths else target for a in node.names}
+        edges[name] = {m for m in found if m in paths and m != name}
+    return edges
+
+
+def floor_of(module: str) -> int:
+    parts = module.split(".")
+    if len(parts) > 1 and parts[1] in FLOORS:
+        return FLOORS[parts[1]]
+    return TOP_LEVEL_FLOORS.get(parts[1], APP_FLOOR) if len(parts) == 2 else APP_FLOOR
+
+
+def upward_imports(edges: Mapping[str, set[str]]) -> list[str]:
+    return sorted(f"{m} -> {t}" for m, targets in edges.items() for t in targets if floor_of(t) > floor_of(m))
+
+
+def import_circles(edges: Mapping[str, set[str]]) -> list[list[str]]:
+    """Every group of modules that import each other, directly or round a loop (Tarjan's components)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = stack[stack.index(v):]
+            del stack[stack.index(v):]
+            if len(group) > 1:
+                circles.append(sorted(group))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return sorted(circles)
+
+
+def test_imports_run_one_way() -> None:
+    edges = import_edges(ROOT / "reporter")
+    assert "reporter.core.records" in edges and "reporter.render.writer" in edges  # the walk saw the tree
+    assert upward_imports(edges) == []
+
+
+def test_no_import_circles() -> None:
+    assert import_circles(import_edges(ROOT / "reporter")) == []
+
+
+def test_the_import_checks_find_upward_imports_and_circles(tmp_path: Path) -> None:
+    pkg = tmp_path / "reporter"
+    for folder in ("core", "collect", "render"):
+        (pkg / folder).mkdir(parents=True)
+        (pkg / folder / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    # core reaches up lazily, inside a function; collect's two modules import each other.
+    (pkg / "core" / "rules.py").write_text("def f() -> None:\n    from ..render import page\n", encoding="utf-8")
+    (pkg / "render" / "page.py").write_text("from ..core import rules\nfrom reporter.collect.a import x\n", encoding="utf-8")
+    (pkg / "collect" / "a.py").write_text("from .b import y\nx = 1\n", encoding="utf-8")
+    (pkg / "collect" / "b.py").write_text("from . import a\ny = 2\n", encoding="utf-8")
+    (pkg / "cli.py").write_text("from .render import page\n", encoding="utf-8")
+    edges = import_edges(pkg)
+    assert edges["reporter.render.page"] == {"reporter.core.rules", "reporter.collect.a"}
+    assert upward_imports(edges) == ["reporter.core.rules -> reporter.render.page"]
+    assert import_circles(edges) == [["reporter.collect.a", "reporter.collect.b"],
+                                     ["reporter.core.rules", "reporter.render.page"]]

@@ -136,10 +136,10 @@ def test_a_source_that_needs_the_full_header_falls_back_to_the_build_as_written(
     """Real C++ builds (minutes on a busy 2-core machine): one light, one that only the full header compiles."""
     pytest.importorskip("torch")
     from reporter.collect import collect
-    from reporter.records import ValidationSettings
+    from reporter.core.records import ValidationSettings
     from reporter.validate import validate_runs
     from reporter.validate.buildcache import default_root
-    from reporter.validate.pipeline import RunStats
+    from reporter.validate.recorder import RunStats
     data = tmp_path / "data"
     for name in ("cpp_light", "cpp_full_header"):
         kernel_run(data, name, (KERNELS / f"{name}.py").read_text())

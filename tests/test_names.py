@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from conftest import minimal_trace, write_trace
 from reporter.collect import collect
-from reporter.names import KEY_SEPARATOR, MAX_SLUG_BYTES, slug, unique_slugs
+from reporter.core.names import KEY_SEPARATOR, MAX_SLUG_BYTES, slug, unique_slugs
 
 SLUG_CHARS = set(string.ascii_lowercase + string.digits + ".-_")
 

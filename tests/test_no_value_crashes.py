@@ -11,9 +11,10 @@ from click.testing import CliRunner
 
 from conftest import minimal_trace, write_trace
 from reporter.cli import main
-from reporter.records import Environment, ValidationResult, ValidationSettings, sha256_text
-from reporter.validate import cache
-from reporter.validate.schema import BasisStats, TimingFigures
+from reporter.core import cache
+from reporter.core.records import Environment, ValidationResult, ValidationSettings, sha256_text
+from reporter.core.schema import BasisStats, TimingFigures
+from reporter.validate import manifest
 
 
 def build(data: Path, site: Path) -> str:
@@ -52,7 +53,7 @@ def test_a_recorded_runtime_of_0_beside_a_cached_result(tmp_path: Path) -> None:
                               settings=ValidationSettings(), environment=Environment(gpu="Test GPU"), verdict="correct",  # type: ignore[arg-type]
                               measured_at="2030-01-01T00:00:00Z", kernel_timing=TimingFigures(wall=wall),
                               reference_timing=TimingFigures(wall=wall))
-    cache.store(data, cache.content_key("kernel", "reference"), result)
+    manifest.store(data, cache.content_key("kernel", "reference"), result)
     build(data, tmp_path / "site")
     assert set(rows(tmp_path / "site")) == {"good", "zero"}
     assert "re-validated" in next((tmp_path / "site" / "runs").glob("zero*.html")).read_text()

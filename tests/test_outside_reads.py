@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, hang_guard, minimal_trace, write_trace
+from reporter.build import build
 from reporter.collect.kernelbench import import_kernelbench
-from reporter.pipeline import build
-from reporter.records import ValidationSettings
-from reporter.validate import cache
+from reporter.core import cache
+from reporter.core.records import ValidationSettings
 
 KB = Path(__file__).resolve().parent / "fixtures" / "kernelbench"
 sys.path.insert(0, str(ROOT / "benchmarks"))

@@ -11,10 +11,11 @@ import pytest
 
 from conftest import KERNELS, SIGMOID_NO_JITTER, kernel_run
 from reporter.collect import collect
-from reporter.records import ValidationSettings
-from reporter.validate import buildcache, cache, validate_runs
+from reporter.core import cache
+from reporter.core.records import ValidationSettings
+from reporter.validate import buildcache, manifest, validate_runs
 from reporter.validate.gate import CompileGuard, timing_window
-from reporter.validate.pipeline import RunStats
+from reporter.validate.recorder import RunStats
 
 pytest.importorskip("torch")
 
@@ -38,14 +39,14 @@ def test_first_result_is_written_before_the_last_compile_ends(tmp_path: Path, bu
     kernel_run(tmp_path, "slow_build", (KERNELS / "slow_build.py").read_text())
     stored = tmp_path / "quick-result-stored"
     monkeypatch.setenv("SLOW_BUILD_UNTIL", str(stored))
-    real_store = cache.store
+    real_store = manifest.store
 
     def store(data: Path, key: str, result, *args, **kwargs):  # type: ignore[no-untyped-def]
         path = real_store(data, key, result, *args, **kwargs)
         stored.touch()
         return path
 
-    monkeypatch.setattr(cache, "store", store)
+    monkeypatch.setattr(manifest, "store", store)
     stats: list[RunStats] = []
     results = validate_runs(tmp_path, collect(tmp_path).runs, SETTINGS, device="cpu", jobs=2, stats=stats)
     assert {k: r.verdict for k, (r, _) in results.items()} == {"correct": "correct", "slow_build": "correct"}
@@ -62,17 +63,17 @@ def test_interrupted_run_resumes_where_it_stopped(tmp_path: Path, build_root: Pa
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("correct", "wrong", "slow_build"):
         kernel_run(tmp_path, name, (KERNELS / f"{name}.py").read_text())
-    real_store, stored = cache.store, []
+    real_store, stored = manifest.store, []
 
     def store_then_interrupt(*args, **kwargs):  # type: ignore[no-untyped-def]
         path = real_store(*args, **kwargs)
         stored.append(path)
         raise KeyboardInterrupt  # the user presses Ctrl-C right after the first result is written
 
-    monkeypatch.setattr(cache, "store", store_then_interrupt)
+    monkeypatch.setattr(manifest, "store", store_then_interrupt)
     with pytest.raises(KeyboardInterrupt):
         validate_runs(tmp_path, collect(tmp_path).runs, SETTINGS, device="cpu", jobs=3)
-    monkeypatch.setattr(cache, "store", real_store)
+    monkeypatch.setattr(manifest, "store", real_store)
     assert len(stored) == 1
     stats: list[RunStats] = []
     again = validate_runs(tmp_path, collect(tmp_path).runs, SETTINGS, device="cpu", jobs=3, stats=stats)
@@ -172,7 +173,7 @@ def test_compile_pool_is_sized_from_measured_builds(tmp_path: Path) -> None:
 
 
 def test_the_progress_line_gives_a_checks_phases_in_the_order_they_ran() -> None:
-    from reporter.validate.pipeline import phases_text
+    from reporter.validate.recorder import phases_text
     got = phases_text({"graph": 0.31, "load": 0.52, "compile": 40.0, "device+profile": 1.26, "correctness": 1.04, "jitter": 0.2})
     assert got == ": load 0.5, correctness 1.0, device+profile 1.3, jitter 0.2, graph 0.3"
     assert phases_text({"compile": 40.0}) == "" and phases_text({}) == ""

@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import minimal_trace, write_trace
+from reporter.build import build
 from reporter.collect import collect
-from reporter.errors import replace_surrogates
-from reporter.pipeline import build
-from reporter.records import Trace, ValidationResult, ValidationSettings
-from reporter.validate import cache
+from reporter.core import cache
+from reporter.core.errors import replace_surrogates
+from reporter.core.records import Trace, ValidationResult, ValidationSettings
 
 EXTREME_INTS = [0, 1, -1, 2**31, 2**63 - 1, 2**63, -(2**63) - 1, 10**39, -(10**39)]
 EXTREME_FLOATS = [0.0, -0.0, -1.5, 1e-300, 5e-324, 1e308, -1e308, math.nan, math.inf, -math.inf, 1e39]

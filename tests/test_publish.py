@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from conftest import DATA
 from reporter.cli import main
-from reporter.errors import ConfigError, PublishError
+from reporter.core.errors import ConfigError, PublishError
 from reporter.publish import MARKER, publish_site, workflow_yaml
 from reporter.publish.pages import default_branch
 

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import DATA, KERNELS, SIGMOID_NO_JITTER, kernel_run
 from reporter.collect import collect
-from reporter.records import ValidationSettings
+from reporter.core.records import ValidationSettings
 from reporter.validate import validate_runs
 
 pytest.importorskip("torch")

@@ -27,9 +27,9 @@ import pytest
 
 from conftest import DATA, KERNELS, kernel_run
 from reporter.collect import collect
-from reporter.records import ValidationSettings
+from reporter.core.records import ValidationSettings
 from reporter.validate import validate_runs
-from reporter.validate.pipeline import RunStats
+from reporter.validate.recorder import RunStats
 
 pytest.importorskip("torch")
 ray = pytest.importorskip("ray")

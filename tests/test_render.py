@@ -15,7 +15,7 @@ from conftest import DATA, minimal_trace, write_trace
 from reporter.collect import collect
 from reporter.collect.validation import load_validations
 from reporter.render import build_site
-from reporter.render.build import BuildReport
+from reporter.render.site import BuildReport
 from reporter.render.writer import SiteWriter
 
 

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from conftest import DATA, ROOT
 from reporter.cli import main
-from reporter.errors import SiteError
+from reporter.core.errors import SiteError
 from reporter.render.writer import BUILDING, MARKER, check_target, recover
 
 

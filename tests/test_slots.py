@@ -11,7 +11,7 @@ import pytest
 
 from reporter.validate import steps
 from reporter.validate.executors import local
-from reporter.validate.pipeline import Item
+from reporter.validate.recorder import Item
 from reporter.validate.slots import GpuSlots, ran_out_of_memory
 
 OOM = {"verdict": "runtime_error", "wall_s": 2.0, "phase_s": {"check": 2.0},

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import ROOT, minimal_trace, write_trace
 from reporter.collect import collect
-from reporter.records import sha256_text
+from reporter.core.records import sha256_text
 
 KB = ROOT / "examples" / "kernelbench"
 MATMUL = "kernelbench-run_new/l1-p1-s0"  # plain torch.matmul, no __global__
@@ -84,8 +84,8 @@ def test_reviews_file_must_be_a_regular_file(kb: Path) -> None:
 
 
 def test_a_bad_reviews_file_is_reported_by_build_not_counted_as_a_trace(kb: Path, tmp_path: Path) -> None:
-    from reporter.pipeline import build
-    from reporter.records import ValidationSettings
+    from reporter.build import build
+    from reporter.core.records import ValidationSettings
     (kb / "reviews.toml").write_text("[[cleared]\n")
     summary = build(kb, tmp_path / "site", ValidationSettings(), validate=False)
     assert summary.unreadable == 0

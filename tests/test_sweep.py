@@ -14,7 +14,7 @@ from reporter import aggregates as ag
 from reporter.cli import main
 from reporter.collect import collect
 from reporter.collect.kernelbench import read_baseline
-from reporter.errors import ReporterError
+from reporter.core.errors import ReporterError
 from reporter.frames import load
 
 SWEEP = ROOT / "examples" / "kernelbench-sweep"

@@ -12,18 +12,10 @@ from typing import get_type_hints
 
 import pytest
 
-from reporter.records import ValidationResult
-from reporter.validate import cache
-from reporter.validate.schema import (
-    Basis,
-    BasisStats,
-    LaunchStats,
-    StopReason,
-    TimingFigures,
-    TrialResult,
-    Verdict,
-    WorkerResult,
-)
+from reporter.core import cache
+from reporter.core.records import ValidationResult
+from reporter.core.schema import Basis, BasisStats, LaunchStats, StopReason, TimingFigures, TrialResult, Verdict, WorkerResult
+from reporter.validate import manifest
 from reporter.validate.stats import adaptive, ci_halfwidth_pct, median_ci, summarize
 
 
@@ -154,7 +146,7 @@ def test_a_graph_whose_replay_writes_nothing_is_not_capturable() -> None:
 
 
 def test_a_graph_far_below_the_device_time_is_not_used() -> None:
-    from reporter.validate.schema import BasisStats, TimingFigures, checked_graph, doubtful_graph
+    from reporter.core.schema import BasisStats, TimingFigures, checked_graph, doubtful_graph
 
     def stats(ms: float) -> BasisStats:
         return BasisStats(median_ms=ms, min_ms=ms, max_ms=ms, n=30)
@@ -174,8 +166,8 @@ def test_cached_results_lose_a_graph_figure_that_cannot_be_the_calls_time(tmp_pa
     from conftest import KERNELS, kernel_run
     from reporter.collect import collect
     from reporter.collect.validation import load_validation
-    from reporter.records import Environment, ValidationSettings, sha256_text
-    from reporter.validate.schema import BasisStats, TimingFigures
+    from reporter.core.records import Environment, ValidationSettings, sha256_text
+    from reporter.core.schema import BasisStats, TimingFigures
 
     def stats(ms: float) -> BasisStats:
         return BasisStats(median_ms=ms, min_ms=ms, max_ms=ms, n=30)
@@ -186,7 +178,7 @@ def test_cached_results_lose_a_graph_figure_that_cannot_be_the_calls_time(tmp_pa
     assert ref is not None
     empty_graph = TimingFigures(device=stats(0.0049), graph=stats(0.00128))
     real_graph = TimingFigures(device=stats(0.0038), graph=stats(0.0060))
-    cache.store(tmp_path, cache.content_key(kernel, ref), ValidationResult(
+    manifest.store(tmp_path, cache.content_key(kernel, ref), ValidationResult(
         kernel_sha256=sha256_text(kernel), reference_sha256=sha256_text(ref), settings=ValidationSettings(),
         environment=Environment(gpu="Test GPU"), verdict="correct", measured_at="2030-01-01T00:00:00Z",  # type: ignore[arg-type]
         kernel_timing=empty_graph, reference_timing=real_graph))

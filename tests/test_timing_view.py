@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from reporter.records import RecordedMetrics, TimingMetrics, ValidationResult
+from reporter.core.records import RecordedMetrics, TimingMetrics, ValidationResult
+from reporter.core.schema import BasisStats, TimingFigures
 from reporter.render import numbers
 from reporter.render.revalidation import comparisons
 from reporter.render.timing_view import timing_view
-from reporter.validate.schema import BasisStats, TimingFigures
 
 
 def stats(ms: float) -> BasisStats:

@@ -1,4 +1,4 @@
-"""Verdicts, sources and states are spelled once, in `reporter.vocab` (and `validate.schema.Verdict`):
+"""Verdicts, sources and states are spelled once, in `reporter.core.vocab` (and `core.schema.Verdict`):
 code compares with the enums, never with a string that could drift from them."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 
 from conftest import ROOT
-from reporter.validate.schema import Verdict
-from reporter.vocab import GridState, RevalidationState, ReviewStatus, RunVerdict, Source
+from reporter.core.schema import Verdict
+from reporter.core.vocab import GridState, RevalidationState, ReviewStatus, RunVerdict, Source
 
 VOCABULARY = {m.value for enum in (Verdict, RunVerdict, Source, RevalidationState, ReviewStatus, GridState) for m in enum}
 HOME = {"vocab.py", "schema.py"}

@@ -16,7 +16,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from conftest import KERNELS  # noqa: E402
-from reporter.records import ValidationSettings  # noqa: E402
+from reporter.core.records import ValidationSettings  # noqa: E402
 from reporter.validate import allclose, worker  # noqa: E402
 from reporter.validate.worker import compare  # noqa: E402
 

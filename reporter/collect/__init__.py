@@ -1,6 +1,6 @@
 """Stage 1, collect: find traces under DATA and read them, with their attachments, into typed records.
 
-`traces` reads the trace format; `ncu` parses Nsight Compute and torch.profiler exports; `kernelbench`
+`read` finds and parses trace files, `traces` adds what a run's page needs (flags, cheat scan, attachments); `ncu` parses Nsight Compute and torch.profiler exports; `kernelbench`
 turns a KernelBench run folder into traces.
 """
 
@@ -10,7 +10,7 @@ from typing import Any
 
 # Imported on first use: a rebuild that finds nothing changed reads no trace model it does not need.
 _API = {"Collection": "traces", "ProfileSet": "traces", "RunRecord": "traces", "collect": "traces",
-        "read_trace": "traces", "find_traces": "traces"}
+        "read_trace": "read", "find_traces": "read"}
 __all__ = sorted(_API)
 
 

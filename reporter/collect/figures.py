@@ -9,13 +9,10 @@ import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from ..checks import bottleneck_label
-from ..frozen import freeze
-
-if TYPE_CHECKING:
-    from .ncu import NcuKernel
+from ..core.checks import bottleneck_label
+from ..core.frozen import freeze
+from ..core.units import UNIT_FACTORS
 
 # Launch shapes make no sense averaged across different kernels: those come from the longest kernel.
 PER_LAUNCH = {"regs_per_thread", "smem_per_block", "block_size", "grid_size", "dominant_pipe", "bottleneck"}
@@ -23,6 +20,37 @@ STALL_PREFIX = "smsp__average_warps_issue_stalled_"
 STALL_SUFFIX = "_per_issue_active.ratio"
 PIPE_NAMES = {"fma": "FP32 (FMA)", "alu": "ALU", "lsu": "LSU", "xu": "XU", "fp64": "FP64", "adu": "ADU", "cbu": "CBU", "uniform": "Uniform",
               "tensor_op_hmma": "Tensor (HMMA)", "tensor_op_gmma": "Tensor (GMMA)", "fma_type_fp16": "FP16", "tex": "TEX", "tma": "TMA", "ipa": "IPA"}
+
+
+@dataclass(frozen=True)
+class Metric:
+    value: float | str | None
+    unit: str
+
+    def base(self) -> float | None:
+        """The value in base units (seconds, bytes, hertz), or None when it is not a number."""
+        if not isinstance(self.value, float):
+            return None
+        return self.value * UNIT_FACTORS.get(self.unit.lower(), 1.0)
+
+
+@dataclass(frozen=True)
+class NcuKernel:
+    """One profiled launch with every metric ncu exported for it."""
+
+    launch_id: int
+    name: str
+    block: str
+    grid: str
+    metrics: dict[str, Metric]
+
+    def num(self, name: str) -> float | None:
+        m = self.metrics.get(name)
+        return m.value if m is not None and isinstance(m.value, float) else None
+
+    def base(self, name: str) -> float | None:
+        m = self.metrics.get(name)
+        return m.base() if m is not None else None
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import CollectError, ReporterError
-from .safeio import parse_json, read_bounded
+from ..core.errors import CollectError, ReporterError
+from ..core.safeio import parse_json, read_bounded
 
 
 @dataclass(frozen=True)

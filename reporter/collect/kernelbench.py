@@ -26,14 +26,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import CollectError, printable
-from ..records import Trace
-from ..vocab import RunVerdict
-from . import limits
+from ..core import limits
+from ..core.errors import CollectError, printable
+from ..core.records import Trace
+from ..core.safeio import parse_json, parse_yaml, read_bounded, write_inside
+from ..core.vocab import RunVerdict
 from .kbbaseline import Baseline, read_baseline
 from .kbbaseline import num as _num
 from .problemset import Drift
-from .safeio import parse_json, parse_yaml, read_bounded, write_inside
 
 __all__ = ["Baseline", "read_baseline"]  # kept importable from here: the CLI and tests use them
 

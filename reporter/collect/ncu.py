@@ -9,53 +9,20 @@ from __future__ import annotations
 import csv
 import io
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import CollectError
-from ..units import UNIT_FACTORS
-from . import limits
-from .figures import Figure, KernelFigures, derive, summarize
+from ..core import limits
+from ..core.errors import CollectError
+from ..core.safeio import checked_path, parse_json, read_bounded
+from .figures import Figure, KernelFigures, Metric, NcuKernel, derive, summarize
 from .profiler import ProfilerSummary, parse_chrome_trace
-from .safeio import checked_path, parse_json, read_bounded
 
 # Re-exported: callers know one module for GPU exports and what is derived from them.
-__all__ = ["Figure", "KernelFigures", "ProfilerSummary", "derive", "parse_chrome_trace", "summarize"]
+__all__ = ["Figure", "KernelFigures", "Metric", "NcuKernel", "ProfilerSummary", "derive", "parse_chrome_trace", "summarize"]
 
 HEADER_PREFIX = '"ID","Process ID"'
 ID_COLUMNS = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size", "Grid Size", "Device", "CC", "Kernel Time"}
 
-
-
-@dataclass(frozen=True)
-class Metric:
-    value: float | str | None
-    unit: str
-
-    def base(self) -> float | None:
-        """The value in base units (seconds, bytes, hertz), or None when it is not a number."""
-        if not isinstance(self.value, float):
-            return None
-        return self.value * UNIT_FACTORS.get(self.unit.lower(), 1.0)
-
-
-@dataclass(frozen=True)
-class NcuKernel:
-    """One profiled launch with every metric ncu exported for it."""
-
-    launch_id: int
-    name: str
-    block: str
-    grid: str
-    metrics: dict[str, Metric]
-
-    def num(self, name: str) -> float | None:
-        m = self.metrics.get(name)
-        return m.value if m is not None and isinstance(m.value, float) else None
-
-    def base(self, name: str) -> float | None:
-        m = self.metrics.get(name)
-        return m.base() if m is not None else None
 
 
 def parse_value(text: str) -> float | str | None:

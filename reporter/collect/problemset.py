@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import CollectError, printable
-from .safeio import parse_json, read_bounded, write_inside
+from ..core.errors import CollectError, printable
+from ..core.safeio import parse_json, read_bounded, write_inside
 
 PROBLEMSET_FILE = "kernelbench-problems.json"
 FORMAT = 1

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import CollectError
-from ..frozen import freeze
-from .safeio import parse_json, read_bounded
+from ..core.errors import CollectError
+from ..core.frozen import freeze
+from ..core.safeio import parse_json, read_bounded
 
 
 @dataclass(frozen=True)

@@ -26,9 +26,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..errors import CollectError
-from ..records import ValidationResult
-from .safeio import read_bounded
+from ..core.errors import CollectError
+from ..core.records import ValidationResult
+from ..core.safeio import read_bounded
 
 ALLOW_FILE = "redact-allow.txt"
 _ALNUM_TO_A = bytes(ord("a") if chr(b).isascii() and chr(b).isalnum() else ord(" ") for b in range(256))

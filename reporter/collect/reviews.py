@@ -35,8 +35,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from ..errors import CollectError
-from .safeio import read_bounded
+from ..core.errors import CollectError
+from ..core.safeio import read_bounded
 
 REVIEWS_FILE = "reviews.toml"
 _SHA256 = re.compile(r"[0-9a-f]{64}")

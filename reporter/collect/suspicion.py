@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..checks import attribution_flags
-from ..records import ValidationResult
-from ..validate.schema import DynamicCheck, Verdict
-from ..vocab import ReviewStatus
+from ..core.checks import attribution_flags
+from ..core.records import ValidationResult
+from ..core.schema import DynamicCheck, Verdict
+from ..core.vocab import ReviewStatus
 from .reviews import Review, ReviewVerdict
 from .traces import RunRecord
 

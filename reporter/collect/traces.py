@@ -1,4 +1,5 @@
-"""Stage 1: find traces under a data folder, read them into typed records, attach their exports.
+"""Stage 1: each trace (found and parsed by `read.py`) enriched into a run record: flags, the static
+cheat scan, parsed attachments, redaction and reviews; `collect` does it for every trace under DATA.
 
 A bad file never stops the others: it becomes a `CollectError` in the result, naming file and field.
 The static cheat scan reads each final kernel here (source only, no GPU), so every build has its findings.
@@ -6,26 +7,22 @@ The static cheat scan reads each final kernel here (source only, no GPU), so eve
 
 from __future__ import annotations
 
-import os
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
-from pydantic import ValidationError
-
-from ..checks import Flag, check_trace
-from ..errors import CollectError
-from ..frozen import freeze
-from ..names import path_id, unique_slugs
-from ..records import CACHE_DIR, READABLE_VERSIONS, Trace, migrate_trace, sha256_text, unknown_fields
-from ..validate.cheats import Finding, scan
+from ..core.cheats import Finding, scan
+from ..core.checks import Flag, check_trace
+from ..core.errors import CollectError
+from ..core.frozen import freeze
+from ..core.names import unique_slugs
+from ..core.records import Trace, sha256_text, unknown_fields
+from ..core.safeio import checked_path
 from . import ncu as gm
+from .read import REDACTED_ID, find_traces, read_document, run_ids, validate_document
 from .redact import RedactionReport, Redactor, load_allow_list
 from .reviews import Review, Reviews, ReviewVerdict, load_reviews
-from .safeio import checked_path, parse_json, read_bounded
 from .transcript import scan_transcript
 
 
@@ -58,7 +55,7 @@ class RunRecord:
     unknown: Sequence[str]
     profiles: Mapping[str, ProfileSet] = field(default_factory=dict)
     attachment_errors: Sequence[CollectError] = ()
-    slug: str = ""  # unique among the collection's runs (`reporter.names.unique_slugs`)
+    slug: str = ""  # unique among the collection's runs (`reporter.core.names.unique_slugs`)
     findings: Sequence[Finding] = ()  # static cheat scan of the final kernel
     review: Review | None = None  # a reviewer's verdict on exactly this kernel
     review_problem: str = ""  # why a verdict naming this run does not apply
@@ -115,88 +112,6 @@ class Collection:
         return RedactionReport({r.run_id: dict(r.redactions) for r in self.runs})
 
 
-def _is_trace_name(name: str) -> bool:
-    return name == "trace.json" or name.endswith(".trace.json")
-
-
-def find_traces(data: Path, errors: list[CollectError] | None = None) -> list[Path]:
-    """Every `trace.json` or `*.trace.json` below `data`, in a stable order; the cache folder is skipped.
-
-    Linked folders are not followed (they could lead outside DATA or loop); a folder that cannot be
-    listed, or a linked one, is reported in `errors` and the walk goes on.
-    """
-    found: list[Path] = []
-    stack = [data]
-    while stack:
-        folder = stack.pop()
-        try:
-            with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError as exc:
-            if errors is not None:
-                errors.append(CollectError(folder, "(folder)", f"cannot list: {exc.strerror or exc}"))
-            continue
-        for entry in entries:
-            if folder == data and entry.name == CACHE_DIR:
-                continue
-            path = Path(entry.path)
-            if entry.is_dir(follow_symlinks=False):
-                stack.append(path)
-            elif entry.is_symlink() and _is_dir(path) and errors is not None:
-                errors.append(CollectError(path, "(folder)", "is a linked folder; links to folders are not followed"))
-            elif _is_trace_name(entry.name):
-                found.append(path)
-    return sorted(found)
-
-
-def _is_dir(path: Path) -> bool:
-    try:
-        return path.is_dir()
-    except (OSError, ValueError):
-        return False
-
-
-def _field_of(err: ValidationError) -> str:
-    first = err.errors()[0]
-    loc = ".".join(str(x) for x in first["loc"]) or "(document)"
-    more = len(err.errors()) - 1
-    return f"{loc}: {first['msg']}" + (f" (and {more} more problem{'s' if more > 1 else ''})" if more else "")
-
-
-def read_document(path: Path, root: Path | None = None) -> dict[str, Any]:
-    """One trace file as a current-version JSON object, read within the limits of `limits.py`.
-
-    The file must resolve inside `root` (DATA; default: the file's own folder). Every failure is a
-    CollectError that names the file and the field.
-    """
-    doc = parse_json(read_bounded(path, root or path.parent, "(file)", "MAX_TRACE_BYTES"), path)
-    if not isinstance(doc, dict):
-        raise CollectError(path, "(document)", "a trace must be a JSON object")
-    version = doc.get("schema_version")
-    if version not in READABLE_VERSIONS:
-        # A long value is described, not quoted: it is text anyone wrote, and the message is published.
-        shown = repr(version) if version is None or isinstance(version, int | float) or len(str(version)) <= 12 \
-            else f"a {type(version).__name__} of {len(str(version)):,} characters"
-        raise CollectError(path, "schema_version",
-                           f"{shown} is not supported; this reporter reads versions "
-                           f"{', '.join(map(str, READABLE_VERSIONS))} (see docs/trace-format.md)")
-    return migrate_trace(doc)
-
-
-def validate_document(doc: dict[str, Any], path: Path) -> Trace:
-    try:
-        return Trace.model_validate(doc)
-    except ValidationError as exc:
-        loc_msg = _field_of(exc)
-        loc, _, msg = loc_msg.partition(": ")
-        raise CollectError(path, loc, msg) from exc
-
-
-def read_trace(path: Path, root: Path | None = None) -> Trace:
-    """Parse one trace file; every failure is a CollectError that names the file and the field."""
-    return validate_document(read_document(path, root), path)
-
-
 def _load_profiles(trace_path: Path, trace: Trace) -> tuple[dict[str, ProfileSet], list[CollectError]]:
     """Parse the run's attachments; each must resolve inside the trace's folder (no links out, no `..`)."""
     base = trace_path.parent
@@ -223,42 +138,10 @@ def _load_profiles(trace_path: Path, trace: Trace) -> tuple[dict[str, ProfileSet
     return {role: ProfileSet(**p) for role, p in parts.items() if p}, errors  # type: ignore[arg-type]
 
 
-def run_ids(data: Path, paths: list[Path], redactor: Redactor | None = None) -> dict[Path, str]:
-    """Each trace's id, unique by construction: its folder under DATA for `trace.json` below DATA, else its
-    path without `.trace.json` (`DATA/trace.json`: `trace`).
-
-    Where such a short id equals another's (`a/trace.json` beside `a.trace.json`; `trace/trace.json` beside
-    `DATA/trace.json`), the file is known by its whole relative path instead, which no folder id can equal:
-    a folder cannot share its name with a file beside it. Paths are written with `names.path_id`, which is
-    reversible, so two different paths never share an id (a byte 0xff and the text `\\xff` stay apart).
-    With a `redactor`, an id holding a secret is shown redacted, with a hash of the real id to keep it unique.
-    """
-    ids: dict[Path, str] = {}
-    for path in paths:
-        rel = path.relative_to(data)
-        if path.name == "trace.json":
-            ids[path] = path_id(rel.parent.as_posix()) if rel.parent.parts else "trace"
-        else:
-            ids[path] = path_id(rel.as_posix()[: -len(".trace.json")])
-    taken = Counter(ids.values())
-    for path, run_id in ids.items():
-        if taken[run_id] > 1 and not (path.name == "trace.json" and path.parent != data):
-            ids[path] = path_id(path.relative_to(data).as_posix())
-    return {p: _shown_id(i, redactor) for p, i in ids.items()} if redactor is not None else ids
-
-
-_REDACTED = re.compile(r"\[redacted: ([a-z0-9-]+)\]")
-
-
-def _shown_id(run_id: str, redactor: Redactor) -> str:
-    shown = redactor.text(run_id, Counter())
-    return run_id if shown == run_id else f"{shown}~{sha256_text(run_id)[:12]}"
-
-
 def _read_run(data: Path, path: Path, run_id: str, redactor: Redactor | None) -> RunRecord:
     doc = read_document(path, data)
     trace = original = validate_document(doc, path)
-    counts: Counter[str] = Counter(_REDACTED.findall(run_id)) if redactor is not None else Counter()  # its folder name's
+    counts: Counter[str] = Counter(REDACTED_ID.findall(run_id)) if redactor is not None else Counter()  # its folder name's
     if redactor is not None:
         published = redactor.trace_document(doc, counts)
         if counts:

@@ -12,8 +12,8 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..records import Turn
-from ..validate.cheats import Finding
+from ..core.cheats import Finding
+from ..core.records import Turn
 
 CHECK = "reads_harness_files"
 # Files and functions of the harnesses that check and time kernels (KernelBench, kernelbench.com, kernelbot,

@@ -12,11 +12,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import CollectError, Problem
-from ..frozen import freeze
-from ..records import ValidationResult
-from ..validate import cache
-from ..validate.schema import checked_graph
+from ..core import cache
+from ..core.errors import CollectError, Problem
+from ..core.frozen import freeze
+from ..core.records import ValidationResult
+from ..core.schema import checked_graph
 from . import ncu
 from .redact import Redactor
 from .traces import ProfileSet, RunRecord, redacted_profiles

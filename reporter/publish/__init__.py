@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
-from .pages import MARKER, Published, check_site, marker_text, publish_site, workflow_yaml, write_workflow
+from ..core.marker import MARKER, marker_text
+from .pages import Published, check_site, publish_site, workflow_yaml, write_workflow
 
 __all__ = ["MARKER", "Published", "check_site", "marker_text", "publish_site", "workflow_yaml", "write_workflow"]

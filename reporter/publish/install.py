@@ -15,7 +15,7 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 
 PACKAGE = "reporter"
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")

@@ -26,11 +26,10 @@ from pathlib import Path
 
 import ghp_import
 
-from .. import __version__
-from ..errors import ConfigError, PublishError
-
-MARKER = ".reporter-site"  # = render.status.MARKER (imported lazily there: render imports this module)
-SOURCE_PREFIX = "source: "
+from ..core import __version__
+from ..core.errors import ConfigError, PublishError
+from ..core.marker import MARKER, SOURCE_PREFIX
+from ..core.marker import git_or_none as _git_or_none
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -38,13 +37,6 @@ def _git(repo: Path, *args: str) -> str:
     if proc.returncode != 0:
         raise PublishError(f"git {' '.join(args[:2])} failed: {proc.stderr.strip() or proc.stdout.strip()}")
     return proc.stdout.strip()
-
-
-def _git_or_none(repo: Path, *args: str) -> str | None:
-    try:
-        return _git(repo, *args) or None
-    except PublishError:
-        return None
 
 
 def check_site(site: Path) -> None:
@@ -57,20 +49,6 @@ def check_site(site: Path) -> None:
     if owned_files(site) is None or not (site / "index.html").is_file():
         raise PublishError(f"{site} is not a finished reporter build (no {MARKER} naming its status file, or no "
                            "index.html): it may be half-written, or built by an older reporter; build it again")
-
-
-def source_commit(folder: Path) -> str:
-    """The commit `folder` is checked out at, `+changes` when it differs from it; for the site's marker."""
-    head = _git_or_none(folder, "rev-parse", "--short=12", "HEAD")
-    if head is None:
-        return "an uncommitted tree"
-    dirty = _git_or_none(folder, "status", "--porcelain", "--untracked-files=normal", "--", ".")
-    return head + ("+changes" if dirty else "")
-
-
-def marker_text(data: Path) -> str:
-    """What the build writes into SITE/.reporter-site: the version and the commit DATA was at."""
-    return f"reporter {__version__}\n{SOURCE_PREFIX}{source_commit(data)}\n"
 
 
 def _built_from(site: Path, repo: Path) -> str:

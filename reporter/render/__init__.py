@@ -8,6 +8,6 @@ and swaps the finished site in; `build` ties them together. `text` makes untrust
 
 from __future__ import annotations
 
-from .build import BuildReport, build_site
+from .site import BuildReport, build_site
 
 __all__ = ["BuildReport", "build_site"]

@@ -15,9 +15,9 @@ from typing import Any
 import pandas as pd
 
 from .. import aggregates as ag
+from ..core.schema import Basis
+from ..core.vocab import Source, shown
 from ..frames import export_bytes
-from ..validate.schema import Basis
-from ..vocab import Source, shown
 from . import charts, numbers
 from .runpage import HOME, Page, group_label
 from .timing_view import basis_view

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from markupsafe import Markup
 
-from ..records import Turn
+from ..core.records import Turn
 from . import numbers
 
 # Layout rules every chart follows. The page shows a chart's title as a caption above it (static/app.js

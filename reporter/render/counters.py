@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..checks import Flag, check_measured
 from ..collect.ncu import KernelFigures
 from ..collect.traces import ProfileSet
-from ..records import NsightMetrics
+from ..core.checks import Flag, check_measured
+from ..core.records import NsightMetrics
 from . import charts, text
 
 # Measured ncu figure -> the recorded nsight field that claims the same thing (kernel side).

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import checks
-from ..records import ValidationResult
-from ..validate.schema import GROUP_LABEL, Attribution, DynamicCheck, LaunchGroup, Mismatch, TrialResult, Verdict
+from ..core import checks
+from ..core.records import ValidationResult
+from ..core.schema import GROUP_LABEL, Attribution, DynamicCheck, LaunchGroup, Mismatch, TrialResult, Verdict
 from . import numbers, text
 
 DYNAMIC_LABEL = {DynamicCheck.OUTPUT_AFTER_RETURN: "output changes after the call returned",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from ..records import Trace
+from ..core.records import Trace
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from ..collect.reviews import QUOTE, REVIEWS_FILE, VERDICT_LABEL, Review, Review
 from ..collect.suspicion import Suspicion
 from ..collect.traces import RunRecord
 from ..collect.transcript import argument_strings
-from ..records import Turn
-from ..vocab import ReviewStatus
+from ..core.records import Turn
+from ..core.vocab import ReviewStatus
 from . import text
 
 KERNEL_LINE = "kernel-L"  # the final kernel's line anchors: #kernel-L42

@@ -15,7 +15,7 @@ import json
 import re
 from html import escape
 
-from ..records import ToolCall, Trace, Turn
+from ..core.records import ToolCall, Trace, Turn
 from . import text
 from .evolution import version_of_sends
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from ..units import UNIT_LABEL
+from ..core.units import UNIT_LABEL
 
 DASH = "—"
 TIME_DIGITS = 3

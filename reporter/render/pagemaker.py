@@ -1,75 +1,138 @@
 """Per-run work of a streaming build, done in worker processes: a run's digest, and its page files.
 
-A digest is what listing pages need of a run (≈1 KB of JSON, kept in the build status); the page files
-are the run page, its lazy chunk and text view, and the downloadable sources. Both are made from a run
-the worker loads itself, so the parent never holds a trace.
+A digest (`digest.RunDigest`) is what every page above the run pages needs of a run; the page files are
+the run page, its lazy chunk and text view, and the downloadable sources. Both are made from a run the
+worker loads itself, so the parent never holds a trace. Everything one run needs is inside the worker's
+guard: no value of one run may cost the others (or the site).
 """
 
 from __future__ import annotations
 
-import dataclasses
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment
 
-from ..checks import Flag
 from ..collect.traces import RunRecord
 from ..collect.validation import CachedValidation
-from ..records import FinalKernel, RunInfo, Trace
-from ..vocab import MISSING_KEY, Source, shown
-from . import compare, lazy
+from ..core.errors import CollectError
+from . import compare, lazy, parallel, status
+from .digest import RunDigest, make
 from .findings import KERNEL_LINE
 from .highlight import HighlightCache, numbered
-from .revalidation import validation_view
-from .runpage import group_label, run_page
-from .search import IndexRow
-from .summary import RunSummary, group_key, problem_key, run_summary, title
+from .runpage import run_page
+from .summary import title
 from .urls import Urls
-from .writer import render_page
+from .writer import render_page, template_env, write_new
 
 
-def order(d: dict[str, Any]) -> list[Any]:
-    """The page order of a run (as `build._order`): group, model, level, problem, run id."""
-    run = d["run"]
-    # A group without a benchmark or configuration sorts after the named ones, as "unknown" did.
-    return [[[part == MISSING_KEY, part] for part in d["key"]], run.get("model") or "~", run.get("level") or 99, run.get("problem_id") or 10**6, d["run_id"]]
+@dataclass(frozen=True)
+class Scanned:
+    """A worker's answer for one run: its digest and the signatures of its inputs, or why it is skipped."""
+
+    run_id: str
+    digest: RunDigest | None
+    inputs: tuple[tuple[str, status.Signature], ...] = ()
+    folders: tuple[str, ...] = ()
+    error: tuple[str, str, str] | None = None  # (path, field, message)
 
 
-def digest(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
-    """What listing pages and the run index need of one run, as JSON."""
-    t, run = r.trace, r.trace.run
-    v = validation_view(t.final_kernel is not None, cached, t.metrics, run.recorded_verdict, run.precision)
-    pkey = problem_key(r)
-    return {"run_id": r.run_id, "path": r.trace_path.as_posix(), "slug": r.slug, "key": list(group_key(r)),
-            "model": run.model or MISSING_KEY, "problem": list(pkey) if pkey else None, "title": title(r),
-            "run": run.model_dump(mode="json", exclude_none=True), "flags": [dataclasses.asdict(f) for f in r.flags],
-            "unknown": r.unknown, "summary": dataclasses.asdict(run_summary(r, v)),
-            "kernels": " ".join(lazy.kernel_names(t.final_kernel.source if t.final_kernel else None)),
-            "has_kernel": t.final_kernel is not None}
+@lru_cache(maxsize=1)
+def _env() -> Environment:
+    return template_env()
 
 
-def stub(d: dict[str, Any], data: Path) -> RunRecord:
-    """A RunRecord holding only what listing pages read (the run section, flags), rebuilt from a digest."""
-    # Listing pages ask whether a kernel was submitted, never for its source: an empty stand-in says so.
-    kernel = FinalKernel.model_construct(source="") if d["has_kernel"] else None
-    trace = Trace.model_construct(schema_version=2, run=RunInfo.model_validate(d["run"]), turns=(), final_kernel=kernel,
-                                  reference_source=None, attachments=())
-    return RunRecord(d["run_id"], data / d["path"], trace, [Flag(**f) for f in d["flags"]], d["unknown"], slug=d["slug"])
+@lru_cache(maxsize=1)
+def redactor(data: Path, redact: bool, allow: str | None) -> tuple[Any, list[CollectError]]:
+    """The secret redactor (DATA/redact-allow.txt is part of the global hash), once per process."""
+    if not redact:
+        return None, []
+    from ..collect.redact import Redactor, load_allow_list
+    allowed, errors = load_allow_list(data)
+    return Redactor(allowed), errors
 
 
-def summary_of(d: dict[str, Any]) -> RunSummary:
-    s = dict(d["summary"])
-    s["runtime_flag"] = Flag(**s["runtime_flag"]) if s["runtime_flag"] else None
-    s["verdict_source"] = Source(s["verdict_source"])
-    return RunSummary(**s)
+def shown_text(shared: dict[str, Any]) -> Callable[[str], str]:
+    """The redactor as a filter of text (none with --no-redact): every string that leaves for the site
+    passes it, file by file in the writer, on top of the redaction of each field where it is read."""
+    red = redactor(Path(shared["data"]), shared["redact"], shared["allow"])[0]
+    return str if red is None else (lambda text: red.text(text, Counter()))
 
 
-def index_row(d: dict[str, Any], urls: Urls) -> IndexRow:
-    s, run = d["summary"], d["run"]
-    return IndexRow(urls.run(d["run_id"]), d["title"], run.get("problem_file") or run.get("title") or d["run_id"],
-                    shown(d["model"]), group_label(tuple(d["key"])), s["verdict"], s["verdict_source"], s["speedup_value"],
-                    s["flags"], d["kernels"])
+def shown_error(e: CollectError, shared: dict[str, Any]) -> CollectError:
+    clean = shown_text(shared)
+    return CollectError(clean(e.path), clean(e.field), clean(e.message))
+
+
+@lru_cache(maxsize=1)
+def reviews(data: Path, content: str | None) -> Any:
+    """DATA/reviews.toml, read once per process and content (its hash is part of the global hash)."""
+    from ..collect.reviews import load_reviews
+    return load_reviews(data)
+
+
+def _load(data: Path, rel: str, run_id: str, slug: str) -> RunRecord:
+    from ..collect.traces import load_run
+    st = parallel.state()
+    return load_run(data, data / rel, run_id, slug, reviews(data, st["reviews"]), redactor(data, st["redact"], st["allow"])[0])
+
+
+def _lookup(data: Path, r: RunRecord, problems: list[Any]) -> CachedValidation | None:
+    from ..collect.validation import load_validation
+    return load_validation(data, r, problems, redactor(data, parallel.state()["redact"], parallel.state()["allow"])[0])
+
+
+def _validation_folders(data: Path, r: RunRecord) -> list[Path]:
+    from ..core import cache
+    fk, ref = r.trace.final_kernel, r.trace.reference_source
+    return [cache.entry_dir(data, key) for key in cache.content_keys(fk.source, ref)] if fk and ref is not None else []
+
+
+def digest_job(item: tuple[str, str, str]) -> Scanned:
+    """Worker: a run's digest and the signatures of its inputs, or why the run is skipped."""
+    rel, run_id, slug = item
+    data = Path(parallel.state()["data"])
+    try:
+        return _digest(data, rel, run_id, slug)
+    except CollectError as exc:
+        return Scanned(run_id, None, error=(exc.path, exc.field, exc.message))
+    except Exception as exc:  # noqa: BLE001 - the guard: one file must never stop the others
+        return Scanned(run_id, None, error=(str(data / rel), "(internal)", f"reporter failed on this file ({type(exc).__name__}: "
+                                            f"{str(exc)[:200]}); the run is skipped. Please report this as a bug."))
+
+
+def _digest(data: Path, rel: str, run_id: str, slug: str) -> Scanned:
+    trace_sig = status.signature(data / rel, None, data)  # signed before reading, so a later edit shows
+    r = _load(data, rel, run_id, slug)
+    files = [r.trace_path.parent / a.path for a in r.source.attachments]  # the files as named, not as published
+    inputs, folders = status.inputs_of(data, files, _validation_folders(data, r), {})
+    if trace_sig is not None:
+        inputs[rel] = trace_sig
+    problems = [e.problem("attachment") for e in r.attachment_errors]
+    cached = _lookup(data, r, problems)
+    d = make(r, rel, cached, problems, shown_text(parallel.state()))
+    return Scanned(run_id, d, tuple(inputs.items()), tuple(folders))
+
+
+def render_job(item: tuple[str, str, dict[str, Any]]) -> list[str] | str:
+    """Worker: load one run again and write its page files into the new site; their paths, or why not."""
+    rel, run_id, nav = item
+    st = parallel.state()
+    data, tmp = Path(st["data"]), Path(st["tmp"])
+    try:
+        r = _load(data, rel, run_id, nav["slug"])
+        files = run_files(r, _lookup(data, r, []), st["urls"], nav, _env(), st["generated"], st["assets"],
+                          HighlightCache(tmp / status.CACHE_DIR / "code"))
+    except Exception as exc:  # noqa: BLE001 - one run's bad data must not cost the rest of the site
+        return f"run page not built: {type(exc).__name__}: {exc}"
+    clean = shown_text(st)
+    for path, content in files.items():
+        write_new(tmp, path, clean(content))
+    return sorted(files)
 
 
 def run_files(r: RunRecord, cached: CachedValidation | None, urls: Urls, nav: dict[str, Any], env: Environment,

@@ -10,13 +10,13 @@ from typing import Any
 import pandas as pd
 
 from .. import aggregates as ag
-from ..collect.traces import RunRecord
-from ..errors import CollectError
-from ..validate.schema import BASIS_LABEL, Basis
-from ..vocab import MISSING_KEY, GridState, RunVerdict, Source, shown
+from ..core.errors import CollectError
+from ..core.schema import BASIS_LABEL, Basis
+from ..core.vocab import MISSING_KEY, GridState, RunVerdict, Source, shown
 from . import compare, numbers
+from .digest import RunDigest
 from .runpage import HOME, Page, group_label
-from .summary import RunSummary, group_key, title
+from .summary import RunSummary
 from .timing_view import basis_view
 from .urls import GroupKey, ProblemKey, Urls
 
@@ -25,7 +25,9 @@ from .urls import GroupKey, ProblemKey, Urls
 class Listed:
     """A run as a row of a table, with its summary."""
 
-    run: RunRecord
+    run_id: str
+    model: str | None  # as recorded (None: not recorded)
+    has_kernel: bool
     summary: RunSummary
     href: str
     title: str
@@ -33,8 +35,9 @@ class Listed:
     kernel_href: str  # the final kernel's download (problem pages link it instead of repeating the source)
 
 
-def listed(r: RunRecord, s: RunSummary, urls: Urls) -> Listed:
-    return Listed(r, s, urls.run(r.run_id), title(r), r.trace.run.problem_file or r.run_id, urls.download(r.run_id, "kernel"))
+def listed(d: RunDigest, urls: Urls) -> Listed:
+    return Listed(d.run_id, d.recorded_model, d.has_kernel, d.summary, urls.run(d.run_id), d.title, d.sub,
+                  urls.download(d.run_id, "kernel"))
 
 
 def _stats(rows: list[Listed]) -> dict[str, int]:
@@ -115,8 +118,8 @@ def problem_page(pkey: ProblemKey, runs: pd.DataFrame, rows: dict[str, Listed], 
     ordered = runs.sort_values(["benchmark", "configuration", "model", "run_id"], kind="stable")
     entries = [ProblemEntry(shown(str(r["model"])), urls.run(str(r["run_id"])), rows[str(r["run_id"])],
                             group_label((str(r["benchmark"]), str(r["configuration"])))) for r in ordered.to_dict("records")]
-    kernels = compare.choices([(e.row.run.run_id, e.model, e.group, str(e.row.summary.verdict)) for e in entries
-                               if e.row.run.trace.final_kernel is not None], urls)
+    kernels = compare.choices([(e.row.run_id, e.model, e.group, str(e.row.summary.verdict)) for e in entries
+                               if e.row.has_kernel], urls)
     return Page(urls.problem(pkey), "problem.html", {
         "title": f"L{pkey[0]} · problem {pkey[1]}", "name": pkey[2], "crumbs": [HOME], "entries": entries,
         "count": f"{len(entries)} run{'s' if len(entries) != 1 else ''}", "kernels": kernels,
@@ -150,12 +153,12 @@ def gpu_words(frame: pd.DataFrame) -> dict[GroupKey, str]:
     return out
 
 
-def listing_pages(runs: list[RunRecord], rows: dict[str, Listed], frame: pd.DataFrame, urls: Urls,
+def listing_pages(runs: list[RunDigest], rows: dict[str, Listed], frame: pd.DataFrame, urls: Urls,
                   errors: Sequence[CollectError], boards: dict[GroupKey, list[tuple[str, str]]] | None = None) -> list[Page]:
     """Every page above the run pages; `runs` is in page order, `frame` is their runs table (`reporter.frames`)."""
     groups: dict[GroupKey, dict[str, list[Listed]]] = defaultdict(lambda: defaultdict(list))
-    for r in runs:
-        groups[group_key(r)][r.trace.run.model or MISSING_KEY].append(rows[r.run_id])
+    for d in runs:
+        groups[d.key][d.model].append(rows[d.run_id])
     ranked = ag.comparable(frame)
     gpus = gpu_words(frame)
     by_group = {(str(b), str(c)): g for (b, c), g in ranked.groupby(["benchmark", "configuration"])}

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from ..checks import Flag
-from ..records import LaunchMetrics, MemoryMetrics, NsightMetrics, PrecisionMetrics, TimingMetrics
-from ..units import UNIT_LABEL
+from ..core.checks import Flag
+from ..core.records import LaunchMetrics, MemoryMetrics, NsightMetrics, PrecisionMetrics, TimingMetrics
+from ..core.units import UNIT_LABEL
 from . import numbers, text
 
 SECTION_TITLES = {"timing": "timing", "precision": "numerical precision", "memory": "gpu memory",

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import checks
 from ..collect.validation import CachedValidation
-from ..records import DEFAULT_PRECISION, RecordedMetrics, ValidationResult
-from ..validate.schema import Basis, LaunchStats, TimingFigures, TrialResult, Verdict
-from ..vocab import RevalidationState
+from ..core import checks
+from ..core.records import DEFAULT_PRECISION, RecordedMetrics, ValidationResult
+from ..core.schema import Basis, LaunchStats, TimingFigures, TrialResult, Verdict
+from ..core.vocab import RevalidationState
 from . import numbers, text
 from .timing_view import TimingView, timing_view
 

@@ -9,9 +9,9 @@ from typing import Any
 from ..collect.suspicion import evidence_anchor, suspicion
 from ..collect.traces import ProfileSet, RunRecord
 from ..collect.validation import CachedValidation
-from ..frozen import freeze
-from ..validate.schema import BASIS_LABEL
-from ..vocab import MISSING_KEY, RevalidationState, Source, shown
+from ..core.frozen import freeze
+from ..core.schema import BASIS_LABEL
+from ..core.vocab import MISSING_KEY, RevalidationState, Source, shown
 from . import charts, text
 from .counters import CountersView, counters_view
 from .evidence import NOT_MEASURED, attribution_view, dynamic_rows, verdict_evidence

@@ -15,20 +15,24 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .. import __version__
-from ..collect.safeio import checked_path, hash_bounded, read_bounded
-from ..errors import CollectError
+from ..core import __version__
+from ..core.errors import CollectError
+from ..core.marker import MARKER  # in every finished build; it names the hash of the status file beside it
+from ..core.safeio import checked_path, hash_bounded, read_bounded
+
+if TYPE_CHECKING:
+    from .digest import RunDigest  # imported when a status is loaded: publish reads the site's state without it
 
 STATUS_FILE = ".reporter-status.json"
-MARKER = ".reporter-site"  # in every finished build; it names the hash of the status file beside it
 CACHE_DIR = ".reporter-cache"  # content-addressed caches (highlighted code) that outlive one build
 STATE = (MARKER, STATUS_FILE)  # the build's own state at the site's top, never listed as written
-STATUS_FORMAT = 3  # 3: the status lists every file the build wrote (`written`), and the marker its hash
+STATUS_FORMAT = 5  # 3: the status lists every file the build wrote (`written`), and the marker its hash; 4: typed digests with the runs-table row; 5: listing fingerprints
 STATUS_PREFIX = "status: "  # the marker's line naming the status file's sha256
 
 Signature = list[Any]  # [size, mtime_ns, sha256]
@@ -61,20 +65,43 @@ def global_hash(asset_folders: list[Path], settings: dict[str, Any]) -> str:
     return h.hexdigest()
 
 
+def sources_hash(shared: dict[str, Any]) -> str:
+    """What a digest depends on besides its run's own files: clearances, the allow-list, redaction on or off."""
+    return context_hash([__version__, STATUS_FORMAT, shared["reviews"], shared["allow"], shared["redact"]])
+
+
 def context_hash(value: Any) -> str:
     return sha256_bytes(json.dumps(value, sort_keys=True, default=str).encode())
+
+
+@dataclass(frozen=True)
+class Boards:
+    """The leaderboards of one build: what they were made from, the files they wrote, the index's links."""
+
+    inputs: str  # hash of the runs table and the URLs
+    files: tuple[str, ...] = ()
+    links: tuple[tuple[tuple[str, str], tuple[tuple[str, str], ...]], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"inputs": self.inputs, "files": list(self.files), "links": [[list(k), [list(x) for x in v]] for k, v in self.links]}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Boards:
+        return cls(doc["inputs"], tuple(doc["files"]),
+                   tuple(((str(k[0]), str(k[1])), tuple((str(a), str(b)) for a, b in v)) for k, v in doc["links"]))
 
 
 @dataclass
 class RunStatus:
     inputs: dict[str, Signature]  # path relative to DATA -> signature
     folders: list[str]  # folders (relative to DATA) whose listing is an input: new files there change the run
-    digest: dict[str, Any]
+    digest: RunDigest
     page: str = ""  # hash of inputs, global hash and context when the page files were written
     files: list[str] = field(default_factory=list)  # the site files this run's page owns
 
     def to_json(self) -> dict[str, Any]:
-        return {"inputs": self.inputs, "folders": self.folders, "digest": self.digest, "page": self.page, "files": self.files}
+        return {"inputs": self.inputs, "folders": self.folders, "digest": self.digest.to_json(), "page": self.page,
+                "files": self.files}
 
 
 @dataclass
@@ -84,17 +111,23 @@ class BuildStatus:
     runs: dict[str, RunStatus] = field(default_factory=dict)
     aggregates: str = ""  # hash of every digest and the run order when listing pages were last written
     tree: str = ""  # hash of the site's file list (names, sizes, times): a file added or edited by hand is a change
+    sources: str = ""  # hash of what every digest depends on besides its run's files (`sources_hash`)
+    listing: dict[str, str] = field(default_factory=dict)  # page or file above the run pages -> its fingerprint
+    boards: Boards | None = None  # the leaderboards and what they were made from
 
     @classmethod
     def load(cls, site: Path) -> BuildStatus:
         """The previous build's status, or an empty one when there is none or it cannot be trusted."""
+        from .digest import RunDigest
         try:
             doc = json.loads(read_bounded(site / STATUS_FILE, site, "(file)", "MAX_INDEX_BYTES"))
             if doc.get("format") != STATUS_FORMAT or doc.get("version") != __version__:
                 return cls()
-            runs = {k: RunStatus(v["inputs"], v["folders"], v["digest"], v.get("page", ""), v.get("files", []))
+            runs = {k: RunStatus(v["inputs"], v["folders"], RunDigest.from_json(v["digest"]), v.get("page", ""), v.get("files", []))
                     for k, v in doc["runs"].items()}
-            return cls(doc["version"], doc["globals"], runs, doc.get("aggregates", ""), doc.get("tree", ""))
+            boards = Boards.from_json(doc["boards"]) if doc.get("boards") else None
+            return cls(doc["version"], doc["globals"], runs, doc.get("aggregates", ""), doc.get("tree", ""), doc.get("sources", ""),
+                       dict(doc.get("listing", {})), boards)
         except (CollectError, OSError, ValueError, KeyError, TypeError):
             return cls()
 
@@ -102,7 +135,8 @@ class BuildStatus:
         """Write the status (its text through `clean`, the secret redactor) listing `written`; returns its sha256."""
         self.tree = tree_hash(folder)
         doc = {"format": STATUS_FORMAT, "version": self.version, "globals": self.globals, "aggregates": self.aggregates,
-               "tree": self.tree, "written": sorted(written),
+               "tree": self.tree, "sources": self.sources, "written": sorted(written),
+               "listing": dict(sorted(self.listing.items())), "boards": self.boards.to_json() if self.boards else None,
                "runs": {k: self.runs[k].to_json() for k in sorted(self.runs)}}
         blob = clean(json.dumps(doc, separators=(",", ":"))).encode("utf-8")
         (folder / STATUS_FILE).write_bytes(blob)
@@ -175,3 +209,10 @@ def inputs_of(data: Path, files: list[Path], folders: list[Path], known: dict[st
         rels.update(f"{rel}/{n}" for n in folder_listing(data, rel))
     sigs = {rel: sig for rel in sorted(rels) if (sig := signature(data / rel, known.get(rel), data)) is not None}
     return sigs, frels
+
+
+def generated_at() -> str:
+    # SOURCE_DATE_EPOCH makes builds reproducible (golden tests); otherwise the real build time.
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    when = datetime.fromtimestamp(int(epoch), UTC) if epoch else datetime.now(UTC)
+    return when.strftime("%Y-%m-%d %H:%M:%S UTC")

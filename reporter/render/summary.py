@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from ..checks import Flag, speedup_reported
 from ..collect.suspicion import evidence_anchor, suspicion
 from ..collect.traces import RunRecord
-from ..units import to_ms
-from ..vocab import MISSING_KEY, RevalidationState, RunVerdict, Source
+from ..core.checks import Flag, speedup_reported
+from ..core.units import to_ms
+from ..core.vocab import MISSING_KEY, RevalidationState, RunVerdict, Source
 from . import numbers, text
 from .revalidation import ValidationView
 

@@ -10,16 +10,9 @@ from typing import Any
 
 from markupsafe import Markup
 
-from ..checks import (
-    HOST_BOUND_RATIO,
-    HOST_BOUND_SENTENCE,
-    gpu_label,
-    gpu_relation,
-    host_bound,
-    tolerance_note,
-)
-from ..records import MachineState, ValidationResult
-from ..validate.schema import BASIS_LABEL, NOT_MEASURED, Basis, BasisStats, StopReason, TimingFigures, Verdict
+from ..core.checks import HOST_BOUND_RATIO, HOST_BOUND_SENTENCE, gpu_label, gpu_relation, host_bound, tolerance_note
+from ..core.records import MachineState, ValidationResult
+from ..core.schema import BASIS_LABEL, NOT_MEASURED, Basis, BasisStats, StopReason, TimingFigures, Verdict
 from . import text
 from .numbers import common_unit, time_html
 

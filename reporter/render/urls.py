@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..names import unique_slugs
-from ..vocab import spelled
+from ..core.names import unique_slugs
+from ..core.vocab import spelled
 
 GroupKey = tuple[str, str]  # (benchmark, configuration)
 ProblemKey = tuple[int, int, str]  # (level, problem id, problem file or title)

@@ -34,15 +34,15 @@ from typing import Any
 import plotly.offline
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from .. import __version__
-from ..collect.safeio import read_bounded
-from ..errors import CollectError, SiteError
-from ..publish.pages import marker_text
-from ..vocab import RevalidationState, ReviewStatus, RunVerdict, Source
+from ..core import __version__
+from ..core.errors import CollectError, SiteError
+from ..core.marker import MARKER, marker_text
+from ..core.safeio import read_bounded
+from ..core.vocab import RevalidationState, ReviewStatus, RunVerdict, Source
 from . import numbers, text
 from .assets import asset_dir
 from .runpage import Page
-from .status import MARKER, STATUS_FILE, STATUS_PREFIX, is_state, owned_files
+from .status import STATUS_FILE, STATUS_PREFIX, is_state, owned_files
 
 log = logging.getLogger(__name__)
 BUILDING = ".reporter-building"  # in every temporary folder from the moment it exists, holding its name's token

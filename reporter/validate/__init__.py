@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-_API = {"validate_runs": "runner", "cached_lookup": "runner", "gpu_available": "runner", "torch_installed": "runner"}
+_API = {"validate_runs": "runner", "cached_lookup": "runner", "gpu_available": "machine", "torch_installed": "machine"}
 
 
 def __getattr__(name: str) -> Any:

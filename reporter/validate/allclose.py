@@ -10,8 +10,8 @@ from typing import Any
 
 import torch
 
+from ..core.schema import Mismatch
 from .inputs import tensors
-from .schema import Mismatch
 
 # Elements compared at once in float64: bounds the comparison's extra device memory to about 0.5 GB.
 COMPARE_CHUNK = 1 << 24

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .schema import Attribution, KernelShare, LaunchGroup
+from ..core.schema import Attribution, KernelShare, LaunchGroup
 
 # What `torch.cuda._sleep` launches; the marker is left out of the attribution.
 MARKER = "spin_kernel"

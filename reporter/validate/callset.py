@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.schema import LaunchStats
 from .attribution import MARKER, Event, attribute
-from .schema import LaunchStats
 
 # The spin before a profiled call holds the caller's stream for longer than the host needs to make the
 # call, so work of the call that does not wait for the caller starts before the spin ends. At least

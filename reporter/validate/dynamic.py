@@ -26,9 +26,9 @@ from typing import Any
 
 import torch
 
+from ..core.schema import DynamicCheck, DynamicResult, TrialResult
 from .allclose import judge
 from .inputs import clone, shape_of, tensors
-from .schema import DynamicCheck, DynamicResult, TrialResult
 
 # Seconds to wait for threads a call started, once per call (a thread that never ends costs this).
 JOIN_S = 5.0

@@ -8,10 +8,14 @@ machine without it records only the load average.
 from __future__ import annotations
 
 import os
+import platform
+import shutil
+import subprocess
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from ..records import MachineState
+from ..core.records import Environment, MachineState
 
 
 def _read(fn: Callable[[], Any]) -> Any:
@@ -43,3 +47,52 @@ def machine_state(index: int = 0) -> MachineState:
     finally:
         _read(pynvml.nvmlShutdown)
     return MachineState(**fields)
+
+
+# Device nodes a usable GPU leaves behind: NVIDIA on Linux, WSL2's GPU bridge, ROCm.
+GPU_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/dxg", "/dev/kfd")
+
+
+def import_torch() -> Any:
+    """torch, without its "Failed to initialize NumPy" warning: the parent never hands torch a NumPy array,
+    and torch's CPU wheel does not depend on NumPy, so a fresh install warned on every build."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
+        import torch
+    return torch
+
+
+def torch_installed() -> bool:
+    """Whether torch can be imported here, asked of the import system without importing it (seconds)."""
+    import importlib.util
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def gpu_available() -> bool:
+    # Importing torch takes seconds; on a machine with no GPU device at all there is nothing to ask it.
+    if not any(Path(n).exists() for n in GPU_NODES) and shutil.which("nvidia-smi") is None:
+        return False
+    try:
+        torch = import_torch()
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def environment() -> Environment:
+    torch = import_torch()
+    driver = None
+    smi = shutil.which("nvidia-smi")
+    if smi:
+        try:
+            driver = subprocess.run([smi, "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True,
+                                    text=True, timeout=30).stdout.strip().splitlines()[0]
+        except (OSError, subprocess.SubprocessError, IndexError):
+            driver = None
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
+    return Environment(gpu=gpu, torch=torch.__version__, cuda=torch.version.cuda, driver=driver,
+                       python=platform.python_version(), host=platform.node())

@@ -5,23 +5,28 @@ kernel and reference hashes the content key was made from, and the sha256 of eve
 it (the result and its ncu exports). With it, `reporter cache check` can say what is missing, extra,
 changed or unreadable, and `reporter cache migrate` can re-key entries after the key function changes
 instead of someone renaming folders by hand.
+
+It is also the cache's write side (`store`): every result is written here and indexed at once, while
+reading results (`core.cache`) needs nothing from this module.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .. import __version__
-from ..collect.safeio import hash_bounded, read_bounded
-from ..errors import CollectError, Problem
-from ..records import VALIDATION_FORMAT, ValidationResult
-from . import cache
+from ..core import __version__, cache
+from ..core.errors import CollectError, Problem
+from ..core.records import VALIDATION_FORMAT, ValidationResult
+from ..core.safeio import hash_bounded, read_bounded
 
+log = logging.getLogger(__name__)
 MANIFEST = "status.json"
 MANIFEST_FORMAT = 1
 
@@ -48,6 +53,12 @@ class Manifest(_Strict):
     validation_format: int = VALIDATION_FORMAT
     reporter: str = __version__
     entries: list[Entry] = Field(default_factory=list)
+
+
+def write_result(path: Path, result: ValidationResult) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(result.model_dump_json(indent=1) + "\n", encoding="utf-8")
+    tmp.replace(path)
 
 
 def _sha(path: Path) -> str:
@@ -257,6 +268,31 @@ def _move(path: Path, result: ValidationResult, dest: Path) -> None:
         shutil.move(src, dest.parent / new)
         names[role] = new
     moved = result.model_copy(update={"ncu_files": names})
-    cache.write_result(dest, moved)
+    write_result(dest, moved)
     if path != dest:
         path.unlink()
+
+
+def store(data: Path, key: str, result: ValidationResult, extra_files: Mapping[str, Path] | None = None) -> Path:
+    folder = cache.entry_dir(data, key)
+    folder.mkdir(parents=True, exist_ok=True)
+    ek = cache.env_key(result.environment, result.settings)
+    names: dict[str, str] = {}
+    for role, src in (extra_files or {}).items():
+        name = f"{ek}.{role}.ncu{''.join(src.suffixes[-1:])}"
+        (folder / name).write_bytes(src.read_bytes())
+        names[role] = name
+    path = folder / f"{ek}.json"
+    if not names and path.is_file():
+        # A re-measure without --ncu keeps the counters already profiled for this same content and machine.
+        try:
+            old = cache.read_result(path)
+            names = {role: n for role, n in old.ncu_files.items() if (folder / n).is_file()}
+        except cache.Unreadable as exc:
+            log.warning("replacing unreadable cache entry %s", exc.problem)
+            names = {}
+    if names:
+        result = result.model_copy(update={"ncu_files": names})
+    write_result(path, result)
+    update(data, path, result)
+    return path

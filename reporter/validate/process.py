@@ -11,12 +11,12 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..core.schema import Verdict, WorkerJob
 from .forkserver import ForkServer
-from .schema import Verdict
 
 
 def package_env(extra: dict[str, str | None] | None = None) -> dict[str, str]:
@@ -33,9 +33,9 @@ def package_env(extra: dict[str, str | None] | None = None) -> dict[str, str]:
     return env
 
 
-def _write_job(job: Mapping[str, Any], job_dir: Path, mode: str) -> None:
+def _write_job(job: WorkerJob, job_dir: Path, mode: str) -> None:
     job_dir.mkdir(parents=True, exist_ok=True)
-    (job_dir / "job.json").write_text(json.dumps(job), encoding="utf-8")
+    (job_dir / "job.json").write_text(job.to_json(), encoding="utf-8")
     (job_dir / f"{mode}.json").unlink(missing_ok=True)
 
 
@@ -90,7 +90,7 @@ def read_result(mode: str, job_dir: Path, rc: int | None, timeout_s: float) -> d
     return {"verdict": Verdict.CRASHED, "reason": why, "log": tail, "output_tail": lines or None, "phase_s": {}}
 
 
-def run_forked(server: ForkServer, mode: str, job: Mapping[str, Any], job_dir: Path, timeout_s: float,
+def run_forked(server: ForkServer, mode: str, job: WorkerJob, job_dir: Path, timeout_s: float,
                env: dict[str, str | None], on_start: Callable[[int], None] | None = None) -> dict[str, Any]:
     """One worker child forked from `server`; the result carries the child's CPU seconds."""
     _write_job(job, job_dir, mode)
@@ -100,7 +100,7 @@ def run_forked(server: ForkServer, mode: str, job: Mapping[str, Any], job_dir: P
     return out
 
 
-def run_fresh(mode: str, job: Mapping[str, Any], job_dir: Path, timeout_s: float, env: dict[str, str | None],
+def run_fresh(mode: str, job: WorkerJob, job_dir: Path, timeout_s: float, env: dict[str, str | None],
               prefix: list[str] | None = None) -> dict[str, Any]:
     """One worker in a fresh interpreter, e.g. under a profiler that must start the process itself."""
     _write_job(job, job_dir, mode)

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
+from ..core.schema import Verdict, WorkerJob
 from . import buildcache
 from .process import run_fresh
-from .schema import Verdict
 
 NCU_METRICS = ",".join([
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
@@ -26,14 +25,14 @@ NCU_SECTIONS = ["SpeedOfLight", "SpeedOfLight_RooflineChart", "ComputeWorkloadAn
                 "Occupancy", "LaunchStats", "WarpStateStats"]
 
 
-def profile_ncu(job: Mapping[str, Any], root: Path, build_key: str, env: dict[str, str | None], work: Path,
+def profile_ncu(job: WorkerJob, root: Path, build_key: str, env: dict[str, str | None], work: Path,
                 timeout_s: float) -> dict[str, Path]:
     """role -> raw CSV of the profile, for the roles that profiled; empty without ncu."""
     args = [*[a for s in NCU_SECTIONS for a in ("--section", s)], "--metrics", NCU_METRICS]
     return _profile_roles(job, root, build_key, env, work, timeout_s, args, "ncu")
 
 
-def profile_durations(job: Mapping[str, Any], root: Path, build_key: str, env: dict[str, str | None], work: Path,
+def profile_durations(job: WorkerJob, root: Path, build_key: str, env: dict[str, str | None], work: Path,
                       timeout_s: float, cache_control: str) -> dict[str, Path]:
     """role -> raw CSV of `gpu__time_duration.sum` alone, in one pass, with ncu's `--cache-control`.
 
@@ -45,13 +44,13 @@ def profile_durations(job: Mapping[str, Any], root: Path, build_key: str, env: d
     return _profile_roles(job, root, build_key, env, work, timeout_s, args, f"ncu-duration-{cache_control}")
 
 
-def _profile_roles(job: Mapping[str, Any], root: Path, build_key: str, env: dict[str, str | None], work: Path,
+def _profile_roles(job: WorkerJob, root: Path, build_key: str, env: dict[str, str | None], work: Path,
                    timeout_s: float, args: list[str], label: str) -> dict[str, Path]:
     ncu = shutil.which("ncu")
     if ncu is None:
         return {}
     ext = str(buildcache.build_dir(root, build_key))
-    job = {**job, "extensions_dir": ext}
+    job = replace(job, extensions_dir=ext)
     env = {**env, "TORCH_EXTENSIONS_DIR": ext}
     files: dict[str, Path] = {}
     for role in ("kernel", "reference"):
@@ -59,7 +58,7 @@ def _profile_roles(job: Mapping[str, Any], root: Path, build_key: str, env: dict
         rep = rdir / "profile"
         prefix = [ncu, "--target-processes", "all", "--clock-control", "none", "--nvtx", "--nvtx-include", "measured/",
                   *args, "-f", "-o", str(rep)]
-        out = run_fresh("profile", {**job, "role": role}, rdir, timeout_s * 3, env, prefix)
+        out = run_fresh("profile", replace(job, role=role), rdir, timeout_s * 3, env, prefix)
         report = rep.with_suffix(".ncu-rep")
         if out.get("verdict") != Verdict.CORRECT or not report.is_file():
             continue

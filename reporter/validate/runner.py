@@ -3,7 +3,7 @@
 The parent never imports torch at module level and never executes trace content: `worker.py` does,
 in a child process with a timeout. This module finds what is not cached yet and hands it to an
 executor: `executors/local.py` (this machine's cores and GPUs) or `executors/ray.py` (a cluster);
-`pipeline.py` writes each result as it arrives. No rendering imports here: the GPU machine has no plotly.
+`recorder.py` writes each result as it arrives. No rendering imports here: the GPU machine has no plotly.
 """
 
 from __future__ import annotations
@@ -11,74 +11,24 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import platform
-import shutil
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..errors import Problem
-from ..records import Environment, ValidationResult, ValidationSettings
-from . import buildcache, cache
+from ..core import cache
+from ..core.errors import Problem
+from ..core.records import ValidationResult, ValidationSettings
+from . import buildcache
 from .executors.local import LocalExecutor
-from .pipeline import Recorder, RunStats, make_items, toolchain
+from .machine import environment, import_torch
+from .recorder import Recorder, RunStats, make_items, toolchain
 
 if TYPE_CHECKING:
     from ..collect.traces import RunRecord
 
 
 log = logging.getLogger(__name__)
-
-# Device nodes a usable GPU leaves behind: NVIDIA on Linux, WSL2's GPU bridge, ROCm.
-GPU_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/dxg", "/dev/kfd")
-
-
-def import_torch() -> Any:
-    """torch, without its "Failed to initialize NumPy" warning: the parent never hands torch a NumPy array,
-    and torch's CPU wheel does not depend on NumPy, so a fresh install warned on every build."""
-    import warnings
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
-        import torch
-    return torch
-
-
-def torch_installed() -> bool:
-    """Whether torch can be imported here, asked of the import system without importing it (seconds)."""
-    import importlib.util
-    try:
-        return importlib.util.find_spec("torch") is not None
-    except (ImportError, ValueError):
-        return False
-
-
-def gpu_available() -> bool:
-    # Importing torch takes seconds; on a machine with no GPU device at all there is nothing to ask it.
-    if not any(Path(n).exists() for n in GPU_NODES) and shutil.which("nvidia-smi") is None:
-        return False
-    try:
-        torch = import_torch()
-    except ImportError:
-        return False
-    return bool(torch.cuda.is_available())
-
-
-def environment() -> Environment:
-    torch = import_torch()
-    driver = None
-    smi = shutil.which("nvidia-smi")
-    if smi:
-        try:
-            driver = subprocess.run([smi, "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True,
-                                    text=True, timeout=30).stdout.strip().splitlines()[0]
-        except (OSError, subprocess.SubprocessError, IndexError):
-            driver = None
-    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
-    return Environment(gpu=gpu, torch=torch.__version__, cuda=torch.version.cuda, driver=driver,
-                       python=platform.python_version(), host=platform.node())
-
 
 def _key(run: RunRecord) -> str | None:
     # The trace as written, never the redacted one: the key and the executed kernel must be the real ones.

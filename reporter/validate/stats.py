@@ -13,7 +13,7 @@ import statistics
 import time
 from collections.abc import Callable
 
-from .schema import BasisStats, StopReason
+from ..core.schema import BasisStats, StopReason
 
 Z95 = statistics.NormalDist().inv_cdf(0.975)
 

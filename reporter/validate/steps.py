@@ -9,20 +9,21 @@ worker from a warm `ForkServer`. Standard library only (Ray GPU workers import t
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..core.schema import Verdict, WorkerJob
 from . import buildcache, lightbuild
 from .forkserver import ForkServer
 from .process import run_forked
-from .schema import Verdict
 
 # Variables that change the build; the check repeats the build's values or torch would rebuild.
 BUILD_VARS = ("TORCH_EXTENSION_SKIP_NVCC_GEN_DEPENDENCIES", lightbuild.ENV)
 
 
-def _attempt(server: ForkServer, mode: str, job: Mapping[str, Any], job_dir: Path, timeout_s: float,
+def _attempt(server: ForkServer, mode: str, job: WorkerJob, job_dir: Path, timeout_s: float,
              env: dict[str, str | None], on_start: Callable[[int], None] | None,
              on_end: Callable[[int], None] | None) -> dict[str, Any]:
     """One forked child; `on_start`/`on_end` get its pid (a guard registers it for the timing gate)."""
@@ -40,19 +41,19 @@ def _attempt(server: ForkServer, mode: str, job: Mapping[str, Any], job_dir: Pat
             on_end(pid)
 
 
-def build(server: ForkServer, job: Mapping[str, Any], root: Path, key: str, job_dir: Path, timeout_s: float,
+def build(server: ForkServer, job: WorkerJob, root: Path, key: str, job_dir: Path, timeout_s: float,
           toolchain_env: dict[str, str | None], accelerate: bool = True,
           on_start: Callable[[int], None] | None = None, on_end: Callable[[int], None] | None = None) -> dict[str, Any]:
     """The compile step's worker output plus `build` ("cached", "accelerated", "plain", "plain-retry"),
     `build_env` (what the check must repeat), `cpu_s` and `wall_s`."""
     t0 = time.perf_counter()
-    job = {**job, "extensions_dir": str(buildcache.build_dir(root, key))}
+    job = replace(job, extensions_dir=str(buildcache.build_dir(root, key)))
     with buildcache.locked(root, key):
         marker = buildcache.built(root, key)
         if marker is not None:
             return {"verdict": Verdict.CORRECT, "reason": "built earlier (build cache)", "phase_s": {"compile": 0.0},
                     "build": "cached", "build_env": marker["env"], "cpu_s": 0.0, "wall_s": time.perf_counter() - t0}
-        base = {**toolchain_env, "TORCH_EXTENSIONS_DIR": job["extensions_dir"], "REPORTER_NICE": buildcache.COMPILE_NICE}
+        base = {**toolchain_env, "TORCH_EXTENSIONS_DIR": job.extensions_dir, "REPORTER_NICE": buildcache.COMPILE_NICE}
         plain = {**base, **dict.fromkeys(BUILD_VARS)}
         tries = [("accelerated", {**base, **buildcache.ACCELERATIONS}), ("plain-retry", plain)] if accelerate \
             else [("plain", plain)]
@@ -72,12 +73,12 @@ def build(server: ForkServer, job: Mapping[str, Any], root: Path, key: str, job_
         return out
 
 
-def check(server: ForkServer, job: Mapping[str, Any], root: Path, key: str, build_env: dict[str, str | None],
+def check(server: ForkServer, job: WorkerJob, root: Path, key: str, build_env: dict[str, str | None],
           job_dir: Path, timeout_s: float, gate_dir: str | None, on_start: Callable[[int], None] | None = None,
           on_end: Callable[[int], None] | None = None, threads: int | None = None) -> dict[str, Any]:
     """Correctness and timing of a built kernel, in one forked child (`threads`: its torch CPU threads)."""
-    job = {**job, "extensions_dir": str(buildcache.build_dir(root, key))}
-    env = {**build_env, "TORCH_EXTENSIONS_DIR": job["extensions_dir"], "REPORTER_GATE_DIR": gate_dir,
+    job = replace(job, extensions_dir=str(buildcache.build_dir(root, key)))
+    env = {**build_env, "TORCH_EXTENSIONS_DIR": job.extensions_dir, "REPORTER_GATE_DIR": gate_dir,
            "REPORTER_THREADS": str(threads) if threads else None}
     t0 = time.perf_counter()
     out = _attempt(server, "check", job, job_dir, timeout_s, env, on_start, on_end)

@@ -27,9 +27,9 @@ from typing import Any
 
 import torch
 
+from ..core.schema import BasisStats, TimingFigures
 from .attribution import MARKER, Event
 from .callset import CallSet, call_set, per_function_ms, spin_us, split_segments
-from .schema import BasisStats, TimingFigures
 from .stats import adaptive, summarize
 
 BATCH = 10  # rounds per adaptive batch

@@ -12,14 +12,13 @@ dynamic checks; then the verdict is saved, and only then is the call captured as
 
 from __future__ import annotations
 
-import json
 import random
 import sys
 import time
 import traceback
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +26,11 @@ from typing import Any
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 import torch  # noqa: E402
 
+from ..core.schema import NO_JITTER_HOOK, NOT_MEASURED, DynamicCheck, DynamicResult, TrialResult, Verdict, WorkerJob, WorkerResult  # noqa: E402
 from . import dynamic, lightbuild  # noqa: E402
 from .allclose import compare, judge  # noqa: E402, F401 - `compare` is part of this module's interface
 from .attribution import extension_kernels_in, source_kernels  # noqa: E402
 from .inputs import PopcornJitter, build_models, clone, load, make_inputs, poison_allocator, problem_names_used, shape_of, tensors  # noqa: E402, F401
-from .schema import NO_JITTER_HOOK, NOT_MEASURED, DynamicCheck, DynamicResult, TrialResult, Verdict, WorkerResult  # noqa: E402
 from .timing import peak_memory, sync, time_all, time_graphs  # noqa: E402
 
 MODES = ("compile", "check", "profile")
@@ -167,20 +166,20 @@ def _untrusted(out: WorkerResult) -> None:
                                                                        "the CUDA context can no longer be trusted"))
 
 
-def run_check(job: dict[str, Any], out: WorkerResult, save: Callable[[], None] = lambda: None) -> None:
+def run_check(job: WorkerJob, out: WorkerResult, save: Callable[[], None] = lambda: None) -> None:
     """Every correctness check, then the verdict (saved), then the optional CUDA-graph basis.
 
     Jittered shapes come after the eager timing because a kernel that hard-codes its sizes may fault
     there, and a CUDA fault poisons the context for everything after it in this process.
     """
-    s = {**job["settings"], "precision": job.get("precision", "fp32")}
-    device = job["device"]
+    s = {**job.settings, "precision": job.precision}
+    device = job.device
     atol, rtol = s["atol"][s["precision"]], s["rtol"][s["precision"]]
     jitter = PopcornJitter(s["jitter_fraction"])
     phase = time.perf_counter()
-    ns, out.problem_names = load(job["reference"], job["kernel"], jitter)
+    ns, out.problem_names = load(job.reference, job.kernel, jitter)
     ref, new, out.weights_note = build_models(ns, device, s["seed"])
-    names = (source_kernels(job["kernel"]), extension_kernels_in(job.get("extensions_dir")))
+    names = (source_kernels(job.kernel), extension_kernels_in(job.extensions_dir))
     out.phase_s["load"] = time.perf_counter() - phase
     gen = random.Random(s["seed"])
     seeds = [gen.randrange(2**31) for _ in range(s["nominal_trials"] + s["jitter_trials"])]
@@ -233,16 +232,16 @@ def _conclude(out: WorkerResult, s: dict[str, Any]) -> None:
         out.reason += f"; speedup {rb.median_ms / kb.median_ms:.1f}x is above {s['excessive_speedup']:g}x: review by hand"
 
 
-def run_profile(job: dict[str, Any], out: WorkerResult) -> None:
+def run_profile(job: WorkerJob, out: WorkerResult) -> None:
     """One warm call of one side inside an NVTX range named `measured`, for ncu to pick up."""
-    s = job["settings"]
+    s = job.settings
     jitter = PopcornJitter(s["jitter_fraction"])
-    ns, _ = load(job["reference"], job["kernel"], jitter)
-    ref, new, _ = build_models(ns, job["device"], s["seed"])
-    fn = new if job["role"] == "kernel" else ref
-    inputs = make_inputs(ns, jitter, s["seed"], False, job["device"])
+    ns, _ = load(job.reference, job.kernel, jitter)
+    ref, new, _ = build_models(ns, job.device, s["seed"])
+    fn = new if job.role == "kernel" else ref
+    inputs = make_inputs(ns, jitter, s["seed"], False, job.device)
     # Start from the cache state the device timing starts from: L2 flushed before the call.
-    flush = torch.empty(s["flush_l2_mb"] * 1024 * 1024 // 4, dtype=torch.float32, device=job["device"])
+    flush = torch.empty(s["flush_l2_mb"] * 1024 * 1024 // 4, dtype=torch.float32, device=job.device)
     with torch.no_grad():
         for _ in range(3):
             fn(*inputs)
@@ -257,29 +256,28 @@ def run_profile(job: dict[str, Any], out: WorkerResult) -> None:
 
 def main(argv: list[str]) -> int:
     mode, job_dir = argv[0], Path(argv[1])
-    job = json.loads((job_dir / "job.json").read_text(encoding="utf-8"))
+    if mode not in MODES:
+        raise SystemExit(f"unknown mode {mode!r}; expected one of {MODES}")
+    job = WorkerJob.from_json((job_dir / "job.json").read_text(encoding="utf-8"))
     out = WorkerResult()
     result_path = job_dir / f"{mode}.json"
 
     def save() -> None:
         out.build_note = lightbuild.build_line()
-        # allow_nan: an infinite error (NaN output) must reach the parent as Infinity, which pydantic reads
         tmp = result_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(out), indent=1), encoding="utf-8")
+        tmp.write_text(out.to_json(), encoding="utf-8")
         tmp.replace(result_path)
     try:
         lightbuild.install()  # every mode: a check must hand torch the build's own arguments, or torch rebuilds
         if mode == "compile":
             t0 = time.perf_counter()
-            _, out.problem_names = load(job["reference"], job["kernel"], PopcornJitter())
+            _, out.problem_names = load(job.reference, job.kernel, PopcornJitter())
             out.verdict, out.reason = Verdict.CORRECT, "compiled"
             out.phase_s["compile"] = time.perf_counter() - t0
         elif mode == "check":
             run_check(job, out, save)
-        elif mode == "profile":
-            run_profile(job, out)
         else:
-            raise SystemExit(f"unknown mode {mode!r}; expected one of {MODES}")
+            run_profile(job, out)
     except Exception as exc:  # noqa: BLE001 - every failure becomes a verdict with its reason
         out.verdict = Verdict.COMPILE_ERROR if mode == "compile" else Verdict.RUNTIME_ERROR
         out.reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"[:500]

@@ -21,13 +21,13 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
+from ...core.schema import Verdict
 from .. import steps
 from ..forkserver import ForkServer
 from ..gate import CompileGuard
-from ..pipeline import Item, Outcome, RunStats
 from ..process import package_env
 from ..profiling import profile_ncu
-from ..schema import Verdict
+from ..recorder import Item, Outcome, RunStats
 from ..slots import GpuSlots, ran_out_of_memory
 
 

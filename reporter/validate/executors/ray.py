@@ -21,12 +21,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ...core.schema import Verdict, WorkerJob
 from .. import buildcache, steps
 from ..forkserver import ForkServer
 from ..gate import CompileGuard
-from ..pipeline import Item, Outcome, RunStats
 from ..process import package_env
-from ..schema import Verdict
+from ..recorder import Item, Outcome, RunStats
 
 # Per Ray worker process: one warm fork server per CUDA_VISIBLE_DEVICES value, one compile guard.
 _SERVERS: dict[str, ForkServer] = {}
@@ -74,7 +74,7 @@ def _guard() -> CompileGuard:
         return _GUARD[0]
 
 
-def compile_task(job: Mapping[str, Any], key: str, timeout_s: float, toolchain_env: dict[str, str | None],
+def compile_task(job: WorkerJob, key: str, timeout_s: float, toolchain_env: dict[str, str | None],
                  gate: bool) -> tuple[dict[str, Any], bytes]:
     """On a CPU worker: (the build step's output, the built folder as an archive or b"")."""
     root = buildcache.default_root()
@@ -86,7 +86,7 @@ def compile_task(job: Mapping[str, Any], key: str, timeout_s: float, toolchain_e
     return comp, buildcache.pack(root, key) if comp["verdict"] == Verdict.CORRECT else b""
 
 
-def check_task(job: Mapping[str, Any], key: str, build_env: dict[str, str | None], archive: bytes, timeout_s: float,
+def check_task(job: WorkerJob, key: str, build_env: dict[str, str | None], archive: bytes, timeout_s: float,
                gate: bool) -> dict[str, Any]:
     """On a GPU worker: unpack the build unless this node has it, then check in a forked child."""
     root = buildcache.default_root()
@@ -100,8 +100,8 @@ def check_task(job: Mapping[str, Any], key: str, build_env: dict[str, str | None
 
 
 def _environment() -> dict[str, Any]:
-    from ..pipeline import _compute_capability
-    from ..runner import environment
+    from ..machine import environment
+    from ..recorder import _compute_capability
     env = environment()
     return {"env": env.model_dump(mode="json"), "arch": _compute_capability() if env.gpu != "cpu" else None}
 
@@ -109,7 +109,7 @@ def _environment() -> dict[str, Any]:
 def probe_environment(address: str | None) -> tuple[Any, str | None]:
     """The checking machines' environment (one GPU model per cluster) and the TORCH_CUDA_ARCH_LIST to
     build for, asked of a GPU worker: the driver and the compiling machines may have no GPU at all."""
-    from ...records import Environment
+    from ...core.records import Environment
     ray = connect(address)
     gpus = ray.cluster_resources().get("GPU", 0)
     probe = ray.remote(num_gpus=1 if gpus else 0, num_cpus=0 if gpus else 1, max_calls=1)(_environment)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from .validate.schema import Verdict
+from .schema import Verdict
 
 # A group key's benchmark, configuration or model when the trace records none. An empty name already
 # counts as none, so no recorded name can equal it: a model literally named "unknown" keeps its own pages.

@@ -15,8 +15,8 @@ from pydantic import BaseModel
 
 from .gpus import GpuName, gpu_model, gpu_name  # noqa: F401 - re-exported: the rules' vocabulary
 from .records import NsightMetrics, RecordedMetrics, Trace
+from .schema import Attribution, LaunchGroup
 from .units import UNIT_LABEL, UNIT_LADDER, UNIT_TO_US
-from .validate.schema import Attribution, LaunchGroup
 
 # A CUDA kernel launch costs a few microseconds end to end; no timed forward pass can beat one launch.
 LAUNCH_FLOOR_US = 2.0

@@ -25,8 +25,8 @@ from typing import Any
 
 import yaml
 
-from ..errors import CollectError, replace_surrogates
 from . import limits
+from .errors import CollectError, replace_surrogates
 
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))

@@ -1,15 +1,19 @@
-"""The worker's result, as stdlib records both sides import: the contract between worker and validate.
+"""The worker's job and result, as stdlib records both sides import: the contract between worker and validate.
 
-The worker (standard library and torch only: the GPU image has no pydantic) fills a `WorkerResult` and
-writes ``dataclasses.asdict`` of it as JSON; `records.ValidationResult` declares the same fields with these
-very types, so ``ValidationResult.model_validate`` reads that JSON directly. Nothing here imports
-anything outside the standard library.
+The parent writes a `WorkerJob` (`to_json`) and the worker reads it (`from_json`); the worker (standard
+library and torch only: the GPU image has no pydantic) fills a `WorkerResult` and writes it with
+`WorkerResult.to_json`. `records.ValidationResult` declares the same fields with these very types, so
+``ValidationResult.model_validate`` reads that JSON directly. These methods are the only places either
+record is serialised. Nothing here imports anything outside the standard library.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
+from typing import Any
 
 
 class Verdict(StrEnum):
@@ -206,6 +210,31 @@ class DynamicResult:
 # A check's phases in the order they run, as `WorkerResult.phase_s` names them. "device+profile" is the device
 # basis with the profiled call set in it (launch counts, attribution, peak memory): one profiler session.
 PHASES = ("load", "correctness", "warmup", "wall", "device+profile", "recheck", "jitter", "dynamic", "graph")
+@dataclass(frozen=True)
+class WorkerJob:
+    """One kernel for the worker: the sources it executes (trace content, kept as data) and how to check it.
+
+    Plain fields only: it is pickled to Ray tasks and written as the worker's `job.json`. `settings` is
+    `ValidationSettings` as JSON (the worker has no pydantic); the steps add `extensions_dir` (and a
+    profile its `role`) with `dataclasses.replace`."""
+
+    reference: str
+    kernel: str
+    settings: Mapping[str, Any]
+    device: str
+    precision: str = "fp32"
+    extensions_dir: str | None = None  # where the compile step built the kernel's extension
+    role: str | None = None  # profile mode: the side profiled ("kernel" or "reference")
+
+    def to_json(self) -> str:
+        return json.dumps({**asdict(self), "settings": dict(self.settings)})
+
+    @classmethod
+    def from_json(cls, text: str) -> WorkerJob:
+        doc = json.loads(text)
+        if not isinstance(doc, dict):
+            raise ValueError("a worker job must be a JSON object")
+        return cls(**doc)
 
 
 @dataclass
@@ -234,6 +263,10 @@ class WorkerResult:
     kernel_peak_bytes: int | None = None
     reference_peak_bytes: int | None = None
     build_note: str | None = None  # how the extension was built, in words (lightbuild.describe)
+
+    def to_json(self) -> str:
+        # allow_nan (json's default): an infinite error (NaN output) reaches the parent as Infinity, which pydantic reads
+        return json.dumps(asdict(self), indent=1)
 
 
 # The jitter hook is `popcorn_pri.jitter_int(...)` inside get_inputs(); problems without one say so.

@@ -21,11 +21,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..records import DEFAULT_PRECISION, Environment, MachineState, StaticFinding, ValidationResult, ValidationSettings, sha256_text
-from . import buildcache, cache
-from .cheats import scan
+from ..core.cheats import scan
+from ..core.records import DEFAULT_PRECISION, Environment, MachineState, StaticFinding, ValidationResult, ValidationSettings, sha256_text
+from ..core.schema import PHASES, WorkerJob, WorkerResult
+from . import buildcache, manifest
 from .machine import machine_state
-from .schema import PHASES, WorkerResult
 
 if TYPE_CHECKING:
     from ..collect.traces import RunRecord
@@ -36,14 +36,11 @@ RESULT_FIELDS = tuple(f.name for f in dataclasses.fields(WorkerResult))
 
 @dataclass(frozen=True)
 class Item:
-    """One kernel to validate; `job` is what the worker reads (trace content stays data here).
-
-    `job` stays a plain dict (read-only to the type checker): it is pickled to Ray tasks and written as the
-    worker's JSON, which a read-only view cannot be; the steps copy it before adding to it."""
+    """One kernel to validate; `job` is what the worker reads (trace content stays data here)."""
     run_id: str
     key: str
     build_key: str
-    job: Mapping[str, Any]
+    job: WorkerJob
 
 
 @dataclass(frozen=True)
@@ -107,8 +104,7 @@ def make_items(todo: list[tuple[RunRecord, str]], settings: ValidationSettings, 
     for run, key in todo:
         fk, ref = run.source.final_kernel, run.source.reference_source
         assert fk is not None and ref is not None
-        job: dict[str, Any] = {"reference": ref, "kernel": fk.source, "settings": settings.model_dump(mode="json"), "device": device,
-               "precision": run.source.run.precision or DEFAULT_PRECISION}
+        job = WorkerJob(ref, fk.source, settings.model_dump(mode="json"), device, run.source.run.precision or DEFAULT_PRECISION)
         items.append(Item(run.run_id, key, buildcache.build_key(fk.source, tools), job))
     # Built kernels first: they reach the GPU at once while the first compiles are still running.
     return sorted(items, key=lambda it: buildcache.built(root, it.build_key) is None)
@@ -130,7 +126,7 @@ def to_result(outcome: Outcome, run: RunRecord, settings: ValidationSettings, en
     # The worker's JSON is a schema.WorkerResult, whose fields ValidationResult declares with the same types.
     return ValidationResult.model_validate({
         **{k: out[k] for k in RESULT_FIELDS if out.get(k) is not None},
-        "precision": outcome.item.job["precision"], "precision_assumed": run.source.run.precision is None,
+        "precision": outcome.item.job.precision, "precision_assumed": run.source.run.precision is None,
         "kernel_sha256": sha256_text(fk.source), "reference_sha256": sha256_text(run.source.reference_source),
         "settings": settings, "environment": env, "machine": machine, "static_findings": findings,
         "measured_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -159,7 +155,7 @@ class Recorder:
             self.machine = self.machine or machine_state()
         result = to_result(outcome, run, self.settings, self.env, self.machine)
         with self.lock:
-            cache.store(self.data, outcome.item.key, result, outcome.ncu_files)
+            manifest.store(self.data, outcome.item.key, result, outcome.ncu_files)
             self.results[outcome.item.run_id] = (result, False)
             self.outcomes.append(outcome)
             self.stored_at[outcome.item.run_id] = time.monotonic() - self.t0

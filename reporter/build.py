@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .collect.redact import RedactionReport
-from .errors import ConfigError, Problem, report
+from .core.errors import ConfigError, Problem, report
+from .core.records import ValidationSettings
 from .progress import ProgressFn
-from .records import ValidationSettings
 
 log = logging.getLogger(__name__)
 
@@ -77,12 +77,12 @@ def build(data: Path, site: Path, settings: ValidationSettings, *, validate: boo
     built = build_incremental(data, site, jobs, {**settings.model_dump(mode="json"), "redact": redact},
                               strict=strict, redact=redact, progress=progress)
     problems = [e.problem("trace") for e in built.errors] + [e.problem("config") for e in built.config_errors]
-    problems += [Problem(*p) for d in built.digests for p in d["problems"]]
+    problems += [p for d in built.digests for p in d.problem_list()]
     problems += [Problem(path, "(page)", message, "trace") for path, message in built.page_problems]
     report(problems)
-    redaction = RedactionReport({d["run_id"]: dict(d["redactions"]) for d in built.digests}) if redact else None
+    redaction = RedactionReport({d.run_id: dict(d.redactions) for d in built.digests}) if redact else None
     return BuildSummary(runs=len(built.digests), unreadable=len(built.errors), pages=built.pages,
-                        flagged=sum(len(d["flags"]) for d in built.digests), problems=tuple(sorted(set(problems))),
+                        flagged=sum(len(d.flags) for d in built.digests), problems=tuple(sorted(set(problems))),
                         seconds=time.monotonic() - started, site=site, committed=built.committed, redaction=redaction,
                         up_to_date=built.up_to_date)
 
@@ -90,7 +90,7 @@ def build(data: Path, site: Path, settings: ValidationSettings, *, validate: boo
 def _has_traces(data: Path) -> None:
     """Refuse, with what to do instead, a DATA that holds no trace: an empty folder, or KernelBench's own output."""
     from .collect.kernelbench import run_dirs_below
-    from .collect.traces import find_traces
+    from .collect.read import find_traces
     if find_traces(data):
         return
     kb = run_dirs_below(data)

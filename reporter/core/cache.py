@@ -11,18 +11,16 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..collect.safeio import checked_path, read_bounded
-from ..errors import CollectError, Problem, printable
-from ..records import CACHE_DIR, SHOWN_FORMATS, VALIDATION_FORMAT, Environment, ValidationResult, ValidationSettings, sha256_text
+from .errors import CollectError, Problem, printable
+from .records import CACHE_DIR, SHOWN_FORMATS, VALIDATION_FORMAT, Environment, ValidationResult, ValidationSettings, sha256_text
+from .safeio import checked_path, read_bounded
 
 __all__ = ["CACHE_DIR", "Unreadable", "content_key", "content_keys", "entry_dir", "env_key", "lookup", "lookup_shown",
-           "read_result", "store"]
+           "read_result"]
 log = logging.getLogger(__name__)
 
 
@@ -60,12 +58,6 @@ def read_result(path: Path, root: Path | None = None) -> ValidationResult:
         raise Unreadable(Problem(printable(str(path)), "(file)", f"cannot read: {first_line(exc)}", "cache")) from exc
 
 
-def write_result(path: Path, result: ValidationResult) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(result.model_dump_json(indent=1) + "\n", encoding="utf-8")
-    tmp.replace(path)
-
-
 def key_from_hashes(fmt: int, kernel_sha256: str, reference_sha256: str) -> str:
     blob = json.dumps([fmt, kernel_sha256, reference_sha256])
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
@@ -88,32 +80,6 @@ def env_key(env: Environment, settings: ValidationSettings) -> str:
 
 def entry_dir(data: Path, key: str) -> Path:
     return data / CACHE_DIR / key
-
-
-def store(data: Path, key: str, result: ValidationResult, extra_files: Mapping[str, Path] | None = None) -> Path:
-    folder = entry_dir(data, key)
-    folder.mkdir(parents=True, exist_ok=True)
-    ek = env_key(result.environment, result.settings)
-    names: dict[str, str] = {}
-    for role, src in (extra_files or {}).items():
-        name = f"{ek}.{role}.ncu{''.join(src.suffixes[-1:])}"
-        (folder / name).write_bytes(src.read_bytes())
-        names[role] = name
-    path = folder / f"{ek}.json"
-    if not names and path.is_file():
-        # A re-measure without --ncu keeps the counters already profiled for this same content and machine.
-        try:
-            old = read_result(path)
-            names = {role: n for role, n in old.ncu_files.items() if (folder / n).is_file()}
-        except Unreadable as exc:
-            log.warning("replacing unreadable cache entry %s", exc.problem)
-            names = {}
-    if names:
-        result = result.model_copy(update={"ncu_files": names})
-    write_result(path, result)
-    from . import manifest  # manifest builds on this module
-    manifest.update(data, path, result)
-    return path
 
 
 def lookup(data: Path, key: str, env: Environment | None = None, settings: ValidationSettings | None = None,

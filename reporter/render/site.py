@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 from ..collect.traces import Collection
 from ..collect.validation import CachedValidation
+from . import status
+from .incremental import build_incremental
 
 
 @dataclass(frozen=True)
@@ -20,13 +20,6 @@ class BuildReport:
     committed: bool  # False: --strict saw problems and left the previous site as it was
 
 
-def generated_at() -> str:
-    # SOURCE_DATE_EPOCH makes builds reproducible (golden tests); otherwise the real build time.
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    when = datetime.fromtimestamp(int(epoch), UTC) if epoch else datetime.now(UTC)
-    return when.strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
 def build_site(collection: Collection, validations: dict[str, CachedValidation | None], data: Path, site: Path, *,
                strict: bool = False, upstream_problems: int = 0,
                progress: Callable[[int, int], None] | None = None) -> BuildReport:
@@ -35,7 +28,6 @@ def build_site(collection: Collection, validations: dict[str, CachedValidation |
 
     The build itself streams from DATA (`incremental`): worker processes read each run again, so
     `collection` and `validations` only count problems here; pass what `collect(data)` returned."""
-    from .incremental import build_incremental
     failed = upstream_problems + len(collection.errors) + sum(len(r.attachment_errors) for r in collection.runs)
     built = build_incremental(data, site, strict=strict, upstream_problems=failed)
-    return BuildReport(built.pages, generated_at(), tuple(built.page_problems), built.committed)
+    return BuildReport(built.pages, status.generated_at(), tuple(built.page_problems), built.committed)

@@ -13,8 +13,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .names import slug
+from .schema import Basis, DynamicResult, LaunchStats, TimingFigures, TrialResult, Verdict
 from .units import TimeUnit
-from .validate.schema import Basis, DynamicResult, LaunchStats, TimingFigures, TrialResult, Verdict
 
 SCHEMA_VERSION = 2
 # Versions `collect` still reads; older documents are migrated on read (`migrate_trace`).

@@ -1,0 +1,137 @@
+"""Write a planned build: render the run pages that changed (in worker processes) and every listing page
+into a folder seeded with hard links to the kept files of the live site, then swap it in whole.
+
+Every file written is a new inode, so the live site is never written through.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..core import __version__
+from ..core.errors import CollectError
+from . import pagemaker, parallel, status
+from .digest import RunDigest
+from .listings import Listings, fingerprint, listings
+from .plan import Nav, Progress
+from .urls import Urls
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class IncrementalReport:
+    runs: int
+    rendered: int  # run pages written in this build
+    pages: int  # pages written by this build (0 when the site was up to date)
+    errors: tuple[CollectError, ...] = ()
+    config_errors: tuple[CollectError, ...] = ()  # DATA/reviews.toml
+    digests: tuple[RunDigest, ...] = ()  # in page order (also kept in the build status)
+    page_problems: tuple[tuple[str, str], ...] = ()  # (trace, why) for run pages not made
+    up_to_date: bool = False
+    committed: bool = True
+
+
+@dataclass(frozen=True)
+class Plan:
+    keep: list[str]  # page files of the live site kept as they are
+    todo: list[tuple[str, str, Nav]]  # run pages to render: (trace, run id, links)
+    urls: Urls
+    aggregates: str  # hash of every digest, the run order and the problems listed
+    globals: str
+    prev: status.BuildStatus  # the last build's: which listing pages and leaderboards can be kept
+
+
+def failed(report: IncrementalReport, upstream_problems: int) -> bool:
+    return bool(upstream_problems or report.errors or report.config_errors or report.page_problems
+                or any(d.problems for d in report.digests))
+
+
+def _shared_outputs(paths: list[str]) -> None:
+    """One warning naming every output file two inputs would write (ids and slugs are unique by
+    construction, so this is a bug to report, never a silent overwrite)."""
+    twice = sorted(p for p, n in Counter(paths).items() if n > 1)
+    if twice:
+        log.warning("%d output file(s) would be written for two different inputs: %s; please report this as a bug",
+                    len(twice), ", ".join(twice[:10]))
+
+
+def _render_runs(data: Path, plan: Plan, runs: dict[str, status.RunStatus], shared: dict[str, Any], jobs: int | None,
+                 progress: Progress | None) -> list[tuple[str, str]]:
+    """Render the planned run pages; the (trace, why) of each that could not be made, which leaves the site."""
+    problems: list[tuple[str, str]] = []
+    clean = pagemaker.shown_text(shared)
+    for i, (item, files) in enumerate(zip(plan.todo, parallel.run_all(pagemaker.render_job, plan.todo, shared, jobs)), 1):
+        if progress is not None:
+            progress("rendering run pages", i, len(plan.todo))
+        if isinstance(files, str):
+            problems.append((clean(str(data / item[0])), clean(files)))
+            del runs[item[1]]  # left out of the site and of the status, so the next build tries again
+        else:
+            runs[item[1]].files = files
+    return problems
+
+
+def _write_listings(writer: Any, site: Path, built: Listings, extra: list[Any], prev: dict[str, str],
+                    progress: Progress | None) -> tuple[int, dict[str, str]]:
+    """Render the listing pages and write the files whose fingerprint changed; keep the others (hard links to
+    the live site's). Returns the pages rendered and every fingerprint, for the status."""
+    marks: dict[str, str] = {}
+    keep, todo = list(built.kept), []
+    for page in built.pages:
+        # The build time is on the index only: other pages stay kept across builds.
+        fp = fingerprint(page, [*extra[:-1], extra[-1] if page.path == "index.html" else None])
+        if fp is not None:
+            marks[page.path] = fp
+        (keep.append(page.path) if fp is not None and prev.get(page.path) == fp and (site / page.path).is_file()
+         else todo.append(page))
+    files = {}
+    for path, text in built.files.items():
+        marks[path] = status.sha256_bytes(text.encode("utf-8"))
+        if not (prev.get(path) == marks[path] and (site / path).is_file()):
+            files[path] = text
+    keep += [path for path in built.files if path not in files]
+    writer.seed(keep, [])
+    n = writer.render(todo, (lambda done, total: progress("writing listing pages", done, total)) if progress else None)
+    for path, text in files.items():
+        writer.write_text(path, text)
+    return n, marks
+
+
+def write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, status.RunStatus], plan: Plan,
+          jobs: int | None, strict: bool, upstream_problems: int, shared: dict[str, Any],
+          progress: Progress | None = None) -> IncrementalReport:
+    """Render what changed into a folder seeded from the live site, then swap it in; `report` completed."""
+    from .writer import NOJEKYLL, SiteWriter
+    generated = status.generated_at()
+    with SiteWriter(site, data, generated, pagemaker.shown_text(shared)) as writer:
+        assert writer.tmp is not None
+        writer.seed(plan.keep, [status.CACHE_DIR])
+        shared = {**shared, "tmp": str(writer.tmp), "generated": generated, "assets": writer.assets, "urls": plan.urls}
+        problems = _render_runs(data, plan, runs, shared, jobs, progress)
+        digests = [d for d in report.digests if d.run_id in runs]
+        from ..aggregates import load_universe
+        from ..collect.problemset import fingerprint
+        sets = fingerprint(data)[0]  # the leaderboards' denominators: a changed problem set makes them again
+        built = listings(digests, plan.urls, report.errors, f"{plan.globals} {sorted(writer.assets.items())} {sets}",
+                         plan.prev.boards, lambda path: (site / path).is_file(), load_universe(data))
+        _shared_outputs([p.path for p in built.pages] + list(built.files) + built.kept
+                        + [f for rs in runs.values() for f in rs.files])
+        n, listing = _write_listings(writer, site, built, [plan.globals, writer.assets, generated], plan.prev.listing, progress)
+        writer.write_text("build-info.json", json.dumps({"generated": generated, "pages": n + report.rendered,
+                                                          "version": __version__}) + "\n")
+        report = replace(report, pages=n + report.rendered - len(problems), page_problems=tuple(problems))
+        report = replace(report, committed=not (strict and failed(report, upstream_problems)))
+        if report.committed:
+            written = writer.written | {f for rs in runs.values() for f in rs.files} | {NOJEKYLL}
+            writer.keep_foreign(written)
+            state = status.BuildStatus(__version__, plan.globals, runs, plan.aggregates, sources=status.sources_hash(shared),
+                                       listing=listing, boards=built.boards)
+            writer.commit(state.save(writer.tmp, sorted(written), writer.clean))
+            log.debug("write: %d pages written, the new site swapped in at %s", report.pages, site)
+    return report

@@ -1,0 +1,155 @@
+"""One digest per run: a rebuild parses only the traces that changed, and what it leaves equals a cold build.
+
+The parent draws every listing page, leaderboard, grid, the search index and runs.csv from the digests
+the build status keeps, so an unchanged trace is never opened again. Builds run in-process (`jobs=1`),
+so every parse of a trace, in the parent or in a "worker", goes through the counted reader.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import DATA
+from reporter.collect import read, traces
+from reporter.render import status
+from reporter.render.digest import RunDigest
+from reporter.render.incremental import build_incremental
+
+RUNS = ("seed-000-l2-p10", "seed-001-partial", "seed-003-l2-p8")
+EDITED = "seed-000-l2-p10"
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    dest = tmp_path / "data"
+    dest.mkdir()
+    for name in (*RUNS, "validation"):
+        shutil.copytree(DATA / name, dest / name)
+    return dest
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Each trace file parsed, by folder name: every reader of a trace document goes through `read_document`."""
+    counts: Counter[str] = Counter()
+    real = read.read_document
+
+    def counted(path: Path, root: Path | None = None) -> dict[str, Any]:
+        counts[path.parent.name] += 1
+        return real(path, root)
+    monkeypatch.setattr(read, "read_document", counted)
+    monkeypatch.setattr(traces, "read_document", counted)
+    return counts
+
+
+def _edit_reasoning(data: Path, run: str, text: str) -> None:
+    path = data / run / "trace.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["turns"][0]["reasoning"] = text
+    path.write_text(json.dumps(doc), encoding="utf-8")
+
+
+def test_a_rebuild_parses_only_the_changed_trace(data: Path, tmp_path: Path, parses: Counter[str]) -> None:
+    site = tmp_path / "site"
+    build_incremental(data, site, jobs=1)
+    assert set(parses) == set(RUNS)  # the walk is counted: every run was read once for its digest, once for its page
+    assert all(n == 2 for n in parses.values()), parses
+    parses.clear()
+    assert build_incremental(data, site, jobs=1).up_to_date
+    assert parses == Counter()  # nothing changed: no trace opened, not even for the leaderboards or runs.csv
+    _edit_reasoning(data, EDITED, "an edited reasoning string")
+    report = build_incremental(data, site, jobs=1)
+    assert report.rendered == 1 and set(parses) == {EDITED}, parses
+
+
+def _files(site: Path) -> dict[str, bytes]:
+    # The build's own state names this build (its hashes, how many pages it wrote): everything else must match.
+    skip = {*status.STATE, "build-info.json"}
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*"))
+            if p.is_file() and p.name not in skip and status.CACHE_DIR not in p.parts}
+
+
+def _assert_same_as_cold(data: Path, site: Path, tmp_path: Path, name: str) -> dict[str, bytes]:
+    cold = tmp_path / f"cold-{name}"
+    build_incremental(data, cold, jobs=1)
+    got, want = _files(site), _files(cold)
+    assert sorted(got) == sorted(want)
+    assert [p for p in want if got[p] != want[p]] == []
+    return got
+
+
+@pytest.mark.parametrize("change", ["edit", "add", "delete"])
+def test_a_rebuild_equals_a_cold_build(data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    site = tmp_path / "site"
+    build_incremental(data, site, jobs=1)
+    if change == "edit":
+        _edit_reasoning(data, EDITED, "reasoning edited between builds")
+    elif change == "add":
+        shutil.copytree(data / EDITED, data / "seed-900-added")
+    else:
+        shutil.rmtree(data / "seed-003-l2-p8")
+    build_incremental(data, site, jobs=1)
+    files = _assert_same_as_cold(data, site, tmp_path, change)
+    text = "\n".join(b.decode("utf-8", "replace") for b in files.values())
+    if change == "edit":
+        assert "reasoning edited between builds" in files[f"runs/{EDITED}.turns.js"].decode()
+    elif change == "add":
+        assert "runs/seed-900-added.html" in files and "seed-900-added" in files["search-index.js"].decode()
+    else:
+        assert not any("seed-003" in path for path in files) and "seed-003" not in text
+
+
+def test_digests_round_trip_through_the_status(data: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    report = build_incremental(data, site, jobs=1)
+    kept = status.BuildStatus.load(site).runs
+    assert {d.run_id: d for d in report.digests} == {k: v.digest for k, v in kept.items()}
+    d = kept[EDITED].digest
+    assert isinstance(d, RunDigest) and RunDigest.from_json(json.loads(json.dumps(d.to_json()))) == d
+    row = d.table_row()
+    assert row["run_id"] == EDITED and row["level"] == 2 and row["problem_id"] == 10
+
+
+def test_reporter_load_is_the_sites_runs_table(data: Path, tmp_path: Path, parses: Counter[str]) -> None:
+    import pandas as pd
+
+    import reporter
+    from reporter import frames
+    site = tmp_path / "site"
+    build_incremental(data, site, jobs=1)
+    parses.clear()
+    table = reporter.load(data, site=site, jobs=1)
+    assert parses == Counter()  # every row came from the site's digests
+    assert frames.export_bytes(table, "csv") == (site / "runs.csv").read_bytes()
+    assert sorted(table["run_id"]) == sorted(RUNS) and table.loc[table["run_id"] == EDITED, "level"].item() == 2
+    fresh = reporter.load(data, jobs=1)  # no site: every trace is read, once
+    assert parses == Counter(dict.fromkeys(RUNS, 1))
+    pd.testing.assert_frame_equal(fresh, table)
+    pd.testing.assert_frame_equal(fresh, frames.load(data))  # the collect-side loader agrees, row for row
+    _edit_reasoning(data, EDITED, "changed after the build")
+    parses.clear()
+    reporter.load(data, site=site, jobs=1)
+    assert parses == Counter({EDITED: 1})
+
+
+def test_an_edited_reasoning_string_keeps_the_leaderboards_and_an_added_run_ranks_again(data: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    build_incremental(data, site, jobs=1)
+    boards = status.BuildStatus.load(site).boards
+    assert boards is not None and any(f.endswith(".html") for f in boards.files)  # the sample data has a leaderboard
+    inodes = {f: (site / f).stat().st_ino for f in boards.files}
+    _edit_reasoning(data, EDITED, "a reasoning string is in no table")
+    assert build_incremental(data, site, jobs=1).rendered == 1
+    assert {f: (site / f).stat().st_ino for f in boards.files} == inodes  # kept as they were, not ranked again
+    shutil.copytree(data / EDITED, data / "seed-901-added")
+    build_incremental(data, site, jobs=1)
+    again = status.BuildStatus.load(site).boards
+    assert again is not None and again.inputs != boards.inputs
+    assert any((site / f).stat().st_ino != inodes[f] for f in boards.files if f in again.files)
