@@ -371,14 +371,18 @@ class _Known(_Result):
 _WORKER_AFTER = "measured_at"
 _PLACED = {"precision": "verdict", "precision_assumed": "precision", "static_findings": "build_note"}
 
+
+def result_model(worker: type[WorkerResult], name: str = "ValidationResult") -> type[_Result]:
+    """The stored result's model for a worker record: how `ValidationResult` is made from `WorkerResult`."""
+    return derived(name, _Result, worker, __name__, "What one re-validation of one kernel measured: the worker's "
+                   "`WorkerResult` plus what the parent knows.", own=_Known, record_after=_WORKER_AFTER, placed=_PLACED)
+
+
 if TYPE_CHECKING:
     class ValidationResult(_Known, WorkerResult):  # to the type checker: WorkerResult's fields, read-only
         pass
 else:
-    ValidationResult = derived(
-        "ValidationResult", _Result, WorkerResult, __name__,
-        "What one re-validation of one kernel measured: the worker's `WorkerResult` plus what the parent knows.",
-        own=_Known, record_after=_WORKER_AFTER, placed=_PLACED)
+    ValidationResult = result_model(WorkerResult)
 
 
 def measured(worker: WorkerResult, **known: Any) -> ValidationResult:
