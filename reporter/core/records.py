@@ -335,7 +335,7 @@ class _Result(_Model):
 
     def speedup_on(self, basis: Basis) -> float | None:
         """Reference time over kernel time on one basis; None when either side lacks that figure."""
-        res = cast("ValidationResult", self)  # every _Result is one: the only model made on this class
+        res = cast("ValidationResult", self)  # every model made on this class has its fields (result_model)
         k = res.kernel_timing.on(basis) if res.kernel_timing else None
         r = res.reference_timing.on(basis) if res.reference_timing else None
         if k is None or r is None or k.median_ms <= 0:
