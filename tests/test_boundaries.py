@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 import dataclasses
 import json
+import subprocess
+import sys
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -253,3 +255,16 @@ def test_fork_server_messages_round_trip() -> None:
         assert forkserver.reply_from(forkserver.to_line(reply)) == reply
     with pytest.raises(ValueError, match="missing 'rc'"):
         forkserver.reply_from('{"id": 3}')
+
+
+# The modules a GPU worker or a Ray task imports: the GPU image has neither pydantic nor pandas.
+WORKER_SIDE = ("reporter.validate.worker", "reporter.validate.steps", "reporter.validate.process",
+               "reporter.validate.forkserver", "reporter.validate.buildcache", "reporter.validate.slots")
+
+
+def test_the_worker_side_imports_without_pydantic() -> None:
+    pytest.importorskip("torch")
+    code = ("import sys; sys.modules['pydantic'] = sys.modules['pandas'] = None\n"
+            + "".join(f"import {m}\n" for m in WORKER_SIDE))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
