@@ -96,23 +96,27 @@ def _env(kind: str, ext_dir: Path, arch: str, stub: Path | None) -> dict[str, st
 
 def build(work: Path, index: int, kind: str, kernel: tuple[str, str, str], arch: str, stub: Path | None,
           deadline: float = float("inf")) -> Build:
+    from reporter.core.schema import CheckSettings, Verdict, WorkerJob, WorkerResult
     name, reference, source = kernel
     if time.perf_counter() > deadline:
         return Build(name, kind, 0.0, 0.0, False, "-", NOT_STARTED)
     job_dir = work / f"{index:02d}-{kind}"
     job_dir.mkdir(parents=True)
-    (job_dir / "job.json").write_text(json.dumps({"reference": reference, "kernel": source}), encoding="utf-8")
+    # The worker's compile mode reads the sources only; the rest of the job is the validator's defaults.
+    job = WorkerJob(reference, source, CheckSettings(), "cuda", extensions_dir=str(job_dir / "ext"))
+    (job_dir / "job.json").write_text(job.to_json(), encoding="utf-8")
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(job_dir)] + (["--no-cuda-torch"] if stub else [])
     t0 = time.perf_counter()
     with open(job_dir / "build.log", "wb") as log:
         subprocess.run(cmd, env=_env(kind, job_dir / "ext", arch, stub), stdout=log, stderr=subprocess.STDOUT, check=False)
     wall = time.perf_counter() - t0
-    out = json.loads((job_dir / "compile.json").read_text(encoding="utf-8")) if (job_dir / "compile.json").is_file() else {}
+    done = job_dir / "compile.json"
+    out = WorkerResult.from_json(done.read_text(encoding="utf-8")) if done.is_file() else None
     cost = json.loads((job_dir / "cost.json").read_text(encoding="utf-8")) if (job_dir / "cost.json").is_file() else {}
     objects = {p.name for p in (job_dir / "ext").rglob("*.o")}
-    compiled = {"main.o", "cuda.cuda.o"} <= objects if stub else out.get("verdict") == "correct"
-    return Build(name, kind, float(cost.get("cpu_s", 0.0)), wall, compiled, str(out.get("build_note") or "-"),
-                 str(out.get("reason", "no result"))[:120])
+    compiled = {"main.o", "cuda.cuda.o"} <= objects if stub else out is not None and out.verdict == Verdict.CORRECT
+    return Build(name, kind, float(cost.get("cpu_s", 0.0)), wall, compiled, (out and out.build_note) or "-",
+                 (out.reason if out else "no result")[:120])
 
 
 def _stub(work: Path) -> Path:

@@ -71,7 +71,7 @@ def ncu_durations(data: Path, runs: list[RunRecord], work: Path) -> dict[tuple[s
         if marker is None:
             continue
         for cc in ("all", "none"):
-            files = profile_durations(item.job, root, item.build_key, marker["env"], work / item.key, 120, cc)
+            files = profile_durations(item.job, root, item.build_key, marker.env, work / item.key, 120, cc)
             for side, _ in SIDES:
                 out[(item.run_id, side, cc)] = _ncu_sum_us(files.get(side))
     return out

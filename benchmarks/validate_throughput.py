@@ -131,7 +131,7 @@ def kernel_table(results: dict, outs: list) -> list[str]:
         res = results[o.item.run_id][0]
         timed = _timed(res)
         lines.append(f"{o.item.run_id[:46]:<46} {res.verdict:<14} {o.build:<12} {o.compile_s:>9.1f} {o.compile_cpu_s:>7.1f} "
-                     f"{o.queue_s:>8.2f} {o.check_s:>8.2f} {float(o.out.get('cpu_s', 0.0)) if o.check_s > 0 else 0.0:>9.1f} "
+                     f"{o.queue_s:>8.2f} {o.check_s:>8.2f} {o.check_cpu_s if o.check_s > 0 else 0.0:>9.1f} "
                      + " ".join(f"{res.phase_s[p]:>11.2f}" if p in res.phase_s else f"{'-':>11}" for p in phases)
                      + f" {len(res.trials):>6} {timed:>6} {o.finished_at:>8.1f}  {res.build_note or '-'}")
     return lines
@@ -186,7 +186,7 @@ def report(results: dict, stats, wall: float, n: int, cores: int) -> list[str]:
     last_compile = max((o.compiled_at for o in outs), default=0.0)
     m, gpus = measured(outs, wall, stats.wall_s)
     busy = _gpu_seconds(_checked(outs)) / max(1e-9, wall * gpus)
-    check_cpu = [float(o.out.get("cpu_s", 0.0)) for o in _checked(outs)]
+    check_cpu = [o.check_cpu_s for o in _checked(outs)]
     lines += [
         "",
         f"kernels            {n} validated in {wall:.1f} s from a cold build cache: {per_hour:.0f} kernels/hour",
@@ -230,7 +230,7 @@ def save(path: Path, results: dict, stats, wall: float, cores: int) -> None:
     """What `report` reads, as JSON: each outcome's times, the results, the run's stats."""
     doc = {"wall": wall, "cores": cores, "stats": {k: getattr(stats, k) for k in STATS_FIELDS},
            "stored_at": dict(stats.stored_at),
-           "outcomes": [{"run_id": o.item.run_id, "cpu_s": float(o.out.get("cpu_s", 0.0)),
+           "outcomes": [{"run_id": o.item.run_id, "cpu_s": o.check_cpu_s,
                          **{k: getattr(o, k) for k in OUTCOME_FIELDS}} for o in stats.outcomes],
            "results": {k: r.model_dump(mode="json") for k, (r, _) in results.items()}}
     path.write_text(json.dumps(doc), encoding="utf-8")
@@ -242,7 +242,7 @@ def replay(path: Path) -> tuple[dict, object, float, int, int]:
 
     from reporter.core.records import ValidationResult
     doc = json.loads(path.read_text(encoding="utf-8"))
-    outs = tuple(SimpleNamespace(item=SimpleNamespace(run_id=o["run_id"]), out={"cpu_s": o["cpu_s"]},
+    outs = tuple(SimpleNamespace(item=SimpleNamespace(run_id=o["run_id"]), check_cpu_s=o["cpu_s"],
                                  **{k: o[k] for k in OUTCOME_FIELDS}) for o in doc["outcomes"])
     stats = SimpleNamespace(**doc["stats"], outcomes=outs, stored_at=doc["stored_at"])
     results = {k: (ValidationResult.model_validate(v), False) for k, v in doc["results"].items()}

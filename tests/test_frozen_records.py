@@ -77,13 +77,19 @@ def test_reading_cached_results_leaves_the_runs_as_collected(sample_data: Path) 
 
 
 def test_validation_pipeline_records_are_frozen() -> None:
-    item = Item("run", "key", "build", {"kernel": "k"})
-    outcome = Outcome(item, {"verdict": "correct"})
+    from reporter.core.schema import CheckSettings, TrialResult, Verdict, WorkerJob, WorkerResult
+    from reporter.validate.steps import StepResult
+    result = WorkerResult(Verdict.CORRECT, trials=(TrialResult(0, 1, False, True),))
+    item = Item("run", "key", "build", WorkerJob("r", "k", CheckSettings(), "cpu"))
+    outcome = Outcome(item, result)
     stats = RunStats(outcomes=(outcome,))
-    for record, name in ((item, "key"), (outcome, "finished_at"), (stats, "wall_s")):
+    step = StepResult(result, build="cached")
+    for record, name in ((item, "key"), (item.job, "settings"), (item.job.settings, "seed"), (outcome, "finished_at"),
+                         (stats, "wall_s"), (result, "verdict"), (step, "result")):
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(record, name, getattr(record, name))
-    _rejects(stats.outcomes, "append")
+    for seq in (stats.outcomes, result.trials, result.problem_names, result.dynamic_checks):
+        _rejects(seq, "append")
 
 
 

@@ -15,7 +15,7 @@ from reporter.core.records import ValidationSettings
 from reporter.core.schema import LaunchGroup, WorkerJob
 from reporter.validate import gpu_available, validate_runs
 from reporter.validate.buildcache import default_root
-from reporter.validate.recorder import RunStats
+from reporter.validate.recorder import RunStats, check_settings
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="needs a CUDA device")]
 CHEATS = KERNELS.parent / "cheats"
@@ -101,9 +101,9 @@ def test_ncu_report_module_reads_what_the_csv_says(tmp_path: Path) -> None:
     prefix = [shutil.which("ncu"), "--target-processes", "all", "--clock-control", "none", "--nvtx", "--nvtx-include",
               "measured/", "--section", "SpeedOfLight", "--section", "LaunchStats", "--metrics", NCU_METRICS, "-f", "-o", str(rep)]
     job = WorkerJob(run.trace.reference_source, run.trace.final_kernel.source,  # type: ignore[arg-type, union-attr]
-                    SETTINGS.model_dump(mode="json"), "cuda", "fp32", str(tmp_path / "ext"), "kernel")
+                    check_settings(SETTINGS), "cuda", "fp32", str(tmp_path / "ext"), "kernel")
     out = run_fresh("profile", job, tmp_path / "job", 600, {"TORCH_EXTENSIONS_DIR": str(tmp_path / "ext")}, prefix)
-    assert out["verdict"] == "correct", out
+    assert out.verdict == "correct", out
     report = rep.with_suffix(".ncu-rep")
     csv = tmp_path / "raw.csv"
     with open(csv, "w") as fh:

@@ -101,7 +101,7 @@ def test_nominal_only_kernel_passes_nominal_but_fails_jittered(validated: tuple[
 def test_problem_namespace_dependency_is_reported(validated: tuple[Path, dict]) -> None:
     result, _ = validated[1]["uses_problem_names"]
     assert result.verdict == "correct"
-    assert result.problem_names == ["batch"]
+    assert result.problem_names == ("batch",)
 
 
 def test_problem_without_jitter_hook_runs_no_jittered_trials(validated: tuple[Path, dict]) -> None:

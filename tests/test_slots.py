@@ -9,22 +9,26 @@ from typing import Any
 
 import pytest
 
+from reporter.core.records import ValidationSettings
+from reporter.core.schema import TrialResult, Verdict, WorkerJob, WorkerResult
 from reporter.validate import steps
 from reporter.validate.executors import local
-from reporter.validate.recorder import Item
+from reporter.validate.recorder import Item, check_settings
 from reporter.validate.slots import GpuSlots, ran_out_of_memory
+from reporter.validate.steps import StepResult
 
-OOM = {"verdict": "runtime_error", "wall_s": 2.0, "phase_s": {"check": 2.0},
-       "reason": "OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"}
-OK = {"verdict": "correct", "wall_s": 3.0, "phase_s": {"check": 3.0}, "reason": ""}
+OOM = StepResult(WorkerResult(Verdict.RUNTIME_ERROR, "OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+                              phase_s={"check": 2.0}), wall_s=2.0)
+OK = StepResult(WorkerResult(Verdict.CORRECT, phase_s={"check": 3.0}), wall_s=3.0)
 
 
 def test_out_of_memory_is_read_from_the_verdict_and_from_any_trial() -> None:
-    assert ran_out_of_memory(OOM)
-    assert ran_out_of_memory({"verdict": "incorrect", "reason": "2 of 5 trials failed",
-                              "trials": [{"problem": None}, {"problem": "raised OutOfMemoryError: CUDA out of memory."}]})
-    assert not ran_out_of_memory(OK)
-    assert not ran_out_of_memory({"verdict": "runtime_error", "reason": "RuntimeError: illegal memory access"})
+    assert ran_out_of_memory(OOM.result)
+    trials = (TrialResult(0, 1, False, True), TrialResult(1, 2, True, False, problem="raised OutOfMemoryError: CUDA out of memory."))
+    assert ran_out_of_memory(WorkerResult(Verdict.INCORRECT, "2 of 5 trials failed", trials=trials))
+    assert not ran_out_of_memory(WorkerResult(Verdict.INCORRECT, "2 of 5 trials failed", trials=trials[:1]))
+    assert not ran_out_of_memory(OK.result)
+    assert not ran_out_of_memory(WorkerResult(Verdict.RUNTIME_ERROR, "RuntimeError: illegal memory access"))
 
 
 def _in_thread(target: Any) -> threading.Thread:
@@ -76,20 +80,21 @@ class _NoServer:
         pass
 
 
-def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, checks_per_gpu: int, results: list[dict[str, Any]]
-         ) -> tuple[dict[str, Any], list[bool], local._Run]:
+def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, checks_per_gpu: int, results: list[StepResult]
+         ) -> tuple[StepResult, list[bool], local._Run]:
     monkeypatch.setattr(local, "ForkServer", _NoServer)
     ex = local.LocalExecutor([], 1, tmp_path, {}, 60, gate=False, checks_per_gpu=checks_per_gpu)
     run = local._Run(ex, lambda o: None)
     alone_when_called: list[bool] = []
 
-    def fake_check(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    def fake_check(*args: Any, **kwargs: Any) -> StepResult:
         alone_when_called.append(run.slots["default"]._alone)
-        return dict(results[len(alone_when_called) - 1])
+        return results[len(alone_when_called) - 1]
 
     monkeypatch.setattr(steps, "check", fake_check)
-    item = Item("r1", "key", "build", {})
-    out = run.check_one("default", _NoServer({}), item, {"build_env": {}, "phase_s": {"compile": 1.0}})
+    item = Item("r1", "key", "build", WorkerJob("ref", "kernel", check_settings(ValidationSettings()), "cpu"))
+    built = StepResult(WorkerResult(Verdict.CORRECT, phase_s={"compile": 1.0}), build="cached")
+    out = run.check_one("default", _NoServer({}), item, built)
     return out, alone_when_called, run
 
 
@@ -97,13 +102,13 @@ def test_a_check_that_ran_out_of_memory_beside_others_is_run_again_alone(tmp_pat
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     out, alone, run = _run(tmp_path, monkeypatch, 4, [OOM, OK])
     assert alone == [False, True]
-    assert out["verdict"] == "correct"  # only the check that ran alone counts
-    assert out["wall_s"] == 5.0 and out["phase_s"] == {"compile": 1.0, "check": 3.0, "check_shared_out_of_memory": 2.0}
+    assert out.result.verdict == "correct"  # only the check that ran alone counts
+    assert out.wall_s == 5.0 and out.result.phase_s == {"compile": 1.0, "check": 3.0, "check_shared_out_of_memory": 2.0}
     assert run.retried_alone == ["r1"]
 
 
 def test_a_check_that_runs_out_of_memory_alone_keeps_its_verdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out, alone, _ = _run(tmp_path, monkeypatch, 4, [OOM, OOM])
-    assert alone == [False, True] and out["verdict"] == "runtime_error"
+    assert alone == [False, True] and out.result.verdict == "runtime_error"
     out, alone, run = _run(tmp_path, monkeypatch, 1, [OOM])  # one check per GPU: it was alone already
-    assert alone == [False] and out["verdict"] == "runtime_error" and run.retried_alone == []
+    assert alone == [False] and out.result.verdict == "runtime_error" and run.retried_alone == []

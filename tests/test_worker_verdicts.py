@@ -349,6 +349,6 @@ def test_the_verdict_is_saved_before_the_graph_step(tmp_path: Path, monkeypatch:
     from reporter.validate.process import read_result
     for rc in (None, -11):  # killed at the timeout, or crashed: the saved verdict is the result
         got = read_result("check", tmp_path, rc, 5.0)
-        assert (got["verdict"], got["pending"]) == ("correct", "CUDA-graph timing")
+        assert (got.verdict, got.pending) == ("correct", "CUDA-graph timing")
     (tmp_path / "check.json").write_text(json.dumps({**saved, "pending": None}), encoding="utf-8")
-    assert read_result("check", tmp_path, None, 5.0)["verdict"] == "timeout"  # not saved before an optional step
+    assert read_result("check", tmp_path, None, 5.0).verdict == "timeout"  # not saved before an optional step

@@ -8,12 +8,13 @@ Values that were not recorded are ``None`` and render as "—", never as 0.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .derive import derived
 from .names import slug
-from .schema import Basis, DynamicResult, LaunchStats, TimingFigures, TrialResult, Verdict
+from .schema import Basis, CheckSettings, WorkerResult
 from .units import TimeUnit
 
 SCHEMA_VERSION = 2
@@ -275,23 +276,13 @@ CACHE_DIR = "validation"
 DEFAULT_PRECISION: Precision = "fp32"
 
 
-class ValidationSettings(_Model):
-    """Everything that changes what a validation measures; part of the cache key."""
-
-    seed: int = 42
-    nominal_trials: int = 3
-    jitter_trials: int = 4
-    jitter_fraction: float = 0.25
-    atol: dict[str, float] = Field(default_factory=lambda: {"fp32": 1e-4, "fp16": 1e-2, "bf16": 1e-2})
-    rtol: dict[str, float] = Field(default_factory=lambda: {"fp32": 1e-4, "fp16": 1e-2, "bf16": 1e-2})
-    warmup: int = 10
-    perf_trials: int = Field(30, description="Calls per basis before the adaptive stop rule is tried.")
-    ci_target_pct: float = Field(1.0, description="Stop once the median's 95% CI is within ± this percentage.")
-    time_cap_s: float = Field(3.0, description="Seconds per basis after which timing stops whatever the CI.")
-    flush_l2_mb: int = 256
-    timeout_s: float = 600.0
-    torch_compile_baseline: bool = False
-    excessive_speedup: float = 10.0
+if TYPE_CHECKING:
+    class ValidationSettings(_Model, CheckSettings):  # to the type checker: CheckSettings's fields, read-only
+        pass
+else:
+    ValidationSettings = derived("ValidationSettings", _Model, CheckSettings, __name__,
+                                 "Everything that changes what a validation measures; part of the cache key "
+                                 "(`schema.CheckSettings`'s fields).")
 
 
 class Environment(_Model):
@@ -337,56 +328,16 @@ def _migrate_v3(doc: Any) -> Any:
     return out
 
 
-class ValidationResult(_Model):
-    """What one re-validation of one kernel measured: the worker's `WorkerResult` plus what the parent knows."""
-
-    format: int = VALIDATION_FORMAT
-    kernel_sha256: str
-    reference_sha256: str
-    settings: ValidationSettings
-    environment: Environment = Field(default_factory=Environment)
-    machine: MachineState | None = None
-    measured_at: str | None = None
-    verdict: Verdict
-    precision: Precision | None = Field(
-        None, description="Precision the check used (its tolerance); None in results written before this was kept."
-    )
-    precision_assumed: bool = Field(False, description="True when the trace recorded no precision and the default was used.")
-    reason: str = ""
-    log: str = ""
-    output_tail: str | None = Field(None, description="A worker that died or was killed: the last lines of its output.")
-    weights_note: str | None = None
-    jitter_note: str | None = None
-    problem_names: list[str] = Field(
-        default_factory=list, description="Names the kernel uses that only the problem file defines (KernelBench's shared namespace)."
-    )
-    trials: list[TrialResult] = Field(default_factory=list)
-    # Empty or None in results written before they were kept (the page says "not measured"); see validate.schema.
-    recheck: TrialResult | None = None
-    statistics_trials: list[TrialResult] = Field(default_factory=list)
-    dynamic_checks: list[DynamicResult] = Field(default_factory=list)
-    pending: str | None = None
-    kernel_timing: TimingFigures | None = None
-    reference_timing: TimingFigures | None = None
-    compile_timing: TimingFigures | None = None
-    kernel_launches: LaunchStats | None = None
-    reference_launches: LaunchStats | None = None
-    kernel_peak_bytes: int | None = None
-    reference_peak_bytes: int | None = None
-    deterministic: bool | None = None
-    build_note: str | None = Field(
-        None, description="How the kernel's extension was built: light torch headers, or exactly as written (and why)."
-    )
-    static_findings: tuple[StaticFinding, ...] = ()
-    phase_s: dict[str, float] = Field(default_factory=dict)
-    ncu_files: dict[str, str] = Field(default_factory=dict, description="role -> CSV file beside this result.")
+class _Result(_Model):
+    """What a result can say beyond its fields (and how an older format is read)."""
 
     _migrate = model_validator(mode="before")(_migrate_v3)
 
     def speedup_on(self, basis: Basis) -> float | None:
         """Reference time over kernel time on one basis; None when either side lacks that figure."""
-        k = self.kernel_timing.on(basis) if self.kernel_timing else None
-        r = self.reference_timing.on(basis) if self.reference_timing else None
+        res = cast("ValidationResult", self)  # every model made on this class has its fields (result_model)
+        k = res.kernel_timing.on(basis) if res.kernel_timing else None
+        r = res.reference_timing.on(basis) if res.reference_timing else None
         if k is None or r is None or k.median_ms <= 0:
             return None
         return r.median_ms / k.median_ms
@@ -395,3 +346,45 @@ class ValidationResult(_Model):
     def speedup(self) -> float | None:
         """The headline speedup: on device time, the basis that repeats."""
         return self.speedup_on(Basis.DEVICE)
+
+
+class _Known(_Result):
+    """The fields of a result that the parent knows, besides what the worker measured (`WorkerResult`)."""
+
+    format: int = VALIDATION_FORMAT
+    kernel_sha256: str
+    reference_sha256: str
+    settings: ValidationSettings
+    environment: Environment = Field(default_factory=Environment)
+    machine: MachineState | None = None
+    measured_at: str | None = None
+    precision: Precision | None = Field(
+        None, description="Precision the check used (its tolerance); None in results written before this was kept."
+    )
+    precision_assumed: bool = Field(False, description="True when the trace recorded no precision and the default was used.")
+    static_findings: tuple[StaticFinding, ...] = ()
+    ncu_files: dict[str, str] = Field(default_factory=dict, description="role -> CSV file beside this result.")
+
+
+# Where the parent's fields sit among the worker's in a stored result: the order results have always been
+# written in, so that storing a result again gives the same bytes. A field added to WorkerResult goes in its order.
+_WORKER_AFTER = "measured_at"
+_PLACED = {"precision": "verdict", "precision_assumed": "precision", "static_findings": "build_note"}
+
+
+def result_model(worker: type[WorkerResult], name: str = "ValidationResult") -> type[_Result]:
+    """The stored result's model for a worker record: how `ValidationResult` is made from `WorkerResult`."""
+    return derived(name, _Result, worker, __name__, "What one re-validation of one kernel measured: the worker's "
+                   "`WorkerResult` plus what the parent knows.", own=_Known, record_after=_WORKER_AFTER, placed=_PLACED)
+
+
+if TYPE_CHECKING:
+    class ValidationResult(_Known, WorkerResult):  # to the type checker: WorkerResult's fields, read-only
+        pass
+else:
+    ValidationResult = result_model(WorkerResult)
+
+
+def measured(worker: WorkerResult, **known: Any) -> ValidationResult:
+    """The stored result of one worker's `WorkerResult`, with what the parent knows (`_Known`'s fields)."""
+    return ValidationResult.model_validate({**{f: getattr(worker, f) for f in WorkerResult.__dataclass_fields__}, **known})

@@ -2,18 +2,21 @@
 
 The parent writes a `WorkerJob` (`to_json`) and the worker reads it (`from_json`); the worker (standard
 library and torch only: the GPU image has no pydantic) fills a `WorkerResult` and writes it with
-`WorkerResult.to_json`. `records.ValidationResult` declares the same fields with these very types, so
-``ValidationResult.model_validate`` reads that JSON directly. These methods are the only places either
-record is serialised. Nothing here imports anything outside the standard library.
+`WorkerResult.to_json`, which the parent reads back with `WorkerResult.from_json`. These methods are the
+only places either record is serialised, and `from_doc` is the one decoder behind them. The parent's
+pydantic models `records.ValidationResult` and `records.ValidationSettings` are derived from
+`WorkerResult` and `CheckSettings` (`core.derive`), so their fields are declared here once. Nothing here
+imports anything outside the standard library.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
-from enum import StrEnum
-from typing import Any
+from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass, replace
+from enum import Enum, StrEnum
+from types import UnionType
+from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
 
 class Verdict(StrEnum):
@@ -210,51 +213,83 @@ class DynamicResult:
 # A check's phases in the order they run, as `WorkerResult.phase_s` names them. "device+profile" is the device
 # basis with the profiled call set in it (launch counts, attribution, peak memory): one profiler session.
 PHASES = ("load", "correctness", "warmup", "wall", "device+profile", "recheck", "jitter", "dynamic", "graph")
+R = TypeVar("R")
+
+
+def about(text: str) -> dict[str, str]:
+    """A field's description, kept in its metadata: the pydantic models derived from these records show it."""
+    return {"description": text}
+
+
+@dataclass(frozen=True)
+class CheckSettings:
+    """Everything that changes what a validation measures (part of the cache key); `ValidationSettings` is
+    this record as a pydantic model, for the parent."""
+
+    seed: int = 42
+    nominal_trials: int = 3
+    jitter_trials: int = 4
+    jitter_fraction: float = 0.25
+    atol: Mapping[str, float] = field(default_factory=lambda: {"fp32": 1e-4, "fp16": 1e-2, "bf16": 1e-2})
+    rtol: Mapping[str, float] = field(default_factory=lambda: {"fp32": 1e-4, "fp16": 1e-2, "bf16": 1e-2})
+    warmup: int = 10
+    perf_trials: int = field(default=30, metadata=about("Calls per basis before the adaptive stop rule is tried."))
+    ci_target_pct: float = field(default=1.0, metadata=about("Stop once the median's 95% CI is within ± this percentage."))
+    time_cap_s: float = field(default=3.0, metadata=about("Seconds per basis after which timing stops whatever the CI."))
+    flush_l2_mb: int = 256
+    timeout_s: float = 600.0
+    torch_compile_baseline: bool = False
+    excessive_speedup: float = 10.0
+
+
 @dataclass(frozen=True)
 class WorkerJob:
     """One kernel for the worker: the sources it executes (trace content, kept as data) and how to check it.
 
-    Plain fields only: it is pickled to Ray tasks and written as the worker's `job.json`. `settings` is
-    `ValidationSettings` as JSON (the worker has no pydantic); the steps add `extensions_dir` (and a
+    Pickled to Ray tasks and written as the worker's `job.json`; the steps add `extensions_dir` (and a
     profile its `role`) with `dataclasses.replace`."""
 
     reference: str
     kernel: str
-    settings: Mapping[str, Any]
+    settings: CheckSettings
     device: str
     precision: str = "fp32"
     extensions_dir: str | None = None  # where the compile step built the kernel's extension
     role: str | None = None  # profile mode: the side profiled ("kernel" or "reference")
 
     def to_json(self) -> str:
-        return json.dumps({**asdict(self), "settings": dict(self.settings)})
+        return json.dumps(asdict(self))
 
     @classmethod
     def from_json(cls, text: str) -> WorkerJob:
-        doc = json.loads(text)
-        if not isinstance(doc, dict):
-            raise ValueError("a worker job must be a JSON object")
-        return cls(**doc)
+        return from_doc(cls, json.loads(text))
 
 
-@dataclass
+@dataclass(frozen=True)
 class WorkerResult:
-    """Everything one worker process reports; written as JSON, read by `ValidationResult.model_validate`."""
+    """Everything one worker process reports, in the order a stored result lists it.
 
-    verdict: Verdict = Verdict.RUNTIME_ERROR
+    `records.ValidationResult` takes its worker-measured fields from this record (names, types, defaults
+    and descriptions), so a field added here is stored and read with no second edit. Sequences are tuples
+    and `phase_s` is read-only to the type checker (a plain dict, so the record pickles to Ray)."""
+
+    verdict: Verdict
     reason: str = ""
     log: str = ""
-    output_tail: str | None = None  # a worker that died or was killed: the last lines it wrote (the crash's evidence)
-    phase_s: dict[str, float] = field(default_factory=dict)  # seconds per phase (PHASES; "compile" in a build's)
-    problem_names: list[str] = field(default_factory=list)
+    output_tail: str | None = field(default=None, metadata=about(
+        "A worker that died or was killed: the last lines of its output (the crash's evidence)."))
     weights_note: str | None = None
     jitter_note: str | None = None
-    trials: list[TrialResult] = field(default_factory=list)
-    recheck: TrialResult | None = None  # the comparison after the timed loop (index -1)
-    statistics_trials: list[TrialResult] = field(default_factory=list)  # nominal shapes, other input distributions
-    dynamic_checks: list[DynamicResult] = field(default_factory=list)
-    pending: str | None = None  # saved before an optional step that may still kill the worker: which one
-    deterministic: bool | None = None
+    problem_names: tuple[str, ...] = field(default=(), metadata=about(
+        "Names the kernel uses that only the problem file defines (KernelBench's shared namespace)."))
+    trials: tuple[TrialResult, ...] = ()
+    # Empty or None in results written before they were kept (the page says "not measured").
+    recheck: TrialResult | None = field(default=None, metadata=about("The comparison after the timed loop (index -1)."))
+    statistics_trials: tuple[TrialResult, ...] = field(default=(), metadata=about(
+        "Trials at the nominal shapes on other input distributions."))
+    dynamic_checks: tuple[DynamicResult, ...] = ()
+    pending: str | None = field(default=None, metadata=about(
+        "Saved before an optional step that may still kill the worker: which one."))
     kernel_timing: TimingFigures | None = None
     reference_timing: TimingFigures | None = None
     compile_timing: TimingFigures | None = None
@@ -262,11 +297,72 @@ class WorkerResult:
     reference_launches: LaunchStats | None = None
     kernel_peak_bytes: int | None = None
     reference_peak_bytes: int | None = None
-    build_note: str | None = None  # how the extension was built, in words (lightbuild.describe)
+    deterministic: bool | None = None
+    build_note: str | None = field(default=None, metadata=about(
+        "How the kernel's extension was built: light torch headers, or exactly as written (and why)."))
+    phase_s: Mapping[str, float] = field(default_factory=dict, metadata=about(
+        "Seconds per phase of the check (PHASES; \"compile\" in a build's)."))
 
     def to_json(self) -> str:
-        # allow_nan (json's default): an infinite error (NaN output) reaches the parent as Infinity, which pydantic reads
+        # allow_nan (json's default): an infinite error (NaN output) reaches the parent as Infinity
         return json.dumps(asdict(self), indent=1)
+
+    @classmethod
+    def from_json(cls, text: str) -> WorkerResult:
+        return from_doc(cls, json.loads(text))
+
+
+# Reading these records back from JSON, standard library only: the one decoder of every record in this
+# module (and of the validator's other stdlib records). Exact: an unknown or missing field, or a value
+# of another type, is a ValueError that names the field, never a record half-filled.
+
+_HINTS: dict[type, dict[str, Any]] = {}  # each record's resolved annotations, worked out once
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    if cls not in _HINTS:
+        _HINTS[cls] = get_type_hints(cls)
+    return _HINTS[cls]
+
+
+def from_doc(cls: type[R], doc: Any, where: str = "") -> R:
+    """The dataclass `cls` from a parsed JSON object."""
+    name = where or cls.__name__
+    if not isinstance(doc, dict):
+        raise ValueError(f"{name}: a {cls.__name__} must be a JSON object")
+    known = {f.name: f for f in fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(doc) - set(known))
+    missing = [n for n, f in known.items() if n not in doc and f.default is MISSING and f.default_factory is MISSING]
+    if unknown or missing:
+        raise ValueError(f"{name}: " + (f"{cls.__name__} has no field {unknown[0]!r}" if unknown else f"missing {missing[0]!r}"))
+    hints = _hints(cls)
+    return cls(**{k: _decode(hints[k], v, f"{name}.{k}") for k, v in doc.items()})
+
+
+def _decode(tp: Any, value: Any, where: str) -> Any:
+    """`value` as `tp`: the kinds these records use (dataclasses, enums, X | None, tuple[X, ...], mappings
+    with string keys, scalars)."""
+    origin, args = get_origin(tp), get_args(tp)
+    if origin in (Union, UnionType):
+        if value is None and type(None) in args:
+            return None
+        (tp,) = [a for a in args if a is not type(None)]  # only `X | None` is used
+        origin, args = get_origin(tp), get_args(tp)
+    if is_dataclass(tp):
+        return from_doc(tp, value, where)  # type: ignore[arg-type]
+    if isinstance(tp, type) and issubclass(tp, Enum):
+        if value not in {m.value for m in tp}:
+            raise ValueError(f"{where}: {value!r} is not one of {[m.value for m in tp]}")
+        return tp(value)
+    if origin is tuple and isinstance(value, list):
+        return tuple(_decode(args[0], v, f"{where}[{i}]") for i, v in enumerate(value))
+    if origin in (dict, Mapping) and isinstance(value, dict):
+        return {k: _decode(args[1], v, f"{where}.{k}") for k, v in value.items()}
+    if tp is float and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if tp in (int, str, bool) and isinstance(value, tp) and not (tp is int and isinstance(value, bool)):
+        return value
+    raise ValueError(f"{where}: expected {getattr(tp, '__name__', tp)}, got {type(value).__name__}")
 
 
 # The jitter hook is `popcorn_pri.jitter_int(...)` inside get_inputs(); problems without one say so.

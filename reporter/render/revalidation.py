@@ -144,7 +144,7 @@ def _bounds(res: ValidationResult, recorded: str | None) -> tuple[str, float | N
     return precision, res.settings.atol.get(precision), res.settings.rtol.get(precision)
 
 
-def _trial_rows(res: ValidationResult, recorded: str | None, trials: list[TrialResult] | None = None) -> tuple[TrialRow, ...]:
+def _trial_rows(res: ValidationResult, recorded: str | None, trials: tuple[TrialResult, ...] | None = None) -> tuple[TrialRow, ...]:
     _, atol, rtol = _bounds(res, recorded)
 
     def result(t: TrialResult) -> str:

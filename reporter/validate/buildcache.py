@@ -18,11 +18,12 @@ import json
 import os
 import shutil
 import tarfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
+from ..core.schema import from_doc
 from . import lightbuild
 
 MARKER = "BUILT.json"
@@ -54,23 +55,41 @@ def build_dir(root: Path, key: str) -> Path:
     return root / key
 
 
-def built(root: Path, key: str) -> dict[str, Any] | None:
-    """The marker of a finished build, or None."""
-    path = build_dir(root, key) / MARKER
+@dataclass(frozen=True)
+class Marker:
+    """`BUILT.json`: a finished build, the environment it used (which a check must repeat) and its cost."""
+
+    env: Mapping[str, str | None]
+    wall_s: float
+    cpu_s: float
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> Marker:
+        return from_doc(cls, json.loads(text))
+
+
+def _read_marker(path: Path) -> Marker | None:
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        return doc if isinstance(doc, dict) else None
-    except (OSError, ValueError):
+        return Marker.from_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # not finished, or not ours: built again
         return None
 
 
-def mark_built(root: Path, key: str, env: dict[str, str | None], wall_s: float, cpu_s: float) -> dict[str, Any]:
-    info = {"env": env, "wall_s": round(wall_s, 3), "cpu_s": round(cpu_s, 3)}
+def built(root: Path, key: str) -> Marker | None:
+    """The marker of a finished build, or None."""
+    return _read_marker(build_dir(root, key) / MARKER)
+
+
+def mark_built(root: Path, key: str, env: Mapping[str, str | None], wall_s: float, cpu_s: float) -> Marker:
+    marker = Marker(dict(env), round(wall_s, 3), round(cpu_s, 3))
     build_dir(root, key).mkdir(parents=True, exist_ok=True)  # a pure-PyTorch kernel builds nothing
     tmp = build_dir(root, key) / (MARKER + ".tmp")
-    tmp.write_text(json.dumps(info, sort_keys=True), encoding="utf-8")
+    tmp.write_text(marker.to_json(), encoding="utf-8")
     tmp.replace(build_dir(root, key) / MARKER)
-    return info
+    return marker
 
 
 def clear(root: Path, key: str) -> None:
@@ -92,14 +111,11 @@ def measured_cost(root: Path) -> tuple[float, float, int]:
     """(median wall s, median CPU s, builds seen) of the builds in this cache; priors when none."""
     walls, cpus = [], []
     if root.is_dir():
-        for marker in root.glob(f"*/{MARKER}"):
-            try:
-                info = json.loads(marker.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue
-            if info.get("cpu_s", 0) > 1.0:  # builds that did no real work (pure-PyTorch kernels) say nothing
-                walls.append(float(info["wall_s"]))
-                cpus.append(float(info["cpu_s"]))
+        for path in root.glob(f"*/{MARKER}"):
+            marker = _read_marker(path)
+            if marker is not None and marker.cpu_s > 1.0:  # builds that did no real work (pure-PyTorch kernels) say nothing
+                walls.append(marker.wall_s)
+                cpus.append(marker.cpu_s)
     if not cpus:
         return PRIOR_BUILD_WALL_S, PRIOR_BUILD_CPU_S, 0
     walls.sort()

@@ -5,10 +5,8 @@ a hang or a sticky CUDA error still kills only that child. What the fork saves i
 and ``import torch`` (seconds of CPU per kernel). Standard library only at import: the server runs on
 GPU machines that have neither pydantic nor plotly.
 
-Protocol, one JSON object per line: the client writes ``{"id", "mode", "job_dir", "env"}``; the server
-answers ``{"id", "pid"}`` when the child starts and ``{"id", "rc", "cpu_s"}`` when it has been reaped
-(``rc`` negative: killed by that signal; ``cpu_s``: user + system time of the child and everything it
-waited for, e.g. ninja, nvcc and g++).
+Protocol, one JSON object per line, each a record below: the client writes a `Request`; the server
+answers `Started` when the child starts and `Reaped` when it has been reaped.
 """
 
 from __future__ import annotations
@@ -22,12 +20,57 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
+
+from ..core.schema import from_doc
 
 # Functions of the worker whose run is a timing window: compiles and other checks pause while one runs
 # (the worker's timing code names it one way or the other; at least one must exist).
 TIMED_FUNCTIONS = ("time_calls", "time_all", "time_graphs")
+
+
+@dataclass(frozen=True)
+class Request:
+    """Run the worker in `mode` on `job_dir` in a new child, with `env` applied (None removes a name)."""
+
+    id: int
+    mode: str
+    job_dir: str
+    env: Mapping[str, str | None]
+
+
+@dataclass(frozen=True)
+class Started:
+    id: int
+    pid: int
+
+
+@dataclass(frozen=True)
+class Reaped:
+    """The child ended: `rc` negative when killed by that signal; `cpu_s` the user + system time of the
+    child and everything it waited for (ninja, nvcc, g++)."""
+
+    id: int
+    rc: int
+    cpu_s: float
+
+
+def to_line(message: Request | Started | Reaped) -> str:
+    return json.dumps(asdict(message)) + "\n"
+
+
+def request_from(line: str | bytes) -> Request:
+    return from_doc(Request, json.loads(line))
+
+
+def reply_from(line: str) -> Started | Reaped:
+    doc = json.loads(line)
+    if isinstance(doc, dict) and "pid" in doc:
+        return from_doc(Started, doc)
+    return from_doc(Reaped, doc)
 
 
 def _gated(fn: Any) -> Any:
@@ -39,16 +82,16 @@ def _gated(fn: Any) -> Any:
     return wrapper
 
 
-def _child(req: dict[str, Any]) -> int:
+def _child(req: Request) -> int:
     """In the forked child: own session, own log, own environment, then the worker's entry point."""
     os.setsid()
-    job_dir = Path(req["job_dir"])
-    log = os.open(job_dir / f"{req['mode']}.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    job_dir = Path(req.job_dir)
+    log = os.open(job_dir / f"{req.mode}.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.dup2(log, 1)
     os.dup2(log, 2)
-    for k, v in req.get("env", {}).items():
+    for k, v in req.env.items():
         if v is None:
             os.environ.pop(k, None)
         else:
@@ -66,10 +109,11 @@ def _child(req: dict[str, Any]) -> int:
             raise SystemExit(f"forkserver: reporter.validate.worker has none of {TIMED_FUNCTIONS}; update TIMED_FUNCTIONS")
         for name in timed:
             setattr(worker, name, _gated(getattr(worker, name)))
-    return worker.main([req["mode"], str(job_dir)])
+    return worker.main([req.mode, str(job_dir)])
 
 
-def _reap(pids: dict[int, Any], out: IO[str]) -> None:
+def _reap(pids: dict[int, int], out: IO[str]) -> None:
+    """Report every child that has ended (`pids`: child pid -> request id)."""
     while pids:
         try:
             pid, status, usage = os.wait4(-1, os.WNOHANG)
@@ -81,7 +125,7 @@ def _reap(pids: dict[int, Any], out: IO[str]) -> None:
         if rid is None:
             continue
         rc = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-        out.write(json.dumps({"id": rid, "rc": rc, "cpu_s": usage.ru_utime + usage.ru_stime}) + "\n")
+        out.write(to_line(Reaped(rid, rc, usage.ru_utime + usage.ru_stime)))
         out.flush()
 
 
@@ -90,7 +134,7 @@ def serve() -> None:
 
     from . import worker  # noqa: F401
     out = sys.stdout
-    pids: dict[int, Any] = {}
+    pids: dict[int, int] = {}
     stdin = sys.stdin.fileno()
     buf = b""
     while True:
@@ -104,7 +148,7 @@ def serve() -> None:
         buf += chunk
         while b"\n" in buf:
             line, buf = buf.split(b"\n", 1)
-            req = json.loads(line)
+            req = request_from(line)
             pid = os.fork()
             if pid == 0:
                 try:
@@ -116,8 +160,8 @@ def serve() -> None:
                 sys.stdout.flush()
                 sys.stderr.flush()
                 os._exit(code)
-            pids[pid] = req["id"]
-            out.write(json.dumps({"id": req["id"], "pid": pid}) + "\n")
+            pids[pid] = req.id
+            out.write(to_line(Started(req.id, pid)))
             out.flush()
     while pids:  # the client went away: wait for the children still running, then leave
         time.sleep(0.05)
@@ -149,16 +193,16 @@ class ForkServer:
     def _read(self) -> None:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
-            msg = json.loads(line)
+            msg = reply_from(line)
             with self.lock:
-                p = self.pending.get(msg["id"])
+                p = self.pending.get(msg.id)
             if p is None:
                 continue
-            if "pid" in msg:
-                p.pid = msg["pid"]
+            if isinstance(msg, Started):
+                p.pid = msg.pid
                 p.started.set()
             else:
-                p.rc, p.cpu_s = msg["rc"], msg["cpu_s"]
+                p.rc, p.cpu_s = msg.rc, msg.cpu_s
                 p.started.set()
                 p.done.set()
         with self.lock:  # the server died: nothing pending will ever finish
@@ -176,7 +220,7 @@ class ForkServer:
             self.next_id += 1
             self.pending[rid] = p
             assert self.proc.stdin is not None
-            self.proc.stdin.write(json.dumps({"id": rid, "mode": mode, "job_dir": str(job_dir), "env": env}) + "\n")
+            self.proc.stdin.write(to_line(Request(rid, mode, str(job_dir), env)))
             self.proc.stdin.flush()
         try:
             p.started.wait()

@@ -6,16 +6,15 @@ a verdict. Standard library only (the Ray executor imports this on GPU workers).
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-from ..core.schema import Verdict, WorkerJob
+from ..core.schema import Verdict, WorkerJob, WorkerResult
 from .forkserver import ForkServer
 
 
@@ -64,44 +63,44 @@ def _died(rc: int) -> str:
     return f"exit code {rc}, signal {-rc}{name}"
 
 
-def _saved_before_optional_step(path: Path) -> bool:
-    """Whether the worker saved its verdict before an optional step (CUDA-graph timing) that it then did not finish."""
+def _saved(path: Path) -> WorkerResult | str | None:
+    """The result the worker wrote; why it cannot be read when it is not a `WorkerResult` (the kernel runs in
+    the worker's process and can write anything there); None when there is none."""
+    if not path.is_file():
+        return None
     try:
-        return bool(path.is_file() and json.loads(path.read_text(encoding="utf-8")).get("pending"))
-    except (OSError, ValueError):
-        return False
+        return WorkerResult.from_json(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        return f"its result file is not a worker result ({str(exc)[:QUOTED_CHARS]})"
 
 
-def read_result(mode: str, job_dir: Path, rc: int | None, timeout_s: float) -> dict[str, Any]:
+def read_result(mode: str, job_dir: Path, rc: int | None, timeout_s: float) -> WorkerResult:
     """The worker's result; for a worker that wrote none (killed, crashed), a verdict that quotes its last output."""
     log_path = job_dir / f"{mode}.log"
     tail = log_path.read_text(encoding="utf-8", errors="replace")[-6000:] if log_path.is_file() else ""
-    result_path = job_dir / f"{mode}.json"
+    saved = _saved(job_dir / f"{mode}.json")
     # A result saved before an optional step stands even when that step killed the worker or ran out of time.
-    if result_path.is_file() and (rc is not None or _saved_before_optional_step(result_path)):
-        out: dict[str, Any] = json.loads(result_path.read_text(encoding="utf-8"))
-        out["log"] = (out.get("log", "") + "\n" + tail).strip()[-6000:]
-        return out
+    if isinstance(saved, WorkerResult) and (rc is not None or saved.pending):
+        return replace(saved, log=(saved.log + "\n" + tail).strip()[-6000:])
     lines = last_lines(tail)
     if rc is None:
-        return {"verdict": Verdict.TIMEOUT, "reason": f"{mode} did not finish within {timeout_s:g} s (killed)" + _quoted(lines),
-                "log": tail, "output_tail": lines or None, "phase_s": {}}
-    why = f"the worker died ({_died(rc)}) before writing a result" + _quoted(lines)
-    return {"verdict": Verdict.CRASHED, "reason": why, "log": tail, "output_tail": lines or None, "phase_s": {}}
+        return WorkerResult(Verdict.TIMEOUT, f"{mode} did not finish within {timeout_s:g} s (killed)" + _quoted(lines),
+                            log=tail, output_tail=lines or None)
+    why = f"the worker ended ({_died(rc)}), but {saved}" if isinstance(saved, str) else \
+        f"the worker died ({_died(rc)}) before writing a result"
+    return WorkerResult(Verdict.CRASHED, why + _quoted(lines), log=tail, output_tail=lines or None)
 
 
 def run_forked(server: ForkServer, mode: str, job: WorkerJob, job_dir: Path, timeout_s: float,
-               env: dict[str, str | None], on_start: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """One worker child forked from `server`; the result carries the child's CPU seconds."""
+               env: dict[str, str | None], on_start: Callable[[int], None] | None = None) -> tuple[WorkerResult, float]:
+    """One worker child forked from `server`: its result and its CPU seconds."""
     _write_job(job, job_dir, mode)
     rc, cpu_s = server.run(mode, job_dir, env, timeout_s, on_start)
-    out = read_result(mode, job_dir, rc, timeout_s)
-    out["cpu_s"] = cpu_s
-    return out
+    return read_result(mode, job_dir, rc, timeout_s), cpu_s
 
 
 def run_fresh(mode: str, job: WorkerJob, job_dir: Path, timeout_s: float, env: dict[str, str | None],
-              prefix: list[str] | None = None) -> dict[str, Any]:
+              prefix: list[str] | None = None) -> WorkerResult:
     """One worker in a fresh interpreter, e.g. under a profiler that must start the process itself."""
     _write_job(job, job_dir, mode)
     cmd = (prefix or []) + [sys.executable, "-m", "reporter.validate.worker", mode, str(job_dir)]

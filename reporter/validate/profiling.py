@@ -60,7 +60,7 @@ def _profile_roles(job: WorkerJob, root: Path, build_key: str, env: dict[str, st
                   *args, "-f", "-o", str(rep)]
         out = run_fresh("profile", replace(job, role=role), rdir, timeout_s * 3, env, prefix)
         report = rep.with_suffix(".ncu-rep")
-        if out.get("verdict") != Verdict.CORRECT or not report.is_file():
+        if out.verdict != Verdict.CORRECT or not report.is_file():
             continue
         csv_path = rdir / "raw.csv"
         with open(csv_path, "w", encoding="utf-8") as fh:

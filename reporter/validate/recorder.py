@@ -9,30 +9,25 @@ Executors (executors/local.py, executors/ray.py) only compile and check and repo
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..core.cheats import scan
-from ..core.records import DEFAULT_PRECISION, Environment, MachineState, StaticFinding, ValidationResult, ValidationSettings, sha256_text
-from ..core.schema import PHASES, WorkerJob, WorkerResult
+from ..core.records import DEFAULT_PRECISION, Environment, MachineState, StaticFinding, ValidationResult, ValidationSettings, measured, sha256_text
+from ..core.schema import PHASES, CheckSettings, WorkerJob, WorkerResult
 from . import buildcache, manifest
 from .machine import machine_state
 
 if TYPE_CHECKING:
     from ..collect.traces import RunRecord
-
-# What the worker reports: its schema's fields (the outcome dicts also carry build bookkeeping).
-RESULT_FIELDS = tuple(f.name for f in dataclasses.fields(WorkerResult))
-
 
 @dataclass(frozen=True)
 class Item:
@@ -45,13 +40,15 @@ class Item:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What an executor reports for one item; times in seconds, `*_at` since the run started."""
+    """What an executor reports for one item: the worker's result (the build's, when it did not build) and the
+    step times, in seconds (`*_at` since the run started)."""
     item: Item
-    out: Mapping[str, Any]
+    result: WorkerResult
     compile_s: float = 0.0
     compile_cpu_s: float = 0.0
     queue_s: float = 0.0
     check_s: float = 0.0
+    check_cpu_s: float = 0.0
     compiled_at: float = 0.0
     finished_at: float = 0.0
     build: str = ""
@@ -104,7 +101,7 @@ def make_items(todo: list[tuple[RunRecord, str]], settings: ValidationSettings, 
     for run, key in todo:
         fk, ref = run.source.final_kernel, run.source.reference_source
         assert fk is not None and ref is not None
-        job = WorkerJob(ref, fk.source, settings.model_dump(mode="json"), device, run.source.run.precision or DEFAULT_PRECISION)
+        job = WorkerJob(ref, fk.source, check_settings(settings), device, run.source.run.precision or DEFAULT_PRECISION)
         items.append(Item(run.run_id, key, buildcache.build_key(fk.source, tools), job))
     # Built kernels first: they reach the GPU at once while the first compiles are still running.
     return sorted(items, key=lambda it: buildcache.built(root, it.build_key) is None)
@@ -116,22 +113,23 @@ def phases_text(phase_s: Mapping[str, float]) -> str:
     return (": " + ", ".join(f"{p} {v:.1f}" for p, v in shown)) if shown else ""
 
 
+def check_settings(settings: ValidationSettings) -> CheckSettings:
+    """The settings as the worker reads them: ValidationSettings is CheckSettings's fields (core.derive)."""
+    return CheckSettings(**{name: getattr(settings, name) for name in CheckSettings.__dataclass_fields__})
+
+
 def to_result(outcome: Outcome, run: RunRecord, settings: ValidationSettings, env: Environment,
               machine: MachineState | None = None) -> ValidationResult:
-    out = outcome.out
     fk = run.source.final_kernel
     assert fk is not None and run.source.reference_source is not None
     findings = [StaticFinding(check=f.check, severity=f.severity, line=f.line, text=f.text, message=f.message)
                 for f in scan(fk.source, run.source.run.backend)]
-    # The worker's JSON is a schema.WorkerResult, whose fields ValidationResult declares with the same types.
-    return ValidationResult.model_validate({
-        **{k: out[k] for k in RESULT_FIELDS if out.get(k) is not None},
-        "precision": outcome.item.job.precision, "precision_assumed": run.source.run.precision is None,
-        "kernel_sha256": sha256_text(fk.source), "reference_sha256": sha256_text(run.source.reference_source),
-        "settings": settings, "environment": env, "machine": machine, "static_findings": findings,
-        "measured_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "problem_names": out.get("problem_names") or [],
-        "phase_s": {k: round(v, 3) for k, v in out.get("phase_s", {}).items()}})
+    phases = {k: round(v, 3) for k, v in outcome.result.phase_s.items()}
+    return measured(replace(outcome.result, phase_s=phases),
+                    precision=outcome.item.job.precision, precision_assumed=run.source.run.precision is None,
+                    kernel_sha256=sha256_text(fk.source), reference_sha256=sha256_text(run.source.reference_source),
+                    settings=settings, environment=env, machine=machine, static_findings=findings,
+                    measured_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
 
 
 class Recorder:

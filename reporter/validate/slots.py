@@ -12,15 +12,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+
+from ..core.schema import WorkerResult
 
 # What torch writes when an allocation fails on the GPU (torch.OutOfMemoryError's name and message).
 OUT_OF_MEMORY_TEXT = ("OutOfMemoryError", "CUDA out of memory")
 
 
-def ran_out_of_memory(out: dict[str, Any]) -> bool:
+def ran_out_of_memory(result: WorkerResult) -> bool:
     """Whether a worker's check result shows a failed GPU allocation, in its verdict or in any trial."""
-    texts = [str(out.get("reason") or "")] + [str(t.get("problem") or "") for t in out.get("trials") or []]
+    texts = [result.reason] + [t.problem or "" for t in result.trials]
     return any(marker in text for text in texts for marker in OUT_OF_MEMORY_TEXT)
 
 

@@ -9,12 +9,11 @@ worker from a warm `ForkServer`. Standard library only (Ray GPU workers import t
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
-from ..core.schema import Verdict, WorkerJob
+from ..core.schema import Verdict, WorkerJob, WorkerResult
 from . import buildcache, lightbuild
 from .forkserver import ForkServer
 from .process import run_forked
@@ -23,10 +22,31 @@ from .process import run_forked
 BUILD_VARS = ("TORCH_EXTENSION_SKIP_NVCC_GEN_DEPENDENCIES", lightbuild.ENV)
 
 
+@dataclass(frozen=True)
+class StepResult:
+    """What one step (build or check) of one kernel hands its executor: the worker's result and its cost.
+
+    It crosses threads (the local executor's queue) and processes (Ray tasks' return values), so it is
+    plain and read-only to the type checker (see core.frozen)."""
+
+    result: WorkerResult
+    wall_s: float = 0.0
+    cpu_s: float = 0.0  # the worker child's and everything it waited for (ninja, nvcc)
+    build: str = ""  # a build: how ("cached", "accelerated", "plain", "plain-retry")
+    build_env: Mapping[str, str | None] = field(default_factory=dict)  # a build: what its check must repeat
+    node: str = ""  # the Ray node it ran on
+
+
+def with_build_phases(checked: StepResult, built: StepResult) -> StepResult:
+    """The check's result with the build's phase times before its own."""
+    phases = {**built.result.phase_s, **checked.result.phase_s}
+    return replace(checked, result=replace(checked.result, phase_s=phases))
+
+
 def _attempt(server: ForkServer, mode: str, job: WorkerJob, job_dir: Path, timeout_s: float,
              env: dict[str, str | None], on_start: Callable[[int], None] | None,
-             on_end: Callable[[int], None] | None) -> dict[str, Any]:
-    """One forked child; `on_start`/`on_end` get its pid (a guard registers it for the timing gate)."""
+             on_end: Callable[[int], None] | None) -> tuple[WorkerResult, float]:
+    """One forked child, and its CPU seconds; `on_start`/`on_end` get its pid (a guard registers it for the timing gate)."""
     pid = 0
 
     def started(p: int) -> None:
@@ -42,45 +62,43 @@ def _attempt(server: ForkServer, mode: str, job: WorkerJob, job_dir: Path, timeo
 
 
 def build(server: ForkServer, job: WorkerJob, root: Path, key: str, job_dir: Path, timeout_s: float,
-          toolchain_env: dict[str, str | None], accelerate: bool = True,
-          on_start: Callable[[int], None] | None = None, on_end: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """The compile step's worker output plus `build` ("cached", "accelerated", "plain", "plain-retry"),
-    `build_env` (what the check must repeat), `cpu_s` and `wall_s`."""
+          toolchain_env: Mapping[str, str | None], accelerate: bool = True,
+          on_start: Callable[[int], None] | None = None, on_end: Callable[[int], None] | None = None) -> StepResult:
+    """The compile step through the build cache: a build made earlier is reused, a failed accelerated build
+    is retried plainly; `build_env` is what the check must repeat."""
     t0 = time.perf_counter()
     job = replace(job, extensions_dir=str(buildcache.build_dir(root, key)))
     with buildcache.locked(root, key):
         marker = buildcache.built(root, key)
         if marker is not None:
-            return {"verdict": Verdict.CORRECT, "reason": "built earlier (build cache)", "phase_s": {"compile": 0.0},
-                    "build": "cached", "build_env": marker["env"], "cpu_s": 0.0, "wall_s": time.perf_counter() - t0}
+            cached = WorkerResult(Verdict.CORRECT, "built earlier (build cache)", phase_s={"compile": 0.0})
+            return StepResult(cached, time.perf_counter() - t0, build="cached", build_env=marker.env)
         base = {**toolchain_env, "TORCH_EXTENSIONS_DIR": job.extensions_dir, "REPORTER_NICE": buildcache.COMPILE_NICE}
         plain = {**base, **dict.fromkeys(BUILD_VARS)}
         tries = [("accelerated", {**base, **buildcache.ACCELERATIONS}), ("plain-retry", plain)] if accelerate \
             else [("plain", plain)]
         cpu = 0.0
         for label, env in tries:  # the label of the attempt that ended the loop is recorded below
-            out = _attempt(server, "compile", job, job_dir, timeout_s, {**env, lightbuild.LABEL_ENV: label}, on_start, on_end)
-            cpu += out.get("cpu_s", 0.0)
-            if out.get("verdict") != Verdict.COMPILE_ERROR:
+            out, cpu_s = _attempt(server, "compile", job, job_dir, timeout_s, {**env, lightbuild.LABEL_ENV: label}, on_start, on_end)
+            cpu += cpu_s
+            if out.verdict != Verdict.COMPILE_ERROR:
                 break
             buildcache.clear(root, key)  # a half-built folder must not leak into the plain build
         wall = time.perf_counter() - t0
         # The label goes with the build to every check, whose result says how its extension was built.
         build_env = {**{k: env.get(k) for k in (*BUILD_VARS, "TORCH_CUDA_ARCH_LIST")}, lightbuild.LABEL_ENV: label}
-        out.update(build=label, build_env=build_env, cpu_s=cpu, wall_s=wall)
-        if out.get("verdict") == Verdict.CORRECT:
+        if out.verdict == Verdict.CORRECT:
             buildcache.mark_built(root, key, build_env, wall, cpu)
-        return out
+        return StepResult(out, wall, cpu, label, build_env)
 
 
-def check(server: ForkServer, job: WorkerJob, root: Path, key: str, build_env: dict[str, str | None],
+def check(server: ForkServer, job: WorkerJob, root: Path, key: str, build_env: Mapping[str, str | None],
           job_dir: Path, timeout_s: float, gate_dir: str | None, on_start: Callable[[int], None] | None = None,
-          on_end: Callable[[int], None] | None = None, threads: int | None = None) -> dict[str, Any]:
+          on_end: Callable[[int], None] | None = None, threads: int | None = None) -> StepResult:
     """Correctness and timing of a built kernel, in one forked child (`threads`: its torch CPU threads)."""
     job = replace(job, extensions_dir=str(buildcache.build_dir(root, key)))
     env = {**build_env, "TORCH_EXTENSIONS_DIR": job.extensions_dir, "REPORTER_GATE_DIR": gate_dir,
            "REPORTER_THREADS": str(threads) if threads else None}
     t0 = time.perf_counter()
-    out = _attempt(server, "check", job, job_dir, timeout_s, env, on_start, on_end)
-    out["wall_s"] = time.perf_counter() - t0
-    return out
+    out, cpu_s = _attempt(server, "check", job, job_dir, timeout_s, env, on_start, on_end)
+    return StepResult(out, time.perf_counter() - t0, cpu_s)

@@ -17,6 +17,9 @@ and the events read back cost more than the calls). That session's start-up coun
 time cap; a basis whose CI is met after it stops as converged whatever its length. Graph capture is a
 step of its own (`time_graphs`), which the worker runs after every correctness check: a failed capture
 is the step most likely to upset the CUDA context.
+
+`s`, the settings these functions take, is the worker's own dict (`worker.run_check`): it never leaves the
+worker's process, so it stays a plain dict.
 """
 
 from __future__ import annotations

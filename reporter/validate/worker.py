@@ -18,7 +18,7 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from typing import Any
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 import torch  # noqa: E402
 
-from ..core.schema import NO_JITTER_HOOK, NOT_MEASURED, DynamicCheck, DynamicResult, TrialResult, Verdict, WorkerJob, WorkerResult  # noqa: E402
+from ..core.schema import NO_JITTER_HOOK, NOT_MEASURED, DynamicCheck, DynamicResult, TimingFigures, TrialResult, Verdict, WorkerJob, WorkerResult  # noqa: E402
 from . import dynamic, lightbuild  # noqa: E402
 from .allclose import compare, judge  # noqa: E402, F401 - `compare` is part of this module's interface
 from .attribution import extension_kernels_in, source_kernels  # noqa: E402
@@ -69,21 +69,41 @@ def _trial(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitter, i: int
     return replace(row, max_abs_error=mabs, max_rel_error=mrel, passed=ok, problem=problem, mismatch=witness), False
 
 
+class Draft:
+    """The worker's result while the steps make it: the one mutable thing here. A step replaces `result`
+    (a frozen `WorkerResult`) with `dataclasses.replace`; `main`'s `save` writes it as it stands."""
+
+    def __init__(self) -> None:
+        self.result = WorkerResult(Verdict.RUNTIME_ERROR)
+
+    def phases(self, **seconds: float) -> None:
+        self.result = replace(self.result, phase_s={**self.result.phase_s, **seconds})
+
+    def timed(self, phase: str, since: float) -> None:
+        """Phase `phase` ran from `since` (time.perf_counter) until now."""
+        self.phases(**{phase: time.perf_counter() - since})
+
+
 def _time_and_count(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitter, nominal: list[int],
-                    s: dict[str, Any], device: str, out: WorkerResult, names: tuple[set[str], set[str]]) -> list[list[Any]]:
+                    s: dict[str, Any], device: str, out: Draft, names: tuple[set[str], set[str]]) -> list[list[Any]]:
     """The eager timing bases at nominal shapes, with launch counts (the kernel's with its launch
     attribution) and peak memory from the profiled call set inside the device basis; returns the timed
-    input sets. Phase times go to `out.phase_s`."""
+    input sets. Phase times go to `out`, those of a basis that raised included."""
     sets = [make_inputs(ns, jitter, seed, False, device) for seed in nominal]
     fns = _timed_fns(ref, new, s)
-    timed, calls = time_all(fns, sets, s, device, [names] + [None] * (len(fns) - 1), out.phase_s)
-    out.kernel_timing, out.reference_timing = timed[0], timed[1]
-    out.compile_timing = timed[2] if len(timed) > 2 else None
+    phases: dict[str, float] = {}
+    try:
+        timed, calls = time_all(fns, sets, s, device, [names] + [None] * (len(fns) - 1), phases)
+    finally:
+        out.phases(**phases)
+    out.result = replace(out.result, kernel_timing=timed[0], reference_timing=timed[1],
+                         compile_timing=timed[2] if len(timed) > 2 else None)
     if calls is not None:
-        out.kernel_launches, out.reference_launches = calls.launches[0], calls.launches[1]
-        out.kernel_peak_bytes, out.reference_peak_bytes = calls.peak_bytes[0], calls.peak_bytes[1]
+        out.result = replace(out.result, kernel_launches=calls.launches[0], reference_launches=calls.launches[1],
+                             kernel_peak_bytes=calls.peak_bytes[0], reference_peak_bytes=calls.peak_bytes[1])
     elif device == "cuda":  # the profiler failed (its note says so): peak memory needs no profiler
-        out.kernel_peak_bytes, out.reference_peak_bytes = peak_memory(new, sets[0], device), peak_memory(ref, sets[0], device)
+        out.result = replace(out.result, kernel_peak_bytes=peak_memory(new, sets[0], device),
+                             reference_peak_bytes=peak_memory(ref, sets[0], device))
     return sets
 
 
@@ -101,116 +121,125 @@ def _recheck(ref: Any, new: Any, inputs: list[Any], device: str, atol: float, rt
 
 
 def _jittered_trials(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitter, seeds: list[int], start: int,
-                     s: dict[str, Any], device: str, out: WorkerResult) -> bool:
+                     s: dict[str, Any], device: str, out: Draft) -> bool:
     """The jittered trials; True when the kernel raised in one (the CUDA context may be poisoned since)."""
     if jitter.calls == 0:
         # The problem never asked for a jittered size: these trials would repeat the nominal shapes.
-        out.jitter_note = NO_JITTER_HOOK
+        out.result = replace(out.result, jitter_note=NO_JITTER_HOOK)
         return False
     atol, rtol = s["atol"][s["precision"]], s["rtol"][s["precision"]]
     for i, seed in enumerate(seeds, start=start):
         row, raised = _trial(ns, ref, new, jitter, i, seed, True, device, atol, rtol)
-        out.trials.append(row)
+        out.result = replace(out.result, trials=(*out.result.trials, row))
         if raised:
             return True  # a CUDA fault may have poisoned the context: nothing after it can be trusted
     return False
 
 
 def _dynamic_checks(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitter, nominal: list[int],
-                    s: dict[str, Any], device: str, out: WorkerResult) -> None:
+                    s: dict[str, Any], device: str, out: Draft) -> None:
     """The named dynamic checks; one that fails to run (out of memory beside the extra copies, a fault) is
     "not run" with the reason: they flag, and must never become the verdict."""
     atol, rtol = s["atol"][s["precision"]], s["rtol"][s["precision"]]
-    out.dynamic_checks = []
+    done: list[DynamicResult] = []
     try:
         first = make_inputs(ns, jitter, nominal[0], False, device)
         second = make_inputs(ns, jitter, nominal[-1] if len(nominal) > 1 else nominal[0] + 1, False, device)
-        out.dynamic_checks.append(dynamic.output_after_return(new, first, device))
-        out.dynamic_checks += dynamic.aliasing(ref, new, first, second, device)
-        out.statistics_trials, found = dynamic.statistics_trials(ref, new, first, nominal[0], device, atol, rtol)
-        out.dynamic_checks.append(found)
+        done.append(dynamic.output_after_return(new, first, device))
+        done += dynamic.aliasing(ref, new, first, second, device)
+        rows, found = dynamic.statistics_trials(ref, new, first, nominal[0], device, atol, rtol)
+        out.result = replace(out.result, statistics_trials=tuple(rows))
+        done.append(found)
     except Exception as exc:  # noqa: BLE001 - a check that cannot run says so; the verdict is the trials'
         why = f"not run: {type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:200]}"
-        done = {d.check for d in out.dynamic_checks}
-        out.dynamic_checks += [DynamicResult(c, None, why) for c in DynamicCheck if c not in done]
+        ran = {d.check for d in done}
+        done += [DynamicResult(c, None, why) for c in DynamicCheck if c not in ran]
+    out.result = replace(out.result, dynamic_checks=tuple(done))
 
 
-def _graph_timing(ref: Any, new: Any, sets: list[list[Any]], s: dict[str, Any], device: str, out: WorkerResult,
+def _on_sides(result: WorkerResult, change: Callable[[int, TimingFigures], TimingFigures]) -> WorkerResult:
+    """`result` with `change(side, figures)` applied to each timed side (0 kernel, 1 reference, 2 compile)."""
+    figs = [None if f is None else change(i, f)
+            for i, f in enumerate((result.kernel_timing, result.reference_timing, result.compile_timing))]
+    return replace(result, kernel_timing=figs[0], reference_timing=figs[1], compile_timing=figs[2])
+
+
+def _graph_timing(ref: Any, new: Any, sets: list[list[Any]], s: dict[str, Any], device: str, out: Draft,
                   save: Callable[[], None]) -> None:
     """The optional CUDA-graph basis, after the verdict is saved: if capture kills the worker, the saved
     result stands and says the graph was not measured; a failed capture only becomes that basis's note."""
-    sides = ("kernel_timing", "reference_timing", "compile_timing")
     died = f"{NOT_MEASURED}: the worker died or ran out of time while capturing or replaying the CUDA graph"
-    for side in sides:
-        if getattr(out, side) is not None:
-            setattr(out, side, replace(getattr(out, side), graph_note=died))
-    out.pending = "CUDA-graph timing"
+    out.result = replace(_on_sides(out.result, lambda _, f: replace(f, graph_note=died)), pending="CUDA-graph timing")
     save()
     phase = time.perf_counter()
     try:
         figures = time_graphs(_timed_fns(ref, new, s), sets, s, device)
     except Exception as exc:  # noqa: BLE001 - an optional basis failing is its note, never the verdict
         figures = [(None, f"{NOT_MEASURED}: CUDA-graph timing failed: {type(exc).__name__}: {str(exc)[:200]}")] * 3
-    for side, (graph, note) in zip(sides, figures):
-        if getattr(out, side) is not None:
-            setattr(out, side, replace(getattr(out, side), graph=graph, graph_note=note))
-    out.pending = None
-    out.phase_s["graph"] = time.perf_counter() - phase
+    out.result = replace(_on_sides(out.result, lambda i, f: replace(f, graph=figures[i][0], graph_note=figures[i][1])),
+                         pending=None)
+    out.timed("graph", phase)
 
 
-def _untrusted(out: WorkerResult) -> None:
-    out.dynamic_checks = [DynamicResult(c, None, UNTRUSTED) for c in DynamicCheck]
-    for side in ("kernel_timing", "reference_timing", "compile_timing"):
-        if getattr(out, side) is not None and getattr(out, side).graph is None:
-            setattr(out, side, replace(getattr(out, side), graph_note=f"{NOT_MEASURED}: a jittered trial raised, so "
-                                                                       "the CUDA context can no longer be trusted"))
+def _untrusted(out: Draft) -> None:
+    note = f"{NOT_MEASURED}: a jittered trial raised, so the CUDA context can no longer be trusted"
+    out.result = replace(_on_sides(out.result, lambda _, f: f if f.graph is not None else replace(f, graph_note=note)),
+                         dynamic_checks=tuple(DynamicResult(c, None, UNTRUSTED) for c in DynamicCheck))
 
 
-def run_check(job: WorkerJob, out: WorkerResult, save: Callable[[], None] = lambda: None) -> None:
+def _verdict(out: Draft, verdict: Verdict, reason: str) -> None:
+    out.result = replace(out.result, verdict=verdict, reason=reason)
+
+
+def run_check(job: WorkerJob, out: Draft, save: Callable[[], None] = lambda: None) -> None:
     """Every correctness check, then the verdict (saved), then the optional CUDA-graph basis.
 
     Jittered shapes come after the eager timing because a kernel that hard-codes its sizes may fault
     there, and a CUDA fault poisons the context for everything after it in this process.
     """
-    s = {**job.settings, "precision": job.precision}
+    # The worker's own settings dict (the job's settings and its precision), read by timing.py too; it
+    # never leaves this process: what crosses to the parent is the typed WorkerJob and WorkerResult.
+    s: dict[str, Any] = {**asdict(job.settings), "precision": job.precision}
     device = job.device
     atol, rtol = s["atol"][s["precision"]], s["rtol"][s["precision"]]
     jitter = PopcornJitter(s["jitter_fraction"])
     phase = time.perf_counter()
-    ns, out.problem_names = load(job.reference, job.kernel, jitter)
-    ref, new, out.weights_note = build_models(ns, device, s["seed"])
+    ns, problem_names = load(job.reference, job.kernel, jitter)
+    ref, new, weights_note = build_models(ns, device, s["seed"])
+    out.result = replace(out.result, problem_names=tuple(problem_names), weights_note=weights_note)
     names = (source_kernels(job.kernel), extension_kernels_in(job.extensions_dir))
-    out.phase_s["load"] = time.perf_counter() - phase
+    out.timed("load", phase)
     gen = random.Random(s["seed"])
     seeds = [gen.randrange(2**31) for _ in range(s["nominal_trials"] + s["jitter_trials"])]
     nominal, jittered = seeds[: s["nominal_trials"]], seeds[s["nominal_trials"]:]
     phase = time.perf_counter()
     with torch.no_grad():
-        for i, seed in enumerate(nominal):
-            out.trials.append(_trial(ns, ref, new, jitter, i, seed, False, device, atol, rtol)[0])
-        out.phase_s["correctness"] = time.perf_counter() - phase
-        bad = next((t for t in out.trials if t.passed is False), None)
+        for i, seed in enumerate(nominal):  # one at a time: a trial that raises keeps those before it
+            out.result = replace(out.result, trials=(*out.result.trials, _trial(ns, ref, new, jitter, i, seed, False, device, atol, rtol)[0]))
+        out.timed("correctness", phase)
+        bad = next((t for t in out.result.trials if t.passed is False), None)
         if bad is not None:
-            out.verdict, out.reason = Verdict.INCORRECT, f"trial {bad.index} (nominal shapes) failed: {bad.problem}"
+            _verdict(out, Verdict.INCORRECT, f"trial {bad.index} (nominal shapes) failed: {bad.problem}")
             return
         first = make_inputs(ns, jitter, nominal[0], False, device)
         a, b = new(*clone(first)), new(*clone(first))
         sync(device)
-        out.deterministic = all(torch.equal(x, y) for x, y in zip(tensors(a), tensors(b)))
+        out.result = replace(out.result, deterministic=all(torch.equal(x, y) for x, y in zip(tensors(a), tensors(b))))
         sets = _time_and_count(ns, ref, new, jitter, nominal, s, device, out, names)
         phase = time.perf_counter()
-        out.recheck = _recheck(ref, new, sets[-1], device, atol, rtol)
-        out.phase_s["recheck"] = time.perf_counter() - phase
-        if not out.recheck.passed:
-            out.verdict, out.reason = Verdict.INCORRECT, f"correct before the timed loop but not after it: {out.recheck.problem}"
+        recheck = _recheck(ref, new, sets[-1], device, atol, rtol)
+        out.result = replace(out.result, recheck=recheck)
+        out.timed("recheck", phase)
+        if not recheck.passed:
+            _verdict(out, Verdict.INCORRECT, f"correct before the timed loop but not after it: {recheck.problem}")
             return
         phase = time.perf_counter()
         raised = _jittered_trials(ns, ref, new, jitter, jittered, len(nominal), s, device, out)
-        out.phase_s["jitter"] = time.perf_counter() - phase
+        out.timed("jitter", phase)
         if not raised:
             phase = time.perf_counter()
             _dynamic_checks(ns, ref, new, jitter, nominal, s, device, out)
-            out.phase_s["dynamic"] = time.perf_counter() - phase
+            out.timed("dynamic", phase)
         _conclude(out, s)
         if raised:
             _untrusted(out)
@@ -218,30 +247,31 @@ def run_check(job: WorkerJob, out: WorkerResult, save: Callable[[], None] = lamb
             _graph_timing(ref, new, sets, s, device, out, save)
 
 
-def _conclude(out: WorkerResult, s: dict[str, Any]) -> None:
-    bad = next((t for t in out.trials if t.passed is False), None)
+def _conclude(out: Draft, s: dict[str, Any]) -> None:
+    res = out.result
+    bad = next((t for t in res.trials if t.passed is False), None)
     if bad is not None:
-        out.verdict = Verdict.INCORRECT
-        out.reason = (f"correct at the nominal shapes, but trial {bad.index} (jittered shapes "
-                      f"{' '.join(bad.input_shapes)}) failed: {bad.problem}")
+        _verdict(out, Verdict.INCORRECT, f"correct at the nominal shapes, but trial {bad.index} (jittered shapes "
+                                         f"{' '.join(bad.input_shapes)}) failed: {bad.problem}")
         return
-    out.verdict, out.reason = Verdict.CORRECT, f"all {sum(1 for t in out.trials if t.passed)} trials passed"
-    k, r = out.kernel_timing, out.reference_timing
+    reason = f"all {sum(1 for t in res.trials if t.passed)} trials passed"
+    k, r = res.kernel_timing, res.reference_timing
     kb, rb = (k.device or k.wall, r.device or r.wall) if k and r else (None, None)
     if kb and rb and kb.median_ms > 0 and rb.median_ms / kb.median_ms > s["excessive_speedup"]:
-        out.reason += f"; speedup {rb.median_ms / kb.median_ms:.1f}x is above {s['excessive_speedup']:g}x: review by hand"
+        reason += f"; speedup {rb.median_ms / kb.median_ms:.1f}x is above {s['excessive_speedup']:g}x: review by hand"
+    _verdict(out, Verdict.CORRECT, reason)
 
 
-def run_profile(job: WorkerJob, out: WorkerResult) -> None:
+def run_profile(job: WorkerJob, out: Draft) -> None:
     """One warm call of one side inside an NVTX range named `measured`, for ncu to pick up."""
     s = job.settings
-    jitter = PopcornJitter(s["jitter_fraction"])
+    jitter = PopcornJitter(s.jitter_fraction)
     ns, _ = load(job.reference, job.kernel, jitter)
-    ref, new, _ = build_models(ns, job.device, s["seed"])
+    ref, new, _ = build_models(ns, job.device, s.seed)
     fn = new if job.role == "kernel" else ref
-    inputs = make_inputs(ns, jitter, s["seed"], False, job.device)
+    inputs = make_inputs(ns, jitter, s.seed, False, job.device)
     # Start from the cache state the device timing starts from: L2 flushed before the call.
-    flush = torch.empty(s["flush_l2_mb"] * 1024 * 1024 // 4, dtype=torch.float32, device=job.device)
+    flush = torch.empty(s.flush_l2_mb * 1024 * 1024 // 4, dtype=torch.float32, device=job.device)
     with torch.no_grad():
         for _ in range(3):
             fn(*inputs)
@@ -251,7 +281,7 @@ def run_profile(job: WorkerJob, out: WorkerResult) -> None:
         fn(*inputs)
         torch.cuda.synchronize()
         torch.cuda.nvtx.range_pop()
-    out.verdict = Verdict.CORRECT
+    out.result = replace(out.result, verdict=Verdict.CORRECT)
 
 
 def main(argv: list[str]) -> int:
@@ -259,29 +289,29 @@ def main(argv: list[str]) -> int:
     if mode not in MODES:
         raise SystemExit(f"unknown mode {mode!r}; expected one of {MODES}")
     job = WorkerJob.from_json((job_dir / "job.json").read_text(encoding="utf-8"))
-    out = WorkerResult()
+    out = Draft()
     result_path = job_dir / f"{mode}.json"
 
     def save() -> None:
-        out.build_note = lightbuild.build_line()
+        out.result = replace(out.result, build_note=lightbuild.build_line())
         tmp = result_path.with_suffix(".tmp")
-        tmp.write_text(out.to_json(), encoding="utf-8")
+        tmp.write_text(out.result.to_json(), encoding="utf-8")
         tmp.replace(result_path)
     try:
         lightbuild.install()  # every mode: a check must hand torch the build's own arguments, or torch rebuilds
         if mode == "compile":
             t0 = time.perf_counter()
-            _, out.problem_names = load(job.reference, job.kernel, PopcornJitter())
-            out.verdict, out.reason = Verdict.CORRECT, "compiled"
-            out.phase_s["compile"] = time.perf_counter() - t0
+            _, problem_names = load(job.reference, job.kernel, PopcornJitter())
+            out.result = replace(out.result, verdict=Verdict.CORRECT, reason="compiled", problem_names=tuple(problem_names))
+            out.timed("compile", t0)
         elif mode == "check":
             run_check(job, out, save)
         else:
             run_profile(job, out)
     except Exception as exc:  # noqa: BLE001 - every failure becomes a verdict with its reason
-        out.verdict = Verdict.COMPILE_ERROR if mode == "compile" else Verdict.RUNTIME_ERROR
-        out.reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"[:500]
-        out.log = traceback.format_exc()[-8000:]
+        out.result = replace(out.result, verdict=Verdict.COMPILE_ERROR if mode == "compile" else Verdict.RUNTIME_ERROR,
+                             reason=f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"[:500],
+                             log=traceback.format_exc()[-8000:])
     save()
     sys.stdout.flush()
     return 0

@@ -19,7 +19,6 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Any
 
 from ...core.schema import Verdict
 from .. import steps
@@ -29,6 +28,7 @@ from ..process import package_env
 from ..profiling import profile_ncu
 from ..recorder import Item, Outcome, RunStats
 from ..slots import GpuSlots, ran_out_of_memory
+from ..steps import StepResult
 
 
 class LocalExecutor:
@@ -59,15 +59,16 @@ class _Run:
             [("default", ForkServer(package_env()))]
         self.slots = {name: GpuSlots() for name, _ in self.checkers}
         self.retried_alone: list[str] = []  # run ids whose check ran out of GPU memory beside others
-        self.ready: queue.Queue[tuple[Item, dict[str, Any], float] | None] = queue.Queue()
+        self.ready: queue.Queue[tuple[Item, StepResult, float] | None] = queue.Queue()  # (item, its build, built at)
         self.cpu_threads = max(1, len(os.sched_getaffinity(0)) // (len(self.checkers) * ex.checks_per_gpu))
         self.errors: list[BaseException] = []
         self.emit_lock = threading.Lock()
         self.t0 = time.monotonic()
 
-    def _hooks(self) -> dict[str, Any]:
+    def _hooks(self) -> tuple[Callable[[int], None] | None, Callable[[int], None] | None]:
+        """(on_start, on_end) for a step's worker child: the compile guard registers it for the timing gate."""
         g = self.guard
-        return {"on_start": g.register if g else None, "on_end": g.unregister if g else None}
+        return (g.register, g.unregister) if g else (None, None)
 
     def emit(self, outcome: Outcome) -> None:
         outcome = dataclasses.replace(outcome, finished_at=time.monotonic() - self.t0)
@@ -86,13 +87,14 @@ class _Run:
 
     def compile_one(self, item: Item) -> None:
         ex = self.ex
+        on_start, on_end = self._hooks()
         comp = steps.build(self.compiler, item.job, ex.root, item.build_key, self.job_dir("build", item),
-                           ex.timeout_s, ex.toolchain_env, **self._hooks())
-        if comp["verdict"] == Verdict.CORRECT:
+                           ex.timeout_s, ex.toolchain_env, on_start=on_start, on_end=on_end)
+        if comp.result.verdict == Verdict.CORRECT:
             self.ready.put((item, comp, time.monotonic()))
         else:
-            self.emit(Outcome(item, comp, comp["wall_s"], comp["cpu_s"], compiled_at=time.monotonic() - self.t0,
-                              build=comp["build"]))
+            self.emit(Outcome(item, comp.result, comp.wall_s, comp.cpu_s, compiled_at=time.monotonic() - self.t0,
+                              build=comp.build))
 
     def check_loop(self, name: str, server: ForkServer) -> None:
         ex = self.ex
@@ -100,34 +102,34 @@ class _Run:
             item, comp, ready_at = got
             started = time.monotonic()
             out = self.check_one(name, server, item, comp)
-            files = {}
-            if ex.ncu and out.get("kernel_timing"):
-                env = {**comp["build_env"], "CUDA_VISIBLE_DEVICES": None if name == "default" else name}
+            files: dict[str, Path] = {}
+            if ex.ncu and out.result.kernel_timing:
+                env = {**comp.build_env, "CUDA_VISIBLE_DEVICES": None if name == "default" else name}
                 with self.slots[name].alone():  # ncu serialises the GPU anyway; nothing else should share it
                     files = profile_ncu(item.job, ex.root, item.build_key, env, self.job_dir("ncu", item), ex.timeout_s)
-            self.emit(Outcome(item, out, comp["wall_s"], comp["cpu_s"], started - ready_at, out["wall_s"],
-                              ready_at - self.t0, build=comp["build"], worker=f"gpu {name}", ncu_files=files))
+            self.emit(Outcome(item, out.result, comp.wall_s, comp.cpu_s, started - ready_at, out.wall_s, out.cpu_s,
+                              ready_at - self.t0, build=comp.build, worker=f"gpu {name}", ncu_files=files))
 
-    def check_one(self, name: str, server: ForkServer, item: Item, comp: dict[str, Any]) -> dict[str, Any]:
-        """The check's worker output; run again alone on the GPU when it ran out of memory beside others."""
+    def check_one(self, name: str, server: ForkServer, item: Item, comp: StepResult) -> StepResult:
+        """The check, with the build's phase times; run again alone on the GPU when it ran out of memory beside others."""
         ex, slots = self.ex, self.slots[name]
+        on_start, on_end = self._hooks()
 
-        def attempt() -> dict[str, Any]:
-            return steps.check(server, item.job, ex.root, item.build_key, comp["build_env"],
+        def attempt() -> StepResult:
+            return steps.check(server, item.job, ex.root, item.build_key, comp.build_env,
                                self.job_dir(f"check-{name}", item), ex.timeout_s, self.gate_dir,
-                               threads=self.cpu_threads, **self._hooks())
+                               threads=self.cpu_threads, on_start=on_start, on_end=on_end)
         with slots.shared():
             out = attempt()
-        if ex.checks_per_gpu > 1 and ran_out_of_memory(out):
+        if ex.checks_per_gpu > 1 and ran_out_of_memory(out.result):
             self.retried_alone.append(item.run_id)
             with slots.alone():
                 again = attempt()
             # Both checks' wall time count towards the throughput; the first one's verdict does not count.
-            again["phase_s"] = {**again.get("phase_s", {}), "check_shared_out_of_memory": out["wall_s"]}
-            again["wall_s"] += out["wall_s"]
-            out = again
-        out["phase_s"] = {**comp.get("phase_s", {}), **out.get("phase_s", {})}
-        return out
+            phases = {**again.result.phase_s, "check_shared_out_of_memory": out.wall_s}
+            out = dataclasses.replace(again, result=dataclasses.replace(again.result, phase_s=phases),
+                                      wall_s=again.wall_s + out.wall_s)
+        return steps.with_build_phases(out, comp)
 
     def guarded(self, name: str, server: ForkServer) -> None:
         try:

@@ -18,15 +18,18 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ...core.records import Environment
 from ...core.schema import Verdict, WorkerJob
 from .. import buildcache, steps
 from ..forkserver import ForkServer
 from ..gate import CompileGuard
 from ..process import package_env
 from ..recorder import Item, Outcome, RunStats
+from ..steps import StepResult
 
 # Per Ray worker process: one warm fork server per CUDA_VISIBLE_DEVICES value, one compile guard.
 _SERVERS: dict[str, ForkServer] = {}
@@ -74,20 +77,23 @@ def _guard() -> CompileGuard:
         return _GUARD[0]
 
 
+def _node() -> str:
+    return str(_ray().get_runtime_context().get_node_id())
+
+
 def compile_task(job: WorkerJob, key: str, timeout_s: float, toolchain_env: dict[str, str | None],
-                 gate: bool) -> tuple[dict[str, Any], bytes]:
-    """On a CPU worker: (the build step's output, the built folder as an archive or b"")."""
+                 gate: bool) -> tuple[StepResult, bytes]:
+    """On a CPU worker: (the build step's result, the built folder as an archive or b"")."""
     root = buildcache.default_root()
     guard = _guard() if gate else None
     with tempfile.TemporaryDirectory(prefix="reporter-compile-") as tmp:
         comp = steps.build(_server(None), job, root, key, Path(tmp), timeout_s, toolchain_env,
                            on_start=guard.register if guard else None, on_end=guard.unregister if guard else None)
-    comp["node"] = _ray().get_runtime_context().get_node_id()
-    return comp, buildcache.pack(root, key) if comp["verdict"] == Verdict.CORRECT else b""
+    return replace(comp, node=_node()), buildcache.pack(root, key) if comp.result.verdict == Verdict.CORRECT else b""
 
 
-def check_task(job: WorkerJob, key: str, build_env: dict[str, str | None], archive: bytes, timeout_s: float,
-               gate: bool) -> dict[str, Any]:
+def check_task(job: WorkerJob, key: str, build_env: Mapping[str, str | None], archive: bytes, timeout_s: float,
+               gate: bool) -> StepResult:
     """On a GPU worker: unpack the build unless this node has it, then check in a forked child."""
     root = buildcache.default_root()
     if buildcache.built(root, key) is None:
@@ -95,31 +101,42 @@ def check_task(job: WorkerJob, key: str, build_env: dict[str, str | None], archi
     server = _server(os.environ.get("CUDA_VISIBLE_DEVICES"))
     with tempfile.TemporaryDirectory(prefix="reporter-check-") as tmp:
         out = steps.check(server, job, root, key, build_env, Path(tmp), timeout_s, str(_gate_dir()) if gate else None)
-    out["node"] = _ray().get_runtime_context().get_node_id()
-    return out
+    return replace(out, node=_node())
 
 
-def _environment() -> dict[str, Any]:
+def _environment() -> tuple[Environment, str | None]:
     from ..machine import environment
     from ..recorder import _compute_capability
     env = environment()
-    return {"env": env.model_dump(mode="json"), "arch": _compute_capability() if env.gpu != "cpu" else None}
+    return env, _compute_capability() if env.gpu != "cpu" else None
 
 
-def probe_environment(address: str | None) -> tuple[Any, str | None]:
+def probe_environment(address: str | None) -> tuple[Environment, str | None]:
     """The checking machines' environment (one GPU model per cluster) and the TORCH_CUDA_ARCH_LIST to
     build for, asked of a GPU worker: the driver and the compiling machines may have no GPU at all."""
-    from ...core.records import Environment
     ray = connect(address)
     gpus = ray.cluster_resources().get("GPU", 0)
     probe = ray.remote(num_gpus=1 if gpus else 0, num_cpus=0 if gpus else 1, max_calls=1)(_environment)
-    got = ray.get(probe.remote())
-    return Environment.model_validate(got["env"]), got["arch"]
+    env, arch = ray.get(probe.remote())
+    return Environment.model_validate(env), arch
 
 
-def _short(out: Mapping[str, Any]) -> str:
+def _short(node: str) -> str:
     """A node, as the progress line and the benchmark name it: the first 8 digits of its Ray node id."""
-    return f"node {str(out.get('node', '?'))[:8]}"
+    return f"node {(node or '?')[:8]}"
+
+
+@dataclass(frozen=True)
+class _Compiling:
+    item: Item
+    archive: Any  # the compile task's second return value: a Ray object reference to the archive
+
+
+@dataclass(frozen=True)
+class _Checking:
+    item: Item
+    built: StepResult
+    ready_at: float
 
 
 class RayExecutor:
@@ -133,26 +150,26 @@ class RayExecutor:
         compile_remote = ray.remote(num_cpus=1, num_returns=2)(compile_task)
         check_remote = ray.remote(num_gpus=1 if gpus else 0, num_cpus=0 if gpus else 1)(check_task)
         t0 = time.monotonic()
-        pending: dict[Any, tuple[str, Item, Any]] = {}
+        pending: dict[Any, _Compiling | _Checking] = {}  # Ray object reference -> what it will hold
         for item in items:
             meta, archive = compile_remote.remote(item.job, item.build_key, self.timeout_s, self.toolchain_env, self.gate)
-            pending[meta] = ("compile", item, archive)
+            pending[meta] = _Compiling(item, archive)
         while pending:
             (ref,), _ = ray.wait(list(pending), num_returns=1)
-            kind, item, extra = pending.pop(ref)
-            got = ray.get(ref)
+            task = pending.pop(ref)
+            got: StepResult = ray.get(ref)
             now = time.monotonic()
-            if kind == "compile" and got["verdict"] == Verdict.CORRECT:
-                check = check_remote.remote(item.job, item.build_key, got["build_env"], extra, self.timeout_s, self.gate)
-                pending[check] = ("check", item, (got, now))
-            elif kind == "compile":
-                on_outcome(Outcome(item, got, got["wall_s"], got["cpu_s"], compiled_at=now - t0,
-                                   finished_at=now - t0, build=got["build"], worker=f"ray: built on {_short(got)}"))
+            if isinstance(task, _Compiling) and got.result.verdict == Verdict.CORRECT:
+                check = check_remote.remote(task.item.job, task.item.build_key, got.build_env, task.archive, self.timeout_s,
+                                            self.gate)
+                pending[check] = _Checking(task.item, got, now)
+            elif isinstance(task, _Compiling):
+                on_outcome(Outcome(task.item, got.result, got.wall_s, got.cpu_s, compiled_at=now - t0,
+                                   finished_at=now - t0, build=got.build, worker=f"ray: built on {_short(got.node)}"))
             else:
-                comp, ready_at = extra
-                got["phase_s"] = {**comp.get("phase_s", {}), **got.get("phase_s", {})}
-                on_outcome(Outcome(item, got, comp["wall_s"], comp["cpu_s"], max(0.0, now - ready_at - got["wall_s"]),
-                                   got["wall_s"], ready_at - t0, now - t0, build=comp["build"],
-                                   worker=f"ray: built on {_short(comp)}, checked on {_short(got)}"))
+                comp, got = task.built, steps.with_build_phases(got, task.built)
+                on_outcome(Outcome(task.item, got.result, comp.wall_s, comp.cpu_s, max(0.0, now - task.ready_at - got.wall_s),
+                                   got.wall_s, got.cpu_s, task.ready_at - t0, now - t0, build=comp.build,
+                                   worker=f"ray: built on {_short(comp.node)}, checked on {_short(got.node)}"))
         return RunStats(wall_s=time.monotonic() - t0, compile_jobs=int(ray.cluster_resources().get("CPU", 0)),
                         check_workers=int(gpus) or 1)
