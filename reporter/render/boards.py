@@ -152,7 +152,8 @@ def _figures(scoped: pd.DataFrame, urls: Urls, basis: Basis, ns: dict[str, int])
     series = [(shown(m), per_model[m], ns.get(m, problems[m])) for m in sorted(per_model)]
     pair = ((f"fastp-{basis.value}", charts.to_json(charts.fast_p_curves(series))),
             (f"dist-{basis.value}", charts.to_json(charts.speedup_distribution([(m, s) for m, s, _ in series]))))
-    timed = scoped[(scoped["ref_ms"] > 0) & (scoped["kernel_ms"] > 0)]
+    timed = scoped.loc[(scoped["ref_ms"] > 0) & (scoped["kernel_ms"] > 0),
+                       ["ref_ms", "kernel_ms", "run_id", "correct", "speedup_source", "model", "level", "problem_id"]]
     pts = [{"ref_ms": float(r["ref_ms"]), "kernel_ms": float(r["kernel_ms"]), "href": "../" + urls.run(str(r["run_id"])),
             "correct": bool(r["correct"]), "measured": r["speedup_source"] == Source.RE_VALIDATED,
             "label": f"{shown(str(r['model']))} · L{r['level']} P{r['problem_id']}"} for r in timed.to_dict("records")]

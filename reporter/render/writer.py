@@ -20,6 +20,7 @@ import contextlib
 import ctypes
 import ctypes.util
 import fcntl
+import functools
 import glob
 import hashlib
 import importlib.util
@@ -173,8 +174,14 @@ def foreign_files(site: Path, written: frozenset[str]) -> list[str]:
 
 
 def template_env() -> Environment:
-    """The templates, autoescaping; one per process (workers render run pages with their own)."""
-    env = Environment(loader=FileSystemLoader(str(asset_dir("templates"))), autoescape=True,
+    """The templates, autoescaping; one per process and template folder (workers render run pages with their
+    own), so each template is compiled once, not once per build. Jinja reloads a template whose file changed."""
+    return _template_env(str(asset_dir("templates")))
+
+
+@functools.lru_cache(maxsize=4)
+def _template_env(folder: str) -> Environment:
+    env = Environment(loader=FileSystemLoader(folder), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters.update(num=text.num, ms=text.ms, speedup=text.speedup, markdown=text.markdown, plain=text.plain,
                        prose=text.prose, code=text.code, json_args=text.json_args, n=numbers.nowrap,
