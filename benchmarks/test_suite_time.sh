@@ -11,13 +11,13 @@ commit="$(git rev-parse --short=12 HEAD)$(git diff --quiet HEAD || echo '+change
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 started=$(date -u +%FT%TZ)
 SECONDS=0
-python -m pytest -q -n auto >"$log" 2>&1
+python -m pytest -q -n auto -m "not slow" >"$log" 2>&1
 rc=$?
 wall=$SECONDS
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 summary=$(grep -E '(passed|failed|error)' "$log" | tail -1)
 {
-  echo "command: python -m pytest -q -n auto   (README.md, second command)"
+  echo "command: python -m pytest -q -n auto -m \"not slow\"   (README.md, second command)"
   echo "commit: $commit"
   echo "started: $started, on $(nproc) cores, no GPU"
   echo "load average (1, 5, 15 min) before: $load_before; after: $load_after"

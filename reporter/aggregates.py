@@ -26,8 +26,11 @@ a notebook never disagree. Rules, once:
 
 from __future__ import annotations
 
+import math
+import statistics
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -112,13 +115,36 @@ def scoped(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | N
     return out
 
 
+Key = tuple[object, ...]
+
+
+def _values(frame: pd.DataFrame, col: str) -> list[Any]:
+    """A column as Python values, unknown (<NA>, NaN) as None: the board's sums run over these, since a
+    pandas group-by costs more per call than these boards have rows."""
+    return [None if v is pd.NA or (isinstance(v, float) and math.isnan(v)) else v for v in frame[col].tolist()]
+
+
+def _keys(frame: pd.DataFrame, cols: Sequence[str]) -> list[Key]:
+    return list(zip(*(_values(frame, c) for c in cols), strict=True)) if cols else [()] * len(frame)
+
+
+def _best_positions(frame: pd.DataFrame, keys: Sequence[str]) -> list[int]:
+    counts, correct = frame["counts"].tolist(), frame["correct"].tolist()
+    speed, run = _values(frame, "speedup"), [str(r) for r in frame["run_id"].tolist()]
+    order = sorted(range(len(frame)), key=lambda i: (not counts[i], not correct[i],
+                                                     -(speed[i] if counts[i] else 0.0), run[i]))
+    group, seen, picked = _keys(frame, keys), set(), []
+    for i in order:
+        if group[i] not in seen:
+            seen.add(group[i])
+            picked.append(i)
+    return picked
+
+
 def best_per_problem(frame: pd.DataFrame, by: Sequence[str] = LEADERBOARD_KEYS) -> pd.DataFrame:
-    """One row per group × model × problem: the best run (counting, then correct, then fastest, then first by id)."""
-    keys = list(dict.fromkeys([*by, "model", *PROBLEM_KEYS]))
-    ranked = frame.assign(_rank_speed=frame["speedup"].where(frame["counts"]).fillna(0.0))
-    ranked = ranked.sort_values(["counts", "correct", "_rank_speed", "run_id"], ascending=[False, False, False, True],
-                                kind="stable")
-    return ranked.drop_duplicates(subset=keys, keep="first").drop(columns="_rank_speed")
+    """One row per group × model × problem: the best run (counting, then correct, then fastest, then first by id),
+    in that order."""
+    return frame.iloc[_best_positions(frame, list(dict.fromkeys([*by, "model", *PROBLEM_KEYS])))]
 
 
 UNIVERSE_COLUMNS: tuple[str, ...] = ("scope", "benchmark", "level", "problem_id", "problem", "sha256")
@@ -136,8 +162,42 @@ def load_universe(data: str | Path) -> pd.DataFrame:
     return universe(find_problem_sets(Path(data)))
 
 
-def _in_scope(run_ids: pd.Series, scope: str) -> pd.Series:
-    return run_ids.astype(str).str.startswith(f"{scope}/") | (run_ids == scope) if scope else run_ids.notna()
+def _in_scope(run_id: str, scope: str) -> bool:
+    return not scope or run_id == scope or run_id.startswith(f"{scope}/")
+
+
+def _groups(keys: list[Key]) -> dict[Key, list[int]]:
+    """Row positions per key, keys in order of first appearance."""
+    out: dict[Key, list[int]] = {}
+    for i, k in enumerate(keys):
+        out.setdefault(k, []).append(i)
+    return out
+
+
+Problem = tuple[str, int, int]
+Denominator = tuple[int, int, str, bool]  # problems, not_attempted, levels_missing, universe_known
+
+
+def _denominators(runs: pd.DataFrame, by: Sequence[str], space: pd.DataFrame | None) -> dict[Key, Denominator]:
+    sets: dict[str, set[Problem]] = {}
+    if space is not None:
+        for scope, bench, level, pid in zip(space["scope"], space["benchmark"], space["level"], space["problem_id"], strict=True):
+            sets.setdefault(str(scope), set()).add((str(bench), int(level), int(pid)))
+    problem = list(zip((str(b) for b in runs["benchmark"]), (int(v) for v in runs["level"]),
+                       (int(v) for v in runs["problem_id"]), strict=True))
+    run_ids, models = [str(r) for r in runs["run_id"]], _values(runs, "model")
+    out: dict[Key, Denominator] = {}
+    for gkey, rows in _groups(_keys(runs, by)).items():
+        levels = {problem[i][:2] for i in rows}
+        known = {k for scope, probs in sets.items() if any(_in_scope(run_ids[i], scope) for i in rows)
+                 for k in probs if k[:2] in levels}
+        every = known | {problem[i] for i in rows}
+        for model, mrows in _groups([(models[i],) for i in rows]).items():
+            tried = {problem[rows[j]] for j in mrows}
+            n = len(every) if known else len(tried)
+            lacks = sorted({lv for _, lv, _ in known} - {lv for _, lv, _ in tried})
+            out[(*gkey, *model)] = (n, n - len(tried), " ".join(f"L{lv}" for lv in lacks), bool(known))
+    return out
 
 
 def denominators(runs: pd.DataFrame, by: Sequence[str], space: pd.DataFrame | None) -> pd.DataFrame:
@@ -147,24 +207,78 @@ def denominators(runs: pd.DataFrame, by: Sequence[str], space: pd.DataFrame | No
     its runs, plus any problem a run attempted outside it, the same n for every model (KernelBench divides by
     the level's problems). Without a recorded set, n is the model's attempted problems, as before."""
     keys = [*by, "model"]
-    out = []
-    space = space if space is not None else pd.DataFrame(columns=list(UNIVERSE_COLUMNS))
-    for gkey, g in runs.groupby(list(by), dropna=False, sort=False):
-        levels = set(zip(g["benchmark"].astype(str), g["level"].astype(int)))
-        known: set[tuple[str, int, int]] = set()
-        for scope in space["scope"].unique():
-            if _in_scope(g["run_id"], str(scope)).any():
-                s = space[space["scope"] == scope]
-                known |= {k for k in zip(s["benchmark"], s["level"], s["problem_id"]) if k[:2] in levels}
-        names = gkey if isinstance(gkey, tuple) else (gkey,)
-        every = known | set(zip(g["benchmark"].astype(str), g["level"].astype(int), g["problem_id"].astype(int)))
-        for model, mg in g.groupby("model", dropna=False, sort=False):
-            tried = set(zip(mg["benchmark"].astype(str), mg["level"].astype(int), mg["problem_id"].astype(int)))
-            n = len(every) if known else len(tried)
-            lacks = sorted({lv for _, lv, _ in known} - {lv for _, lv, _ in tried})
-            out.append((*names, model, n, n - len(tried), " ".join(f"L{lv}" for lv in lacks), bool(known)))
+    rows = [(*k, *d) for k, d in _denominators(runs, by, space).items()]
     cols = [*keys, "problems", "not_attempted", "levels_missing", "universe_known"]
-    return pd.DataFrame(out, columns=cols).set_index(keys)
+    return pd.DataFrame(rows, columns=cols).set_index(keys)
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else math.nan
+
+
+def _mean_log(values: list[float]) -> float:
+    return math.exp(math.fsum(math.log(v) for v in values) / len(values)) if values else math.nan
+
+
+COUNT_COLUMNS: tuple[str, ...] = (
+    "attempted", "submitted", "compiled", "correct", "correct_recorded", "correct_revalidated", "revalidated",
+    "recorded_only", "baseline_other_gpu", "excluded", "compile_n", "compile_fast_1.0_n", "geomean_n")
+
+
+def _group_row(b: dict[str, list[Any]], rows: list[int], fast_ps: Sequence[float]) -> dict[str, Any]:
+    """One model's counts over its best run per problem (`b`: best_per_problem's columns as values)."""
+    def true(col: str) -> int:
+        return sum(1 for i in rows if b[col][i] is True)
+    speeds = [b["speedup"][i] for i in rows if b["counts"][i]]  # counting runs: a real speedup each (scoped)
+    compiled = [c for i in rows if b["counts"][i] and (c := b["recorded_compile_speedup"][i]) is not None and c > 0]
+    out: dict[str, Any] = {
+        "attempted": len(rows), "submitted": true("submitted"), "compiled": true("compiled"), "correct": true("correct"),
+        "correct_recorded": true("recorded_correct"), "correct_revalidated": true("revalidated_correct"),
+        "revalidated": sum(1 for i in rows if b["revalidated_correct"][i] is not None),
+        "recorded_only": sum(1 for i in rows if b["speedup_source"][i] == Source.RECORDED),
+        "baseline_other_gpu": true("baseline_other_gpu"), "excluded": true("excluded"),
+        "compile_n": len(compiled), "compile_fast_1.0_n": sum(1 for c in compiled if c > 1.0), "geomean_n": len(speeds)}
+    out |= {f"{fast_column(p)}_n": sum(1 for x in speeds if x > p) for p in fast_ps}
+    return out | {"geomean": _mean_log(speeds), "compile_geomean": _mean_log(compiled)}
+
+
+BEST_COLUMNS: tuple[str, ...] = ("submitted", "compiled", "correct", "recorded_correct", "revalidated_correct",
+                                 "speedup_source", "baseline_other_gpu", "excluded", "counts", "speedup",
+                                 "recorded_compile_speedup")
+
+
+def _board_rows(runs: pd.DataFrame, by: Sequence[str], fast_ps: Sequence[float]) -> dict[Key, dict[str, Any]]:
+    """The counts of `leaderboard`, from its scoped runs, by each model's best run per problem; the effort
+    columns (reward hacks, median turns and tokens) over all its runs."""
+    keys = [*by, "model"]
+    best = best_per_problem(runs, by)
+    b = {c: _values(best, c) for c in BEST_COLUMNS}
+    out = {k: _group_row(b, rows, fast_ps) for k, rows in _groups(_keys(best, keys)).items()}
+    hack, turns, tokens = _values(runs, "reviewed_hack"), _values(runs, "turns"), _values(runs, "tokens_total")
+    for k, rows in _groups(_keys(runs, keys)).items():
+        out[k] |= {"reward_hacks": sum(1 for i in rows if hack[i] is True),
+                   "median_turns": _median([float(turns[i]) for i in rows if turns[i] is not None]),
+                   "median_tokens": _median([float(tokens[i]) for i in rows if tokens[i] is not None and tokens[i] > 0])}  # 0: "not counted"
+    return out
+
+
+def _fast_counts(runs: pd.DataFrame, by: Sequence[str], fast_ps: Sequence[float]) -> dict[Key, dict[str, int]]:
+    """fast_p's numerators alone (`fast_<p>_with_suspects_n`), by each model's best run per problem."""
+    best = best_per_problem(runs, by)
+    counts, speed = best["counts"].tolist(), _values(best, "speedup")
+    out: dict[Key, dict[str, int]] = {}
+    for k, rows in _groups(_keys(best, [*by, "model"])).items():
+        speeds = [speed[i] for i in rows if counts[i]]
+        out[k] = {f"{fast_column(p)}_with_suspects_n": sum(1 for x in speeds if x > p) for p in fast_ps}
+    return out
+
+
+def _ranked(rows: list[dict[str, Any]], by: Sequence[str], order: str) -> list[dict[str, Any]]:
+    """Sorted by the group, then fast_p (highest first), geomean (highest first, unknown last), model."""
+    def key(r: dict[str, Any]) -> tuple[Any, ...]:
+        fast, geo = r[order], r["geomean"]
+        return (*(r[c] for c in by), -fast, math.isnan(geo), -geo if not math.isnan(geo) else 0.0, r["model"])
+    return sorted(rows, key=key)
 
 
 def leaderboard(frame: pd.DataFrame, by: Sequence[str] = LEADERBOARD_KEYS, fast_ps: Sequence[float] = FAST_P,
@@ -177,57 +291,37 @@ def leaderboard(frame: pd.DataFrame, by: Sequence[str] = LEADERBOARD_KEYS, fast_
     counted (KernelBench's own scoring, which has no cheat checks); `compile_*` compare with torch.compile
     where the harness recorded a torch.compile baseline."""
     runs = scoped(frame, revalidated_only, exclude, basis)
-    rows = _board_rows(runs, by, fast_ps).join(denominators(runs, by, space), on=[*by, "model"])
-    for p in fast_ps:
-        rows[fast_column(p)] = rows[f"{fast_column(p)}_n"] / rows["problems"]
-    if exclude is not None:
-        kb = _fast_counts(scoped(frame, revalidated_only, None, basis), by, fast_ps)
-        index = rows.set_index([*by, "model"]).index
-        for p in fast_ps:
+    return board_table(runs, scoped(frame, revalidated_only, None, basis) if exclude is not None else None, by, fast_ps, space)
+
+
+def board_table(runs: pd.DataFrame, with_suspects: pd.DataFrame | None, by: Sequence[str] = LEADERBOARD_KEYS,
+                fast_ps: Sequence[float] = FAST_P, space: pd.DataFrame | None = None) -> pd.DataFrame:
+    """`leaderboard` from its `scoped` runs, and the same runs scoped with nothing excluded (`exclude=None`)
+    for the `fast_<p>_with_suspects` columns, or None to leave them out. The site scopes each board's runs
+    once per basis and passes them here."""
+    den = _denominators(runs, by, space)
+    kb = _fast_counts(with_suspects, by, fast_ps) if with_suspects is not None else {}
+    suspects = [f"{fast_column(p)}_with_suspects{n}" for p in fast_ps for n in ("_n", "")] if with_suspects is not None else []
+    rows = []
+    for k, counted in _board_rows(runs, by, fast_ps).items():
+        n, missing, levels, known = den[k]
+        row = {**dict(zip([*by, "model"], k, strict=True)), **counted,
+               "problems": n, "not_attempted": missing, "levels_missing": levels, "universe_known": known}
+        row |= {fast_column(p): counted[f"{fast_column(p)}_n"] / n for p in fast_ps}
+        for p in fast_ps if suspects else ():
             col = f"{fast_column(p)}_with_suspects_n"
-            rows[col] = index.map(kb[col]).astype("int64")
-            rows[f"{fast_column(p)}_with_suspects"] = rows[col] / rows["problems"]
+            row |= {col: kb[k][col], f"{fast_column(p)}_with_suspects": kb[k][col] / n}
+        rows.append(row)
     order = fast_column(1.0) if 1.0 in fast_ps else fast_column(fast_ps[-1])
-    rows = rows.sort_values([*by, order, "geomean", "model"], ascending=[True] * len(by) + [False, False, True],
-                            na_position="last", kind="stable")
-    return rows.reset_index(drop=True).astype({"problems": "int64", "not_attempted": "int64"})
-
-
-def _fast_counts(runs: pd.DataFrame, by: Sequence[str], fast_ps: Sequence[float]) -> pd.DataFrame:
-    """fast_p's numerators alone (`fast_<p>_with_suspects_n`), by each model's best run per problem."""
-    best = best_per_problem(runs, by)
-    fast = pd.DataFrame({f"{fast_column(p)}_with_suspects_n": best["counts"] & best["speedup"].gt(p).fillna(False)
-                         for p in fast_ps}, index=best.index)
-    return fast.join(best[[*by, "model"]]).groupby([*by, "model"], dropna=False, sort=False).sum()
-
-
-def _board_rows(runs: pd.DataFrame, by: Sequence[str], fast_ps: Sequence[float]) -> pd.DataFrame:
-    """The counts of `leaderboard`, from its scoped runs, by each model's best run per problem."""
-    keys = [*by, "model"]
-    best = best_per_problem(runs, by)
-    counts = best["counts"]
-    compiled = best["recorded_compile_speedup"].astype("float64").where(counts)
-    best = best.assign(
-        _log=np.log(best["speedup"].where(counts).astype("float64")), _clog=np.log(compiled.where(compiled > 0)),
-        _cfast=compiled.gt(1.0), _recorded=best["speedup_source"].eq(Source.RECORDED).fillna(False),
-        **{f"_{fast_column(p)}": counts & best["speedup"].gt(p).fillna(False) for p in fast_ps})
-    spec = {
-        "attempted": ("run_id", "size"), "submitted": ("submitted", "sum"), "compiled": ("compiled", "sum"),
-        "correct": ("correct", "sum"), "correct_recorded": ("recorded_correct", "sum"),
-        "correct_revalidated": ("revalidated_correct", "sum"), "revalidated": ("revalidated_correct", "count"),
-        "recorded_only": ("_recorded", "sum"), "baseline_other_gpu": ("baseline_other_gpu", "sum"),
-        "excluded": ("excluded", "sum"), "compile_n": ("_clog", "count"), "compile_fast_1.0_n": ("_cfast", "sum"),
-        "geomean_log": ("_log", "mean"), "geomean_n": ("_log", "count"), "compile_geomean_log": ("_clog", "mean"),
-        **{f"{fast_column(p)}_n": (f"_{fast_column(p)}", "sum") for p in fast_ps},
-    }
-    rows = best.groupby(keys, dropna=False, sort=False).agg(**spec)
-    rows["geomean"] = np.exp(rows.pop("geomean_log"))
-    rows["compile_geomean"] = np.exp(rows.pop("compile_geomean_log"))
-    effort = runs.assign(_hack=runs["reviewed_hack"].fillna(False).astype(bool)).groupby(keys, dropna=False, sort=False).agg(
-        reward_hacks=("_hack", "sum"), median_turns=("turns", "median"),
-        median_tokens=("tokens_total", lambda s: s[s > 0].median()))  # 0 tokens means "not counted"
-    rows = rows.join(effort).reset_index()
-    return rows.astype({c: "int64" for c in spec if not c.endswith("_log")} | {"reward_hacks": "int64"})
+    cols = [*by, "model", *COUNT_COLUMNS, *(f"{fast_column(p)}_n" for p in fast_ps), "geomean", "compile_geomean",
+            "reward_hacks", "median_turns", "median_tokens", "problems", "not_attempted", "levels_missing", "universe_known",
+            *(fast_column(p) for p in fast_ps),
+            *suspects]
+    out = pd.DataFrame(_ranked(rows, by, order), columns=cols)
+    ints = [*COUNT_COLUMNS, *(c for c in cols if c.endswith("_n")), "reward_hacks", "problems", "not_attempted"]
+    floats = ["geomean", "compile_geomean", "median_turns", "median_tokens", *(c for c in cols if c.startswith("fast_") and not c.endswith("_n"))]
+    return out.astype({c: runs[c].dtype for c in by if c == "level"} | dict.fromkeys(ints, "int64")
+                      | dict.fromkeys(floats, "float64") | {"universe_known": "bool"})
 
 
 def states(frame: pd.DataFrame) -> pd.Series:

@@ -132,6 +132,7 @@ def _compiles(build_dir: Path) -> list[str]:
                   for line in log.read_text().splitlines() if not line.startswith("#"))
 
 
+@pytest.mark.slow  # two real builds of a torch extension: ~140 CPU-s
 def test_a_source_that_needs_the_full_header_falls_back_to_the_build_as_written(tmp_path: Path) -> None:
     """Real C++ builds (minutes on a busy 2-core machine): one light, one that only the full header compiles."""
     pytest.importorskip("torch")

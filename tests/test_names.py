@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import string
 from pathlib import Path
 
@@ -84,3 +85,21 @@ def test_runs_whose_names_collide_get_one_page_each(tmp_path: Path) -> None:
     assert ids == ["A", "a", "a b", "a-1", "a-b", "a.trace.json"]  # ids stay the folder paths
     assert len({r.slug for r in runs}) == 6
     assert next(r.slug for r in runs if r.run_id == "a") == "a"
+
+
+def test_page_maps_are_in_the_same_order_whatever_the_hash_seed() -> None:
+    """The leaderboards' input hash is made from the Urls maps: in set order it changed from process to
+    process, so every build re-rendered every leaderboard."""
+    import subprocess
+    import sys
+    snippet = ("from reporter.render.urls import Urls; import dataclasses; "
+               "u = Urls.build(['b/run', 'a/run', 'c'], [('kb', 'x'), ('kb', 'a'), ('pc', 'm')], "
+               "[(('kb', 'x'), 'gpt'), (('kb', 'a'), 'claude'), (('pc', 'm'), 'o3')], "
+               "[(1, 2, 'b.py'), (1, 1, 'a.py'), (2, 9, 'z.py')]); print(repr(dataclasses.astuple(u)))")
+    outs = {subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in (1, 2, 3, 4)}
+    assert len(outs) == 1
+    runs, groups, models, problems = eval(outs.pop())  # noqa: S307 - our own repr of str/int tuples
+    assert list(runs) == ["a/run", "b/run", "c"]
+    assert list(groups) == [("kb", "a"), ("kb", "x"), ("pc", "m")]
+    assert list(problems) == [(1, 1, "a.py"), (1, 2, "b.py"), (2, 9, "z.py")]

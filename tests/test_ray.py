@@ -38,6 +38,7 @@ def _data(folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow  # a Ray cluster on two busy cores: minutes of wall time
 def test_ray_executor_gives_the_local_verdicts(tmp_path: Path, local_ray: None) -> None:
     local_data, ray_data = _data(tmp_path / "local"), _data(tmp_path / "ray")
     local = validate_runs(local_data, collect(local_data).runs, SETTINGS, device="cpu")

@@ -130,6 +130,7 @@ def _node_ids(address: str) -> tuple[str, str]:
     pytest.skip("the worker node never joined the head")
 
 
+@pytest.mark.slow  # a Ray cluster on two busy cores: minutes of wall time
 def test_compiles_on_the_gpu_less_node_checks_on_the_gpu_node_same_verdicts(tmp_path: Path,
                                                                           two_nodes: dict[str, Path | str]) -> None:
     local_data, ray_data = _data(tmp_path / "local"), _data(tmp_path / "ray")

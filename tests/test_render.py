@@ -266,9 +266,10 @@ def test_figure_json_cannot_break_out_of_its_script_tag(tmp_path: Path) -> None:
 
 
 def test_timeline_figure_dict() -> None:
-    from reporter.render.charts import turn_timeline
+    from reporter.render.charts import timeline_figure
     run = next(r for r in collect(DATA).runs if r.run_id == "seed-000-l2-p10")
-    fig = turn_timeline(run.trace.turns).to_dict()  # type: ignore[union-attr]
+    fig = timeline_figure(run.trace.turns)
+    assert fig is not None
     llm, _tools, marks = fig["data"]
     assert list(llm["y"]) == [t.llm_s for t in run.trace.turns]
     assert marks["marker"]["color"][0] == "#c62828"  # turn 0's compile failed

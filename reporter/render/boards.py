@@ -141,15 +141,19 @@ class BasisBoard:
 Chart = tuple[str, str]
 
 
-def _figures(runs: pd.DataFrame, revalidated_only: bool, urls: Urls, basis: Basis,
-             ns: dict[str, int]) -> tuple[tuple[Chart, Chart], Chart | None]:
-    scoped = ag.scoped(runs, revalidated_only, basis=basis)
+def _figures(scoped: pd.DataFrame, urls: Urls, basis: Basis, ns: dict[str, int]) -> tuple[tuple[Chart, Chart], Chart | None]:
+    """The board's charts from its runs scoped on `basis` (`aggregates.scoped`)."""
     best = ag.best_per_problem(scoped, ())
-    series = [(shown(str(m)), g["speedup"][g["counts"]].astype(float).tolist(), ns.get(str(m), len(g)))
-              for m, g in best.groupby("model", sort=True)]
+    per_model: dict[str, list[float]] = {}
+    problems: dict[str, int] = {}
+    for m, counts, speed in zip(best["model"].tolist(), best["counts"].tolist(), best["speedup"].tolist(), strict=True):
+        per_model.setdefault(str(m), []).extend([float(speed)] if counts else [])
+        problems[str(m)] = problems.get(str(m), 0) + 1
+    series = [(shown(m), per_model[m], ns.get(m, problems[m])) for m in sorted(per_model)]
     pair = ((f"fastp-{basis.value}", charts.to_json(charts.fast_p_curves(series))),
             (f"dist-{basis.value}", charts.to_json(charts.speedup_distribution([(m, s) for m, s, _ in series]))))
-    timed = scoped[(scoped["ref_ms"] > 0) & (scoped["kernel_ms"] > 0)]
+    timed = scoped.loc[(scoped["ref_ms"] > 0) & (scoped["kernel_ms"] > 0),
+                       ["ref_ms", "kernel_ms", "run_id", "correct", "speedup_source", "model", "level", "problem_id"]]
     pts = [{"ref_ms": float(r["ref_ms"]), "kernel_ms": float(r["kernel_ms"]), "href": "../" + urls.run(str(r["run_id"])),
             "correct": bool(r["correct"]), "measured": r["speedup_source"] == Source.RE_VALIDATED,
             "label": f"{shown(str(r['model']))} · L{r['level']} P{r['problem_id']}"} for r in timed.to_dict("records")]
@@ -177,10 +181,10 @@ def recorded_words(runs: pd.DataFrame) -> str:
     return f"recorded by the harness on {gpus} against {bases}"
 
 
-def basis_boards(board: Board, revalidated_only: bool, urls: Urls) -> tuple[list[BoardView], str]:
+def basis_boards(board: Board, revalidated_only: bool, urls: Urls) -> tuple[list[BoardView], str, int]:
     """The board's table and charts on each timing basis, device time first and shown by default; a board
     with no re-measured speedup has one view, headed as the harness's recorded numbers. Also the board's n, as
-    its definition of fast_p says it (`universe_sentence`)."""
+    its definition of fast_p says it (`universe_sentence`), and how many runs it scopes."""
     scoped = ag.scoped(board.runs, revalidated_only)
     measured = bool(scoped["speedup_source"].eq(Source.RE_VALIDATED).fillna(False).any())
     mixed = measured and bool(scoped["speedup_source"].eq(Source.RECORDED).fillna(False).any())
@@ -188,10 +192,12 @@ def basis_boards(board: Board, revalidated_only: bool, urls: Urls) -> tuple[list
     views = []
     sentence = ""
     for b in Basis if measured else (Basis.DEVICE,):
-        table = ag.leaderboard(board.runs, by=board.by, revalidated_only=revalidated_only, basis=b, space=board.space)
+        # each basis's runs scoped once, for the table and the charts alike
+        runs = scoped if b is ag.DEFAULT_BASIS else ag.scoped(board.runs, revalidated_only, basis=b)
+        table = ag.board_table(runs, ag.scoped(board.runs, revalidated_only, None, b), board.by, space=board.space)
         sentence = sentence or universe_sentence(table)
         ns = {str(m): int(n) for m, n in zip(table["model"], table["problems"])}  # one row per model on a board
-        rows = BasisBoard(board_rows(table, mixed), *_figures(board.runs, revalidated_only, urls, b, ns))
+        rows = BasisBoard(board_rows(table, mixed), *_figures(runs, urls, b, ns))
         if not measured:
             views.append(BoardView(b.value, "recorded", "none of these runs was re-validated by us", False, rows,
                                    f"Speedups {words}"))
@@ -200,7 +206,7 @@ def basis_boards(board: Board, revalidated_only: bool, urls: Urls) -> tuple[list
         heading = f"Speedups on {v.label}" + (" where re-validated, elsewhere as recorded (†)" if mixed else "")
         note = f"{v.note}. † cells: the harness's figures, {words}" if mixed else v.note
         views.append(BoardView(v.key, v.label, note, v.hidden, rows, heading))
-    return views, sentence
+    return views, sentence, len(scoped)
 
 
 def board_pages(board: Board, grid: str | None, urls: Urls) -> tuple[list[Page], dict[str, bytes]]:
@@ -208,7 +214,7 @@ def board_pages(board: Board, grid: str | None, urls: Urls) -> tuple[list[Page],
     pages = []
     csv = f"{board.base}.runs.csv"
     for only in (False, True):
-        bases, sentence = basis_boards(board, only, urls)
+        bases, sentence, in_scope = basis_boards(board, only, urls)
         here, other = (f"{board.base}{REVALIDATED}.html", f"{board.base}.html") if only else \
                       (f"{board.base}.html", f"{board.base}{REVALIDATED}.html")
         rows = [r for b in bases[:1] for r in b.rows.table]
@@ -220,7 +226,7 @@ def board_pages(board: Board, grid: str | None, urls: Urls) -> tuple[list[Page],
             "effort": any(r.median_turns != numbers.DASH or r.median_tokens != numbers.DASH for r in rows),
             "problems_n": sentence,
             "revalidated_only": only, "switch": other, "csv": csv,
-            "levels": board.levels, "runs_in_scope": len(ag.scoped(board.runs, only))}))
+            "levels": board.levels, "runs_in_scope": in_scope}))
     return pages, {csv: export_bytes(board.runs, "csv")}
 
 

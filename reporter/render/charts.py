@@ -1,13 +1,13 @@
-"""Plotly figures as JSON. Built in Python so tests can read the dicts; drawn by static/app.js offline."""
+"""Plotly figures as plain dicts and their JSON. Built in Python so tests can read the dicts; drawn by
+static/app.js with the offline plotly.js."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from typing import Any
 
-import plotly.graph_objects as go
-import plotly.io as pio
 from markupsafe import Markup
 
 from ..core.records import Turn
@@ -17,8 +17,8 @@ from . import numbers
 # moves `title` out of the figure), so inside the chart the legend has the top to itself: one horizontal
 # row (or more) above the plot, from the left, with the top margin grown to fit it (plotly's automargin).
 # No chart puts a legend over its plot, where at 390 px it covered the points and the title.
+# No "template": plotly.js has none by default (plotly.py's default template is its own addition).
 LAYOUT: dict[str, Any] = {
-    "template": "none",
     "margin": {"l": 60, "r": 20, "t": 30, "b": 50},
     "font": {"family": "system-ui, sans-serif", "size": 12},
     "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "xanchor": "left"},
@@ -38,9 +38,23 @@ def role_colour(role: str) -> str:
     return next((c for r, c in ROLE_COLOUR.items() if role == r or role.startswith(r + " ")), NONE)
 
 
-def to_json(fig: go.Figure | dict[str, Any]) -> Markup:
-    """Figure JSON safe inside <script type="application/json">: plotly escapes <, > and /."""
-    return Markup(pio.to_json(fig, validate=False, pretty=False))
+def _finite(value: Any) -> Any:
+    # JSON has no NaN or Infinity (JSON.parse rejects them): a figure shows such a point as missing
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def to_json(fig: dict[str, Any]) -> Markup:
+    """Figure JSON safe inside <script type="application/json">: <, > and / are escaped, so no text in a
+    figure can close the script element. The figures are plain dicts, not plotly objects: building a
+    go.Figure validates every property, which cost more than the rest of a leaderboard."""
+    text = json.dumps(_finite(fig), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("/", "\\/"))
 
 
 def _label(text: str) -> str:
@@ -49,8 +63,7 @@ def _label(text: str) -> str:
 
 
 def timeline_figure(turns: Sequence[Turn]) -> dict[str, Any] | None:
-    """The turn timeline as a plain figure dict: building a go.Figure validates every property, which
-    costs more than the rest of a run page."""
+    """The turn timeline as a figure dict."""
     timed = [t for t in turns if t.llm_s is not None or t.tool_s is not None]
     if not timed:
         return None
@@ -76,91 +89,89 @@ def timeline_figure(turns: Sequence[Turn]) -> dict[str, Any] | None:
     return {"data": data, "layout": layout}
 
 
-def turn_timeline(turns: list[Turn]) -> go.Figure | None:
-    fig = timeline_figure(turns)
-    return go.Figure(fig) if fig is not None else None
+Figure = dict[str, Any]
 
 
-def roofline(peak_tflops: float, peak_bw_gbps: float, points: list[tuple[str, float, float]]) -> go.Figure:
+def _scatter(**props: Any) -> dict[str, Any]:
+    return {"type": "scatter", **props}
+
+
+def roofline(peak_tflops: float, peak_bw_gbps: float, points: list[tuple[str, float, float]]) -> Figure:
     """Log-log roofline: DRAM slope and FP32 ceiling; points are (label, FLOP/B, TFLOP/s)."""
     ridge = peak_tflops * 1e3 / peak_bw_gbps
     lo = min([ridge / 100] + [p[1] / 3 for p in points if p[1] > 0])
     hi = max([ridge * 100] + [p[1] * 3 for p in points])
     xs = [lo * (hi / lo) ** (i / 60) for i in range(61)]
-    fig = go.Figure()
-    fig.add_scatter(x=xs, y=[min(peak_tflops, x * peak_bw_gbps / 1e3) for x in xs], mode="lines",
-                    name=f"roof: {peak_bw_gbps:,.0f} GB/s · {peak_tflops:.1f} TFLOP/s FP32", line={"color": ROOF})
+    data = [_scatter(x=xs, y=[min(peak_tflops, x * peak_bw_gbps / 1e3) for x in xs], mode="lines",
+                     name=f"roof: {peak_bw_gbps:,.0f} GB/s · {peak_tflops:.1f} TFLOP/s FP32", line={"color": ROOF})]
     for label, ai, tflops in points:
         if ai > 0 and tflops > 0:
-            fig.add_scatter(x=[ai], y=[tflops], mode="markers+text", name=label, text=[label], textposition="top center",
-                            marker={"size": 12, "color": role_colour(label)}, textfont={"color": role_colour(label)},
-                            hovertemplate=f"{label}<br>%{{x:.2f}} FLOP/B<br>%{{y:.3f}} TFLOP/s<extra></extra>")
-    fig.update_layout(**LAYOUT, title={"text": f"Roofline (ridge {ridge:.1f} FLOP/B)", "x": 0},
-                      xaxis={"type": "log", "title": {"text": "arithmetic intensity (FLOP/byte)"}},
-                      yaxis={"type": "log", "title": {"text": "TFLOP/s (FP32)"},
-                             "range": [math.log10(peak_tflops) - 4, math.log10(peak_tflops) + 0.3]})
-    return fig
+            data.append(_scatter(x=[ai], y=[tflops], mode="markers+text", name=label, text=[label], textposition="top center",
+                                 marker={"size": 12, "color": role_colour(label)}, textfont={"color": role_colour(label)},
+                                 hovertemplate=f"{label}<br>%{{x:.2f}} FLOP/B<br>%{{y:.3f}} TFLOP/s<extra></extra>"))
+    layout = {**LAYOUT, "title": {"text": f"Roofline (ridge {ridge:.1f} FLOP/B)", "x": 0},
+              "xaxis": {"type": "log", "title": {"text": "arithmetic intensity (FLOP/byte)"}},
+              "yaxis": {"type": "log", "title": {"text": "TFLOP/s (FP32)"},
+                        "range": [math.log10(peak_tflops) - 4, math.log10(peak_tflops) + 0.3]}}
+    return {"data": data, "layout": layout}
 
 
-def stall_bars(series: list[tuple[str, Sequence[tuple[str, float]]]]) -> go.Figure:
+def stall_bars(series: list[tuple[str, Sequence[tuple[str, float]]]]) -> Figure:
     """Top warp-stall reasons as shares of all stall cycles, one bar group per (label, stalls)."""
-    fig = go.Figure()
-    for label, stalls in series:
-        fig.add_bar(name=label, y=[r for r, _ in stalls], x=[v for _, v in stalls], orientation="h",
-                    marker={"color": role_colour(label)}, hovertemplate="%{y}: %{x:.1f}% of stall cycles<extra></extra>")
-    fig.update_layout(**{**LAYOUT, "margin": {**LAYOUT["margin"], "l": 130}},
-                      title={"text": "Warp stalls: share of stall cycles (%)", "x": 0},
-                      xaxis={"title": {"text": "% of stall cycles"}, "range": [0, 100]}, yaxis={"autorange": "reversed"})
-    return fig
+    data = [{"type": "bar", "name": label, "y": [r for r, _ in stalls], "x": [v for _, v in stalls], "orientation": "h",
+             "marker": {"color": role_colour(label)}, "hovertemplate": "%{y}: %{x:.1f}% of stall cycles<extra></extra>"}
+            for label, stalls in series]
+    layout = {**LAYOUT, "margin": {**LAYOUT["margin"], "l": 130},
+              "title": {"text": "Warp stalls: share of stall cycles (%)", "x": 0},
+              "xaxis": {"title": {"text": "% of stall cycles"}, "range": [0, 100]}, "yaxis": {"autorange": "reversed"}}
+    return {"data": data, "layout": layout}
 
 
-def fast_p_curves(series: list[tuple[str, list[float], int]]) -> go.Figure:
+def fast_p_curves(series: list[tuple[str, list[float], int]]) -> Figure:
     """fast_p as a curve: share of the board's n problems (the problem set's, else the attempted ones) that are
     correct and faster than p×."""
-    fig = go.Figure()
     top = max([2.5] + [max(sp) * 1.1 for _, sp, _ in series if sp])
     ps = [round(top * i / 100, 4) for i in range(101)]
+    data = []
     for model, speedups, attempted in series:
         ys = [sum(1 for x in speedups if x > p) / attempted if attempted else 0 for p in ps]
-        fig.add_scatter(x=ps, y=ys, mode="lines", name=_label(model), line={"shape": "hv"},
-                        hovertemplate=f"{_label(model)}<br>p=%{{x:.2f}}<br>fast_p=%{{y:.2f}}<extra></extra>")
-    fig.update_layout(**{**LAYOUT, "height": 380},
-                      title={"text": "fast_p: correct and faster than p× (share of the n problems)", "x": 0},
-                      xaxis={"title": {"text": "speedup threshold p"}}, yaxis={"title": {"text": "fast_p"}, "range": [0, 1.02]})
-    return fig
+        data.append(_scatter(x=ps, y=ys, mode="lines", name=_label(model), line={"shape": "hv"},
+                             hovertemplate=f"{_label(model)}<br>p=%{{x:.2f}}<br>fast_p=%{{y:.2f}}<extra></extra>"))
+    layout = {**LAYOUT, "height": 380, "title": {"text": "fast_p: correct and faster than p× (share of the n problems)", "x": 0},
+              "xaxis": {"title": {"text": "speedup threshold p"}}, "yaxis": {"title": {"text": "fast_p"}, "range": [0, 1.02]}}
+    return {"data": data, "layout": layout}
 
 
-def speedup_distribution(series: list[tuple[str, list[float]]]) -> go.Figure:
-    fig = go.Figure()
-    for model, speedups in series:
-        fig.add_box(y=speedups, name=_label(model), boxpoints="all", jitter=0.4, pointpos=0,
-                    hovertemplate="%{y:.2f}x<extra></extra>")
-    fig.update_layout(**LAYOUT, title={"text": "Speedup of correct runs (log scale; 1 = reference)", "x": 0},
-                      yaxis={"type": "log", "title": {"text": "speedup (×)"}}, showlegend=False)
-    fig.add_hline(y=1, line={"dash": "dot", "color": "#888"})
-    return fig
+def speedup_distribution(series: list[tuple[str, list[float]]]) -> Figure:
+    data = [{"type": "box", "y": speedups, "name": _label(model), "boxpoints": "all", "jitter": 0.4, "pointpos": 0,
+             "hovertemplate": "%{y:.2f}x<extra></extra>"} for model, speedups in series]
+    # the reference's speed, across the whole plot whatever the boxes' categories
+    one = {"type": "line", "xref": "x domain", "x0": 0, "x1": 1, "yref": "y", "y0": 1, "y1": 1,
+           "line": {"dash": "dot", "color": "#888"}}
+    layout = {**LAYOUT, "title": {"text": "Speedup of correct runs (log scale; 1 = reference)", "x": 0},
+              "yaxis": {"type": "log", "title": {"text": "speedup (×)"}}, "showlegend": False, "shapes": [one]}
+    return {"data": data, "layout": layout}
 
 
-def runtime_scatter(points: list[dict[str, object]]) -> go.Figure:
+def runtime_scatter(points: list[dict[str, object]]) -> Figure:
     """Kernel vs reference runtime, log-log, one point per run; clicking a point opens its run page."""
-    fig = go.Figure()
+    data = []
     for measured in (True, False):
         pts = [p for p in points if p["measured"] is measured]
         if not pts:
             continue
         name = "re-validated (ms, measured)" if measured else "recorded only (unit as claimed, unverified)"
-        fig.add_scatter(x=[p["ref_ms"] for p in pts], y=[p["kernel_ms"] for p in pts], mode="markers", name=name,
-                        customdata=[p["href"] for p in pts],
-                        text=[f"{_label(str(p['label']))}<br>ref {numbers.time_ms(float(p['ref_ms']))}"  # type: ignore[arg-type]
-                              f"<br>kernel {numbers.time_ms(float(p['kernel_ms']))}" for p in pts],  # type: ignore[arg-type]
-                        marker={"size": 9, "symbol": "circle" if measured else "circle-open",
-                                "color": [OK if p["correct"] else FAIL for p in pts]},
-                        hovertemplate="%{text}<extra></extra>")
+        data.append(_scatter(x=[p["ref_ms"] for p in pts], y=[p["kernel_ms"] for p in pts], mode="markers", name=name,
+                             customdata=[p["href"] for p in pts],
+                             text=[f"{_label(str(p['label']))}<br>ref {numbers.time_ms(float(p['ref_ms']))}"  # type: ignore[arg-type]
+                                   f"<br>kernel {numbers.time_ms(float(p['kernel_ms']))}" for p in pts],  # type: ignore[arg-type]
+                             marker={"size": 9, "symbol": "circle" if measured else "circle-open",
+                                     "color": [OK if p["correct"] else FAIL for p in pts]},
+                             hovertemplate="%{text}<extra></extra>"))
     lo = min([min(float(p["ref_ms"]), float(p["kernel_ms"])) for p in points] + [1e-3])  # type: ignore[arg-type]
     hi = max([max(float(p["ref_ms"]), float(p["kernel_ms"])) for p in points] + [1.0])  # type: ignore[arg-type]
-    fig.add_scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="same speed", line={"dash": "dot", "color": "#888"},
-                    hoverinfo="skip")
-    fig.update_layout(**LAYOUT, title={"text": "Kernel vs reference runtime (below the line: faster)", "x": 0},
-                      xaxis={"type": "log", "title": {"text": "reference (ms)"}},
-                      yaxis={"type": "log", "title": {"text": "kernel (ms)"}})
-    return fig
+    data.append(_scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="same speed", line={"dash": "dot", "color": "#888"},
+                         hoverinfo="skip"))
+    layout = {**LAYOUT, "title": {"text": "Kernel vs reference runtime (below the line: faster)", "x": 0},
+              "xaxis": {"type": "log", "title": {"text": "reference (ms)"}}, "yaxis": {"type": "log", "title": {"text": "kernel (ms)"}}}
+    return {"data": data, "layout": layout}

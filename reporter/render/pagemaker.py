@@ -41,7 +41,6 @@ class Scanned:
     error: tuple[str, str, str] | None = None  # (path, field, message)
 
 
-@lru_cache(maxsize=1)
 def _env() -> Environment:
     return template_env()
 

@@ -69,6 +69,10 @@ def _times(row: dict[str, Any], basis: str) -> str:
     return f" · kernel {numbers.time_ms(k)}, reference {numbers.time_ms(r)} ({where})"
 
 
+GRID_CELL_COLUMNS = ("state", "revalidated_correct", "flagged", "basis", "speedup", "evidence", "kernel_ms", "ref_ms",
+                     "speedup_source", "level", "problem_id", "problem", "model", "run_id")  # what a cell reads
+
+
 def grid_cell(row: dict[str, Any], href: str) -> GridCell:
     """A run (a row of `aggregates.grid`) as its grid cell: state colour, speedup or state, and a tooltip."""
     state = GridState(row["state"])
@@ -93,7 +97,7 @@ def grid_page(key: GroupKey, runs: pd.DataFrame, urls: Urls) -> Page:
     cells: dict[tuple[Basis, ProblemKey, str], list[GridCell]] = {}
     for b in Basis:
         views.append(basis_view(b, None))
-        for row in ag.grid(runs, basis=b).to_dict("records"):
+        for row in ag.grid(runs, basis=b)[list(GRID_CELL_COLUMNS)].to_dict("records"):
             cells.setdefault((b, _problem_key(row), str(row["model"])), []).append(grid_cell(row, urls.run(str(row["run_id"]))))
     models = sorted({m for _, _, m in cells})
     problems = sorted({p for _, p, _ in cells})
@@ -115,7 +119,8 @@ class ProblemEntry:
 
 def problem_page(pkey: ProblemKey, runs: pd.DataFrame, rows: dict[str, Listed], urls: Urls) -> Page:
     """Every run of one problem, by group, then model, then run id."""
-    ordered = runs.sort_values(["benchmark", "configuration", "model", "run_id"], kind="stable")
+    ordered = runs[["benchmark", "configuration", "model", "run_id"]].sort_values(["benchmark", "configuration", "model", "run_id"],
+                                                                           kind="stable")
     entries = [ProblemEntry(shown(str(r["model"])), urls.run(str(r["run_id"])), rows[str(r["run_id"])],
                             group_label((str(r["benchmark"]), str(r["configuration"])))) for r in ordered.to_dict("records")]
     kernels = compare.choices([(e.row.run_id, e.model, e.group, str(e.row.summary.verdict)) for e in entries

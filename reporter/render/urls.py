@@ -35,11 +35,15 @@ class Urls:
     @classmethod
     def build(cls, run_ids: Iterable[str], groups: Iterable[GroupKey], models: Iterable[tuple[GroupKey, str]],
               problems: Iterable[ProblemKey]) -> Urls:
-        models = set(models)
-        problem_names = {p: (f"l{p[0]}-p{p[1]}", p[2].removesuffix(".py") or "unnamed") for p in set(problems)}
+        # Sorted, so the maps' order (and anything hashed or listed from them) is the same in every process:
+        # a set's order of strings changes with Python's hash seed.
+        models = sorted(set(models), key=repr)
+        problem_names = {p: (f"l{p[0]}-p{p[1]}", p[2].removesuffix(".py") or "unnamed") for p in sorted(set(problems), key=repr)}
         by_name = _composite(problem_names.values())
         model_slugs = _composite((*g, m) for g, m in models)
-        return cls(runs=unique_slugs(run_ids), groups=dict(_composite(set(groups))),  # type: ignore[arg-type]
+        groups_slugs = _composite(set(groups))
+        return cls(runs=dict(sorted(unique_slugs(run_ids).items())),
+                   groups={k: groups_slugs[k] for k in sorted(groups_slugs, key=repr)},  # type: ignore[misc]
                    models={(g, m): model_slugs[(*g, m)] for g, m in models},
                    problems={p: by_name[n] for p, n in problem_names.items()})
 

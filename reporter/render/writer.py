@@ -20,8 +20,10 @@ import contextlib
 import ctypes
 import ctypes.util
 import fcntl
+import functools
 import glob
 import hashlib
+import importlib.util
 import logging
 import os
 import re
@@ -31,7 +33,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import plotly.offline
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from ..core import __version__
@@ -51,6 +52,15 @@ _TEMPORARY = re.compile(r"\.(?P<site>.+)\.(?P<kind>tmp|old)-(?P<token>[0-9a-f]{3
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 
+
+
+def plotly_js() -> bytes:
+    """The plotly.js bundle that the plotly package ships (what `plotly.offline.get_plotlyjs` returns), read
+    without importing plotly: the figures are plain dicts, so nothing else of the package is needed."""
+    spec = importlib.util.find_spec("plotly")
+    if spec is None or not spec.submodule_search_locations:
+        raise SiteError("plotly is not installed: the site's charts need its plotly.min.js (pip install plotly)")
+    return (Path(spec.submodule_search_locations[0]) / "package_data" / "plotly.min.js").read_bytes()
 
 def check_target(site: Path, data: Path) -> None:
     """Refuse an output folder the build would damage; the message says what to do instead."""
@@ -164,8 +174,14 @@ def foreign_files(site: Path, written: frozenset[str]) -> list[str]:
 
 
 def template_env() -> Environment:
-    """The templates, autoescaping; one per process (workers render run pages with their own)."""
-    env = Environment(loader=FileSystemLoader(str(asset_dir("templates"))), autoescape=True,
+    """The templates, autoescaping; one per process and template folder (workers render run pages with their
+    own), so each template is compiled once, not once per build. Jinja reloads a template whose file changed."""
+    return _template_env(str(asset_dir("templates")))
+
+
+@functools.lru_cache(maxsize=4)
+def _template_env(folder: str) -> Environment:
+    env = Environment(loader=FileSystemLoader(folder), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters.update(num=text.num, ms=text.ms, speedup=text.speedup, markdown=text.markdown, plain=text.plain,
                        prose=text.prose, code=text.code, json_args=text.json_args, n=numbers.nowrap,
@@ -284,7 +300,7 @@ class SiteWriter:
     def _write_assets(self) -> None:
         blobs: dict[str, bytes] = {p.name: p.read_bytes() for p in sorted(asset_dir("static").iterdir()) if p.is_file()}
         blobs["pygments.css"] = text.pygments_css().encode()
-        blobs["plotly.min.js"] = plotly.offline.get_plotlyjs().encode()
+        blobs["plotly.min.js"] = plotly_js()
         for name, blob in blobs.items():
             # Content-hashed names so GitHub Pages' CDN never serves a stale stylesheet or script.
             stem, _, ext = name.rpartition(".")
