@@ -16,7 +16,7 @@ from conftest import DATA, write_trace
 from reporter.collect import collect
 from reporter.collect.validation import load_validations
 from reporter.render import build_site
-from test_render import hostile_trace
+from test_render import HOSTILE, hostile_trace
 
 playwright = pytest.importorskip("playwright.sync_api")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -285,13 +285,43 @@ def test_search_finds_a_kernel_by_name(served: tuple[str, Path], browser: object
     page, problems = open_page(browser, url)
     page.locator("#runindex tbody tr").first.wait_for(timeout=10000)
     page.fill("#runindex input[type=search]", name)
-    page.wait_for_function("document.querySelectorAll('#runindex tbody tr').length === 1", timeout=10000)
+    # Its model's shard may arrive after the first row shows: wait for the count (no page eval: the CSP forbids it).
+    playwright.expect(page.locator("#runindex tbody tr")).to_have_count(1)
     link = page.locator("#runindex tbody tr a").first
     assert link.get_attribute("href") == "runs/seed-003-l2-p8.html"
     with page.expect_navigation():
         link.click()
     assert page.url.endswith("runs/seed-003-l2-p8.html")
     assert not problems, problems
+ROWS = "#runindex tbody tr"
+CELLS = f"[...document.querySelectorAll('{ROWS}')].map(tr => [...tr.cells].map(td => td.textContent))"
+
+
+@pytest.mark.parametrize("how", ["http", "file"])
+def test_search_merges_the_shards_of_every_model(served: tuple[str, Path], browser: object, how: str) -> None:
+    base, site = served
+    url = base + "search.html" if how == "http" else (site / "search.html").as_uri()
+    page, problems = open_page(browser, url)
+    page.wait_for_selector("#runindex[aria-busy=false]", timeout=10000)  # every shard has arrived
+    # 16 runs of data/ and the hostile one, from six shards, in the listing pages' order.
+    assert [r[2] for r in page.evaluate(CELLS)] == ["demo-alpha"] * 4 + ["demo-beta"] * 4 + ["demo-gamma"] * 4 \
+        + ["Kimi-K2.6"] * 2 + [HOSTILE] + ["(not recorded)"] * 2  # named groups first, then "not recorded"
+    page.fill("#runindex input[type=search]", "hinge_sum correct")  # every term, prefixes too, in any shard
+    playwright.expect(page.locator(ROWS)).to_have_count(2)
+    assert sorted((r[2], r[7]) for r in page.evaluate(CELLS)) == [("demo-alpha", "hinge_sum"), ("demo-beta", "hinge_sum")]
+    assert page.url.endswith("#q=hinge_sum%20correct")
+    page.fill("#runindex input[type=search]", "mse")
+    playwright.expect(page.locator(ROWS)).to_have_count(3)
+    page.click("#runindex th[data-key=speedup]")  # a column sort over the matches of three shards
+    assert [(r[2], r[5]) for r in page.evaluate(CELLS)] == [("demo-beta", "2.94x"), ("demo-gamma", "2.96x"),
+                                                            ("demo-alpha", "2.97x")]
+    page.fill("#runindex input[type=search]", "onerror")  # the hostile run's model and problem, shown as text
+    playwright.expect(page.locator(ROWS)).to_have_count(1)
+    assert page.evaluate(CELLS)[0][2] == HOSTILE and page.locator("#runindex tbody img, #runindex tbody script").count() == 0
+    assert not problems, problems
+    page.close()
+
+
 @pytest.mark.parametrize("name", ["index.html", "runs/seed-000-l2-p10.html", "runs/seed-003-l2-p8.html",
                                   "leaderboards/popcorn--l12-default-gpt.html", "grids/popcorn--l12-default-gpt.html",
                                   "models/popcorn--l12-default-gpt--kimi-k2.6.html"])

@@ -101,7 +101,7 @@ def test_a_rebuild_equals_a_cold_build(data: Path, tmp_path: Path, monkeypatch: 
     if change == "edit":
         assert "reasoning edited between builds" in files[f"runs/{EDITED}.turns.js"].decode()
     elif change == "add":
-        assert "runs/seed-900-added.html" in files and "seed-900-added" in files["search-index.js"].decode()
+        assert "runs/seed-900-added.html" in files and "seed-900-added" in files["search/kimi-k2.6.js"].decode()
     else:
         assert not any("seed-003" in path for path in files) and "seed-003" not in text
 

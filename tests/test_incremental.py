@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from conftest import DATA, write_trace
 from reporter.collect import find_traces
-from reporter.render import highlight, lazy, search, status
+from reporter.render import highlight, lazy, status
 from reporter.render.incremental import build_incremental
 from test_render import hostile_trace, parse
 
@@ -137,27 +136,6 @@ def test_highlighter_escapes_and_marks_tokens() -> None:
 def test_kernel_names_found_for_search() -> None:
     src = 'cuda = r"""\n__global__ void scale_kernel(float* x) {}\ntemplate <int N>\n__global__ void __launch_bounds__(256) tile_kernel(float* y) {}\n"""'
     assert lazy.kernel_names(src) == ["scale_kernel", "tile_kernel"]
-
-
-@pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run MiniSearch itself")
-def test_prebuilt_index_is_what_minisearch_builds(tmp_path: Path) -> None:
-    rows = [search.IndexRow("runs/a.html", "L2 · problem 10", "10_Fused-Pairwise.py", "GPT-5.1", "popcorn", "correct",
-                            "recorded", 1.5, 0, "fused_kernel_r1 other"),
-            search.IndexRow("runs/b.html", "L1 · problem 2", "2_Conv «d».py", "Kimi-K2.6", "popcorn", "compile_error",
-                            "re-validated", None, 2, "")]
-    (tmp_path / "idx.js").write_text(search.index_js(rows))
-    script = f"""
-const MiniSearch = require({json.dumps(str(Path(__file__).resolve().parent.parent / 'static' / 'minisearch.js'))});
-let p; global.reporterIndex = d => {{ p = d; }};
-require({json.dumps(str(tmp_path / 'idx.js'))});
-const ms = new MiniSearch({{fields: p.search}});
-ms.addAll(p.rows.map((r, i) => Object.fromEntries([['id', i], ...p.search.map(f => [f, String(r[p.fields.indexOf(f)])])])));
-const norm = j => {{ j.index.sort((a, b) => a[0] < b[0] ? -1 : 1); return JSON.stringify(j); }};
-console.log(norm(ms.toJSON()) === norm(p.index) ? 'same' : 'different');
-console.log(JSON.stringify(MiniSearch.loadJS(p.index, {{fields: p.search}}).search('fused_kernel', {{prefix: true, combineWith: 'AND'}}).map(r => r.id)));
-"""
-    out = subprocess.run(["node", "-e", script], capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["same", "[0]"]
 
 
 def test_problem_page_links_each_final_kernel(data: Path, tmp_path: Path) -> None:

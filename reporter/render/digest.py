@@ -53,9 +53,11 @@ class RunDigest:
     cached: str | None  # the cached re-validation result shown, for -v
     problems: tuple[tuple[str, str, str, ProblemKind], ...]  # (path, field, message, kind): files of this run not used
 
-    def order(self) -> tuple[Any, ...]:
-        """The page order of runs: group (named ones first), model, level, problem, run id."""
-        return (tuple((part == MISSING_KEY, part) for part in self.key), self.recorded_model or "~",
+    def order(self) -> tuple[int | str, ...]:
+        """The page order of runs: group (named ones first), model, level, problem, run id. Flat, with
+        numbers and strings at fixed places, so the search page sorts rows of many shards by it too."""
+        (bench, config), missing = self.key, MISSING_KEY
+        return (int(bench == missing), bench, int(config == missing), config, self.recorded_model or "~",
                 self.level or 99, self.problem_id or 10**6, self.run_id)
 
     def table_row(self) -> dict[str, Any]:
@@ -64,7 +66,7 @@ class RunDigest:
     def index_row(self, urls: Urls) -> IndexRow:
         s = self.summary
         return IndexRow(urls.run(self.run_id), self.title, self.problem_name, shown(self.model), group_label(self.key),
-                        s.verdict, s.verdict_source, s.speedup_value, s.flags, self.kernels)
+                        s.verdict, s.verdict_source, s.speedup_value, s.flags, self.kernels, self.order())
 
     def problem_list(self) -> list[Problem]:
         return [Problem(*p) for p in self.problems]

@@ -1,13 +1,15 @@
 """Every page and file above the run pages, drawn from digests alone: the index, group, model, grid and
-problem pages, the leaderboards and their CSVs, `runs.csv`, the search page and its index.
+problem pages, the leaderboards and their CSVs, `runs.csv`, the search page and its index (a manifest and
+one shard per model, `search`).
 
 The runs table behind leaderboards, grids and `runs.csv` is built from the rows the digests carry, in the
 order `reporter.collect` reads traces (their paths), so it is the table `reporter.load` returns.
 
 What depends on what: the leaderboards depend on the runs table and the site's URLs only, so when
 neither changed since the last build (an edited reasoning string changes neither) they are not ranked
-again and their files are kept (`Boards`, in the build status). Every other page is kept when its
-fingerprint (template, data, asset names) equals the last build's (`fingerprint`).
+again and their files are kept (`Boards`, in the build status). A search shard is kept, and its rows are
+not indexed again, when its key (its rows and the global inputs) equals the last build's. Every other
+page is kept when its fingerprint (template, data, asset names) equals the last build's (`fingerprint`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import pandas as pd
 from ..core.errors import CollectError
 from .digest import RunDigest
 from .runpage import HOME, Page
+from .search import MANIFEST, Shard
 from .status import Boards
 from .urls import GroupKey, Urls
 
@@ -34,9 +37,10 @@ Links = dict[GroupKey, list[tuple[str, str]]]  # per group, the leaderboard link
 @dataclass(frozen=True)
 class Listings:
     pages: list[Page]  # to render (or keep, when their fingerprint is unchanged)
-    files: dict[str, str]  # path in the site -> text (CSVs, the search index)
+    files: dict[str, str]  # path in the site -> text (CSVs, the search manifest)
     kept: list[str]  # leaderboard files kept from the last build as they are
     boards: Boards
+    shards: list[Shard]  # the search index's, each written only when its key changed
 
 
 def runs_table(digests: Sequence[RunDigest]) -> pd.DataFrame:
@@ -73,16 +77,17 @@ def listings(digests: list[RunDigest], urls: Urls, errors: Sequence[CollectError
     name their fingerprint, so a changed set makes the boards again)."""
     from ..frames import export_bytes
     from .pages import listed, listing_pages
-    from .search import index_js
+    from .search import manifest_js, shards
     frame = runs_table(digests)
     board_pages, files, links, boards = _boards(frame, urls, _table_hash(digests, urls, g), prev, exists, space)
     rows = {d.run_id: listed(d, urls) for d in digests}
     search = Page("search.html", "search.html", {"title": "All runs · search", "crumbs": [HOME], "runs": len(digests)})
     pages = [*listing_pages(digests, rows, frame, urls, errors, links), search, *board_pages]
     files["runs.csv"] = export_bytes(frame, "csv").decode("utf-8")
-    files["search-index.js"] = index_js([d.index_row(urls) for d in digests])
+    index = shards(((d.model, d.index_row(urls)) for d in digests), g)
+    files[MANIFEST] = manifest_js(index)
     kept = [f for f in boards.files if not board_pages and f not in files]
-    return Listings(pages, dict(sorted(files.items())), kept, boards)
+    return Listings(pages, dict(sorted(files.items())), kept, boards, index)
 
 
 class _Unstable(Exception):

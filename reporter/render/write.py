@@ -79,8 +79,9 @@ def _render_runs(data: Path, plan: Plan, runs: dict[str, status.RunStatus], shar
 
 def _write_listings(writer: Any, site: Path, built: Listings, extra: list[Any], prev: dict[str, str],
                     progress: Progress | None) -> tuple[int, dict[str, str]]:
-    """Render the listing pages and write the files whose fingerprint changed; keep the others (hard links to
-    the live site's). Returns the pages rendered and every fingerprint, for the status."""
+    """Render the listing pages and write the files whose fingerprint changed (a search shard's is its key,
+    so a kept shard is never indexed again); keep the others (hard links to the live site's). Returns the
+    pages rendered and every fingerprint, for the status."""
     marks: dict[str, str] = {}
     keep, todo = list(built.kept), []
     for page in built.pages:
@@ -96,6 +97,12 @@ def _write_listings(writer: Any, site: Path, built: Listings, extra: list[Any], 
         if not (prev.get(path) == marks[path] and (site / path).is_file()):
             files[path] = text
     keep += [path for path in built.files if path not in files]
+    for shard in built.shards:
+        marks[shard.path] = shard.key
+        if prev.get(shard.path) == shard.key and (site / shard.path).is_file():
+            keep.append(shard.path)
+        else:
+            files[shard.path] = shard.text()
     writer.seed(keep, [])
     n = writer.render(todo, (lambda done, total: progress("writing listing pages", done, total)) if progress else None)
     for path, text in files.items():
@@ -120,7 +127,7 @@ def write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, sta
         sets = fingerprint(data)[0]  # the leaderboards' denominators: a changed problem set makes them again
         built = listings(digests, plan.urls, report.errors, f"{plan.globals} {sorted(writer.assets.items())} {sets}",
                          plan.prev.boards, lambda path: (site / path).is_file(), load_universe(data))
-        _shared_outputs([p.path for p in built.pages] + list(built.files) + built.kept
+        _shared_outputs([p.path for p in built.pages] + list(built.files) + built.kept + [s.path for s in built.shards]
                         + [f for rs in runs.values() for f in rs.files])
         n, listing = _write_listings(writer, site, built, [plan.globals, writer.assets, generated], plan.prev.listing, progress)
         writer.write_text("build-info.json", json.dumps({"generated": generated, "pages": n + report.rendered,
