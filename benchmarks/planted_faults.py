@@ -36,17 +36,18 @@ TARGET = 0.90
 AREA_TESTS: dict[str, tuple[str, ...]] = {
     "checks": ("tests/test_checks.py", "tests/test_check_rules.py"),
     "publish": ("tests/test_publish.py",),
-    "aggregates": ("tests/test_aggregates.py", "tests/test_boards.py"),
+    "aggregates": ("tests/test_aggregates.py", "tests/test_boards.py", "tests/test_gold_pages.py"),
     "ncu+figures": ("tests/test_gpu_metrics.py",),
-    "redact": ("tests/test_redact.py", "tests/test_redact_boundary.py"),
-    "numbers": ("tests/test_text.py", "tests/test_timing_view.py", "tests/test_boards.py"),
-    "templates": ("tests/test_render.py", "tests/test_trust_pages.py"),
+    "redact": ("tests/test_redact_boundary.py", "tests/test_redact.py"),
+    "numbers": ("tests/test_numbers.py", "tests/test_text.py", "tests/test_timing_view.py", "tests/test_boards.py",
+                "tests/test_gold_pages.py"),
+    "templates": ("tests/test_gold_pages.py", "tests/test_render.py", "tests/test_trust_pages.py"),
     "cheats": ("tests/test_cheats.py",),
     "traces+read": ("tests/test_collect.py", "tests/test_collisions.py"),
-    "safeio+limits": ("tests/test_hostile_input.py", "tests/test_fuzz.py"),
+    "safeio+limits": ("tests/test_safeio.py", "tests/test_hostile_input.py", "tests/test_fuzz.py"),
     "text": ("tests/test_text.py",),
-    "incremental": ("tests/test_incremental.py", "tests/test_digests.py"),
-    "validate": ("tests/test_worker_verdicts.py", "tests/test_slots.py", "tests/test_pipeline.py"),
+    "incremental": ("tests/test_plan.py", "tests/test_incremental.py", "tests/test_digests.py"),
+    "validate": ("tests/test_recorder.py", "tests/test_worker_verdicts.py", "tests/test_slots.py", "tests/test_pipeline.py"),
 }
 
 
