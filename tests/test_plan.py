@@ -105,3 +105,42 @@ def test_a_run_page_that_failed_to_render_leaves_the_site_and_the_status(sample_
     problems = write._render_runs(tmp_path, the_plan, runs, {"data": str(tmp_path), "redact": True, "allow": None}, 1, None)
     assert problems == [(trace_b, "TypeError: boom")]
     assert list(runs) == [a] and runs[a].files == ["runs/a.html"]  # b is listed nowhere and tried again next build
+
+
+class Writer:
+    """What `write._write_listings` asks of a SiteWriter: which files it keeps, renders and writes."""
+
+    def __init__(self) -> None:
+        self.kept: list[str] = []
+        self.rendered: list[str] = []
+        self.written: list[str] = []
+
+    def seed(self, keep: list[str], folders: list[str]) -> None:
+        self.kept += keep
+
+    def render(self, pages: list[Any], progress: object) -> int:
+        self.rendered += [p.path for p in pages]
+        return len(pages)
+
+    def write_text(self, path: str, text: str) -> None:
+        self.written.append(path)
+
+
+def test_only_the_index_is_written_again_when_nothing_but_the_build_time_changed(tmp_path: Path) -> None:
+    from reporter.render.listings import Listings
+    from reporter.render.runpage import Page
+    site = tmp_path / "site"
+    (site / "models").mkdir(parents=True)
+    for name in ("index.html", "models/m.html", "runs.csv"):
+        (site / name).write_text("as built")
+    built = Listings([Page("index.html", "index.html", {"rows": [1]}), Page("models/m.html", "model.html", {"rows": [2]})],
+                     {"runs.csv": "run_id\nr1\n"}, [], status.Boards("h"))
+    first, second = Writer(), Writer()
+    n, marks = write._write_listings(first, site, built, ["g", {"style.css": "style.1.css"}, "2026-01-01 10:00:00 UTC"], {}, None)
+    assert n == 2 and first.rendered == ["index.html", "models/m.html"] and first.written == ["runs.csv"]
+    n, again = write._write_listings(second, site, built, ["g", {"style.css": "style.1.css"}, "2026-01-01 11:00:00 UTC"], marks, None)
+    assert (n, second.rendered, second.written) == (1, ["index.html"], [])  # the build time is on the index only
+    assert sorted(second.kept) == ["models/m.html", "runs.csv"] and again["models/m.html"] == marks["models/m.html"]
+    third = Writer()
+    write._write_listings(third, site, built, ["g2", {"style.css": "style.1.css"}, "2026-01-01 11:00:00 UTC"], again, None)
+    assert third.rendered == ["index.html", "models/m.html"]  # a changed global input: every page again
