@@ -261,3 +261,44 @@ def test_states_read_unknown_correctness_and_submission_as_no() -> None:
     assert got.name == "state" and list(got.index) == [10, 11, 12] and str(got.dtype) == "string"
     ones = from_records([run("A", 1, True, 1.5), run("A", 2, True, 2.5)])
     assert list(ag.states(ones)) == ["faster", "faster"]  # anything above 1.0 is faster, not only above 2
+
+
+def test_partial_runs_are_counted_on_the_index_but_never_ranked() -> None:
+    table = from_records([run("A", 1, True, 2.0), {**run("A", 2, True, 3.0), "complete": False, "run_id": "partial"},
+                          {**run("B", 1, True, 1.5), "complete": False, "run_id": "partial-b"}])
+    board = ag.leaderboard(table)
+    assert list(board["model"]) == ["A"]
+    a = row(board, "A")
+    assert (a["attempted"], a["correct"], a["fast_1.0_n"], a["geomean"]) == (1, 1, 1, 2.0)
+    assert list(ag.grid(table)["run_id"]) == ["A-1-1-2.0-None"]
+    assert ag.counts(table, ("benchmark",)).iloc[0]["runs"] == 3
+
+
+def space(*problem_ids: int, level: int = 1) -> pd.DataFrame:
+    return pd.DataFrame([("", "kernelbench", level, pid, f"{pid}_p.py", "0" * 64) for pid in problem_ids],
+                        columns=list(ag.UNIVERSE_COLUMNS))
+
+
+def test_fast_p_divides_by_the_recorded_problem_set_for_every_model() -> None:
+    table = from_records([run("A", 1, True, 2.0), run("A", 2, True, 0.5), run("B", 3, True, 1.5)])
+    board = ag.leaderboard(table, space=space(1, 2, 3, 4, 5))
+    a, b = row(board, "A"), row(board, "B")
+    assert (a["problems"], a["not_attempted"], a["levels_missing"], a["fast_1.0_n"]) == (5, 3, "", 1)
+    assert (b["problems"], b["not_attempted"], b["fast_1.0_n"]) == (5, 4, 1)
+    assert a["fast_1.0"] == pytest.approx(1 / 5) and a["fast_0.0"] == pytest.approx(2 / 5)
+    # across levels: n is every problem of the levels the group's runs attempted; a model names the levels it left out
+    both = from_records([run("A", 1, True, 2.0), run("B", 1, True, 2.0, level=2)])
+    board = ag.leaderboard(both, space=pd.concat([space(1, 2), space(1, level=2)]), by=("benchmark",)).assign(level=1)
+    assert (row(board, "A")["problems"], row(board, "A")["not_attempted"], row(board, "A")["levels_missing"]) == (3, 2, "L2")
+    assert row(board, "B")["levels_missing"] == "L1"
+    alone = row(ag.leaderboard(table), "A")  # no recorded set: n is what the model attempted
+    assert (alone["problems"], alone["not_attempted"], alone["fast_1.0"]) == (2, 0, 0.5)
+
+
+def test_the_revalidated_view_keeps_no_recorded_speedup() -> None:
+    # re-validated correct, but the speedup on record is the harness's (the check measured no time)
+    table = from_records([run("R", 1, True, 2.0, reval=True, speedup_source="recorded", speedup_device=None),
+                          run("R", 2, True, 3.0, reval=True)])
+    r = row(ag.leaderboard(table, revalidated_only=True), "R")
+    assert (r["correct"], r["fast_1.0_n"], r["geomean_n"]) == (2, 1, 1) and r["geomean"] == pytest.approx(3.0)
+    assert row(ag.leaderboard(table), "R")["fast_1.0_n"] == 2  # all runs: the recorded figure counts, as "recorded"

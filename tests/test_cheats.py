@@ -24,7 +24,12 @@ class ModelNew(torch.nn.Module):
         return ext.relu(x)
 """
 
-WHY = {check: (severity, why) for check, severity, _, why in RULES}
+WHY = {check: why for check, _, _, why in RULES}
+# Each rule's severity, written here rather than read from RULES: an error makes a run suspect (kept out of fast_p
+# and the geomean), a warning only asks a reader to look, so a lowered severity lets a cheat count.
+SEVERITY = {"timing_event_patch": "error", "thread_injection": "error", "lazy_eval": "error", "output_memoisation": "error",
+            "stream_injection": "warn", "code_bypass": "warn", "inherits_reference": "warn", "state_dict_not_strict": "warn",
+            "precision_downgrade": "warn", "torch_computation": "warn"}
 
 # One offending line per rule, as agents write them.
 OFFENDERS = [
@@ -32,6 +37,8 @@ OFFENDERS = [
     ("timing_event_patch", "time.perf_counter = fake_clock"),
     ("thread_injection", "worker = threading.Thread(target=precompute)"),
     ("thread_injection", "pid = os.fork()"),
+    ("thread_injection", "pool = concurrent.futures.ThreadPoolExecutor(4)"),
+    ("thread_injection", "with multiprocessing.Pool(2) as pool:"),
     ("lazy_eval", "class Lazy(torch.Tensor):"),
     ("lazy_eval", "    def __torch_function__(cls, func, types, args=(), kwargs=None):"),
     ("output_memoisation", "    if x.data_ptr() in self.memo:"),
@@ -47,6 +54,10 @@ OFFENDERS = [
 ]
 
 
+def test_every_rule_has_the_severity_written_here() -> None:
+    assert {check: severity for check, severity, _, _ in RULES} == SEVERITY
+
+
 def test_a_clean_kernel_trips_nothing() -> None:
     assert scan(CLEAN) == []
     assert scan(CLEAN, "cuda") == []
@@ -58,8 +69,7 @@ def test_each_rule_finds_its_line_with_number_text_severity_and_reason(check: st
     at = 13  # inside ModelNew, after `class ModelNew(...)` on line 13
     source = "\n".join([*lines[:at], line, *lines[at:]]) + "\n"
     found = scan(source)
-    severity, why = WHY[check]
-    assert Finding(check, severity, at + 1, line.strip(), why) in found
+    assert Finding(check, SEVERITY[check], at + 1, line.strip(), WHY[check]) in found
     assert all(f.line == at + 1 for f in found)  # nothing else in the file is reported
 
 
@@ -116,6 +126,8 @@ def test_other_backends_need_no_cuda_kernel() -> None:
     triton = "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x_ptr):\n    pass\n"
     assert scan(triton, "triton") == []
     assert scan(triton, None) == []  # no backend recorded, imports triton: scanned as triton
+    assert scan("import torch\n" + triton, None) == []  # wherever the import is
+    assert scan("import torch\nfrom triton import language as tl\n", None) == []
     assert {f.check for f in scan(triton, "cuda")} == {"no_cuda_kernel", "no_extension"}
     assert {f.check for f in scan("x = 1\n", None)} == {"no_cuda_kernel", "no_extension"}  # no backend: CUDA
     # a line that merely mentions triton does not make the kernel a triton one

@@ -428,3 +428,29 @@ def test_unit_mix_up_boundaries() -> None:
 def test_a_turn_number_is_not_a_measurement() -> None:
     # impossible-value checks cover recorded measurements; `index` only orders the turns
     assert impossible_values(trace(turns=[{"index": -1, "llm_s": 2.0}])) == []
+
+
+@pytest.mark.parametrize("ref_gpu, kernel_gpu, flagged", [
+    ("NVIDIA L40S", "NVIDIA H200", True), ("NVIDIA H100 PCIe", "NVIDIA H100 NVL", True),
+    ("NVIDIA H200", "NVIDIA H200", False), ("NVIDIA H100 80GB HBM3", "H100", False),
+    (None, "NVIDIA H200", False), ("NVIDIA H200", None, False), (" ", "NVIDIA H200", False),
+])
+def test_a_baseline_from_another_gpu_is_flagged_only_when_both_are_known(ref_gpu: str | None, kernel_gpu: str | None,
+                                                                         flagged: bool) -> None:
+    found = flags({"timing": {"unit": "ms", "runtime": 1.0, "ref_runtime": 2.0, "speedup": 2.0, "ref_gpu": ref_gpu}},
+                  recorded_gpu=kernel_gpu)
+    assert ("timing.ref_gpu" in found) is flagged
+    if flagged:
+        assert found["timing.ref_gpu"] == Flag("timing.ref_gpu", "warn", (
+            f"baseline from another GPU: the reference was timed on {ref_gpu}, the kernel on {kernel_gpu}; "
+            "the recorded speedup compares two machines."))
+
+
+@pytest.mark.parametrize("correct, suspect, reported", [
+    (True, False, True), (True, None, True), (True, True, False), (None, False, False), (False, False, False),
+    (None, None, False),
+])
+def test_only_a_correct_kernel_that_is_not_suspect_has_a_speedup(correct: bool | None, suspect: bool | None,
+                                                                 reported: bool) -> None:
+    from reporter.core.checks import speedup_reported
+    assert speedup_reported(correct, suspect) is reported

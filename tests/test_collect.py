@@ -32,6 +32,8 @@ def test_attachments_are_parsed() -> None:
     assert not run.attachment_errors
     assert run.profiles["kernel"].profiler is not None and run.profiles["kernel"].profiler.launches == 1
     assert len(run.profiles["reference"].ncu_kernels) == 8
+    # raw and details exports of one launch carry the same metrics: the first listed is the one read and named
+    assert (run.profiles["kernel"].ncu_source, run.profiles["reference"].ncu_source) == ("p8_new_raw.csv", "p8_ref_raw.csv")
 
 
 def test_bad_inputs_name_file_and_field_and_the_rest_still_builds(tmp_path: Path) -> None:
@@ -95,3 +97,45 @@ def test_version_1_traces_are_migrated_on_read(tmp_path: Path) -> None:
     assert (runs["v1"].benchmark, runs["v1"].configuration) == ("popcorn", "l12_default_gpt")
     assert (runs["kb"].benchmark, runs["kb"].configuration) == ("kernelbench", "run_a")
     assert runs["v1"].recorded_gpu is None and not runs["v1"].model_extra
+
+
+def test_which_files_are_traces_and_which_folder_is_the_cache(tmp_path: Path) -> None:
+    from reporter.collect.read import find_traces
+    for name in ("a/trace.json", "b.trace.json", "runs/validation/trace.json", "validation/x/trace.json",
+                 "c/mytrace.json", "d/trace.json.bak", "e/trace.jsonl"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("{}")
+    # DATA/validation is the results cache; a run folder of that name deeper down is a run like any other
+    assert [p.relative_to(tmp_path).as_posix() for p in find_traces(tmp_path)] == [
+        "a/trace.json", "b.trace.json", "runs/validation/trace.json"]
+
+
+def test_a_folder_run_keeps_its_short_id_beside_a_file_of_the_same_name(tmp_path: Path) -> None:
+    from reporter.collect.read import find_traces, run_ids
+    for name in ("a/trace.json", "a.trace.json", "trace.json", "trace/trace.json", "b/c/trace.json"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("{}")
+    ids = {p.relative_to(tmp_path).as_posix(): i for p, i in run_ids(tmp_path, find_traces(tmp_path)).items()}
+    assert ids == {"a/trace.json": "a", "a.trace.json": "a.trace.json", "trace.json": "trace.json",
+                   "trace/trace.json": "trace", "b/c/trace.json": "b/c"}
+
+
+KEY = "sk-proj-Zq8Wd3Lk5Rt1Vb7Nm2Xc9Hs4Jf6Gp0Ty3Ua8Ie"
+
+
+def test_the_validator_gets_the_trace_as_written_and_pages_the_redacted_one(tmp_path: Path) -> None:
+    from reporter.core.records import sha256_text
+    doc = minimal_trace()
+    kernel = f"API = '{KEY}'\n__global__ void k() {{}}\n"
+    doc["final_kernel"] = {"source": kernel}
+    write_trace(tmp_path, "leaky", doc)
+    (run,) = collect(tmp_path).runs
+    assert run.source.final_kernel is not None and run.source.final_kernel.source == kernel
+    assert run.trace.final_kernel is not None and KEY not in run.trace.final_kernel.source
+    assert run.kernel_hash == sha256_text(kernel) and run.redactions == {"openai-key": 1}
+
+
+def test_an_unreadable_traces_message_is_redacted(tmp_path: Path) -> None:
+    write_trace(tmp_path, f"run-{KEY}", "{oops")
+    (err,) = collect(tmp_path).errors
+    assert KEY not in str(err) and "[redacted: openai-key]" in err.path and err.field == "(json)"

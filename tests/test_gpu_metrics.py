@@ -180,3 +180,45 @@ def test_intensity_is_unknown_when_a_kernel_lacks_bytes() -> None:
     ks[0] = dataclasses.replace(ks[0], dram_bytes=None)
     s = gm.summarize(ks)
     assert s is not None and s.figures["arithmetic_intensity"].value is None
+
+
+def kernel(**metrics: tuple[float, str]) -> gm.NcuKernel:
+    return gm.NcuKernel(0, "k", "", "", {name: gm.Metric(v, unit) for name, (v, unit) in metrics.items()})
+
+
+OP = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum"
+
+
+def test_an_fma_is_two_flops_from_per_cycle_rates_and_from_totals() -> None:
+    rates = kernel(**{OP.format(op) + ".per_cycle_elapsed": (v, "") for op, v in (("fadd", 1.0), ("fmul", 2.0), ("ffma", 3.0))},
+                   **{"smsp__cycles_elapsed.avg.per_second": (1.0, "ghz"), "gpu__time_duration.sum": (1000.0, "nsecond")})
+    f = gm.derive(rates)
+    assert f.figures["fp32_tflops"].value == pytest.approx(9e9 / 1e12)  # (1 + 2 + 2·3) per cycle × 1 GHz
+    assert f.flop_count == pytest.approx(9e9 * 1e-6)
+    totals = kernel(**{OP.format(op): (v, "inst") for op, v in (("fadd", 100.0), ("fmul", 50.0), ("ffma", 25.0))},
+                    **{"gpu__time_duration.sum": (1.0, "usecond")})  # no per-cycle rates: from the totals
+    f = gm.derive(totals)
+    assert f.flop_count == pytest.approx(200.0)  # 100 + 50 + 2·25
+    assert f.figures["fp32_tflops"].value == pytest.approx(200.0 / 1e-6 / 1e12)
+    peak = kernel(**{"sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained": (64.0, ""),
+                     "sm__cycles_elapsed.avg.per_second": (2.0, "ghz")})
+    assert gm.derive(peak).figures["peak_fp32_tflops"].value == pytest.approx(2 * 64 * 2e9 / 1e12)
+
+
+def test_a_raw_export_without_a_units_row_keeps_its_first_launch() -> None:
+    rows = [{"ID": "0", "Kernel Name": "first", "gpu__time_duration.sum": "2"},
+            {"ID": "1", "Kernel Name": "second", "gpu__time_duration.sum": "3"}]
+    assert [(k.launch_id, k.name, k.metrics["gpu__time_duration.sum"]) for k in gm.parse_ncu_raw(Path("x.csv"), rows)] == [
+        (0, "first", gm.Metric(2.0, "")), (1, "second", gm.Metric(3.0, ""))]
+    units = {"ID": "", "Kernel Name": "", "gpu__time_duration.sum": "nsecond"}
+    assert [(k.launch_id, k.metrics["gpu__time_duration.sum"]) for k in gm.parse_ncu_raw(Path("x.csv"), [units, *rows])] == [
+        (0, gm.Metric(2.0, "nsecond")), (1, gm.Metric(3.0, "nsecond"))]
+
+
+def test_a_multi_kernel_figure_is_weighted_by_each_kernels_duration() -> None:
+    def one(duration_ns: float, util: float) -> gm.KernelFigures:
+        return gm.derive(kernel(**{"gpu__time_duration.sum": (duration_ns, "nsecond"),
+                                   "sm__throughput.avg.pct_of_peak_sustained_elapsed": (util, "%")}))
+    s = gm.summarize([one(3000.0, 80.0), one(1000.0, 40.0)])
+    assert s is not None and s.figures["compute_util"].value == pytest.approx(70.0)  # (3·80 + 1·40) / 4, not 60
+    assert s.figures["duration"].value == pytest.approx(4.0) and s.duration_ns == pytest.approx(4000.0)

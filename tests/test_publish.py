@@ -277,3 +277,17 @@ def test_refuses_the_current_default_or_a_checked_out_branch(repo: Path, site: P
     git(repo, "worktree", "remove", "--force", str(tmp_path / "pages"))
     done = publish_site(site, repo, branch="main", force=True)  # asked for, and not checked out: allowed
     assert done.changed and git(repo, "rev-parse", "main") == done.commit
+
+
+def test_a_file_reached_through_a_linked_folder_is_not_published(repo: Path, site: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside-runs"
+    shutil.copytree(site / "runs", outside)
+    page = next(outside.glob("*.html"))
+    page.write_text("<p>swapped in through a link</p>")
+    shutil.rmtree(site / "runs")
+    (site / "runs").symlink_to(outside, target_is_directory=True)  # every run page is now reached through a link
+    done = publish_site(site, repo)
+    files = set(git(repo, "ls-tree", "-r", "--name-only", "gh-pages").splitlines())
+    assert "index.html" in files and not {f for f in files if f.startswith("runs/")}
+    assert f"runs/{page.name}" in done.left_out
+    assert subprocess.run(["git", "-C", str(repo), "grep", "-q", "swapped in", "gh-pages"]).returncode == 1

@@ -98,3 +98,42 @@ def test_secrets_in_names_environments_attachments_and_errors_reach_no_output(sa
     assert "[redacted: openai-key]" in (site / "runs.csv").read_text()
     assert "[redacted: secret-assignment]" in "".join(p.read_text() for p in (site / "runs").glob("run-redacted*"))
     shutil.rmtree(site)
+
+
+# Rules pinned on hand-made text (issue 22, item 5): each kind's name, line numbers, the allow-list's whitespace ----
+
+@pytest.mark.parametrize(("secret", "kind"), [
+    ("sk-ant-api03-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe9Dc8Ba7", "anthropic-key"),
+    ("sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z", "openai-key"),
+    ("ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "github-token"),
+    ("AKIAZ7Q2M4K8W1R5T9Y3", "aws-access-key"),
+    ("hf_aB3cD5eF7gH9iJ1kL3mN5oP7qR9sT1uV3wX", "huggingface-token"),
+    ("xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", "slack-token"),
+])
+def test_each_key_shape_is_named_by_its_own_kind(secret: str, kind: str) -> None:
+    counts: Counter[str] = Counter()
+    assert Redactor().text(f"key = '{secret}'", counts) == f"key = '[redacted: {kind}]'"
+    assert counts == {kind: 1}
+
+
+def test_a_redacted_block_keeps_its_line_breaks_so_later_line_numbers_still_match() -> None:
+    block = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nAAAA\n-----END OPENSSH PRIVATE KEY-----"
+    counts: Counter[str] = Counter()
+    out = Redactor().text(f"line 1\n{block}\nline 6", counts)
+    assert out == "line 1\n[redacted: private-key]\n\n\n\nline 6" and counts == {"private-key": 1}
+
+
+@pytest.mark.parametrize("line", ["GPG_PASSPHRASE=tr0ub4dor", "db_passwd: tr0ub4dor", "GOOGLE_CREDENTIALS=tr0ub4dor",
+                                  "MY_PRIVATE_KEY=tr0ub4dor", "STRIPE_APIKEY=tr0ub4dor", "aws_access_key = 'tr0ub4dor'"])
+def test_every_secret_word_of_a_key_name_is_redacted(line: str) -> None:
+    counts: Counter[str] = Counter()
+    assert "tr0ub4dor" not in Redactor().text(line, counts) and counts == {"secret-assignment": 1}
+
+
+def test_an_allow_list_entry_is_read_without_its_surrounding_spaces(tmp_path: Path) -> None:
+    from reporter.collect.redact import load_allow_list
+    (tmp_path / "redact-allow.txt").write_text(f"  {KEY}  \n\t# an indented comment\n  re:ghp_[A-Za-z0-9]+ \n", encoding="utf-8")
+    allow, errors = load_allow_list(tmp_path)
+    assert errors == [] and allow.literals == frozenset({KEY})
+    assert allow.allows(KEY) and allow.allows("ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8")
+    assert not allow.allows(KEY + "x") and not allow.allows("x" + KEY)  # a whole match, never a part

@@ -229,7 +229,9 @@ HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 
 def hostile_trace() -> dict:
     doc = minimal_trace(model=HOSTILE, problem_file=f'"><svg onload=alert(2)>{HOSTILE}.py', variant="v<script>",
-                        config="javascript:alert(3)")
+                        config="javascript:alert(3)", source_note=HOSTILE)
+    doc["prompt"] = f"Write a kernel. {HOSTILE}"
+    doc["harness_metadata"] = {"note": HOSTILE, HOSTILE: [HOSTILE]}
     doc["turns"] = [{"index": 0, "reasoning": f"{HOSTILE}\n\n[click](javascript:alert(4)) <a href='javascript:alert(5)'>x</a>\n\n"
                                                "```html\n</code></pre><script>alert(6)</script>\n```",
                      "calls": [{"tool": f"compile{HOSTILE}", "arguments": {"kernel_code": f"x = '{HOSTILE}'", "note": "</script><script>alert(7)</script>"},

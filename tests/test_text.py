@@ -76,3 +76,11 @@ def test_numbers_and_their_units_are_kept_on_one_line() -> None:
         assert str(nowrap(word)) == word
     assert str(nowrap("<b>it's 3 s</b>")) == '&lt;b&gt;it&#39;s <span class="n">3 s</span>&lt;/b&gt;'
     assert str(nowrap(Markup('<span class="t">1 ms</span>'))) == '<span class="t">1 ms</span>'  # already formatted
+
+
+def test_markdown_shows_raw_html_as_text_and_keeps_only_web_and_mail_links() -> None:
+    html = str(markdown("<b>x</b> <script>alert(1)</script> ![i](data:image/png;base64,iVBORw0KGgo=) "
+                        "[d](data:image/png;base64,AAAA) [h](https://example.com/a) [j](javascript:alert(1)) [m](mailto:a@b.c)"))
+    assert html == ('<p>&lt;b&gt;x&lt;/b&gt; &lt;script&gt;alert(1)&lt;/script&gt; <img alt="i"> <a rel="noopener noreferrer">d</a> '
+                    '<a href="https://example.com/a" rel="noopener noreferrer">h</a> [j](javascript:alert(1)) '
+                    '<a href="mailto:a@b.c" rel="noopener noreferrer">m</a></p>\n')

@@ -192,3 +192,7 @@ def test_home_folders_in_logs_are_shown_as_a_tilde(site: Path) -> None:
         shown = (site / "runs" / name).read_text()
         assert "prabhune" not in shown and "/scratch/tejas" not in shown, name
     assert "-isystem ~/PopcornBench/.venv/lib" in (site / "runs" / "seed-000-l2-p10.turns.txt").read_text()
+    # the validator's own log (a failed build under /root/.cache on the GPU machine) is shown the same way
+    beta = (site / "runs" / "kernelbench-sweep-kernelbench-level1-demo-beta-l1-p96-s0.html").read_text()
+    assert "/root/" not in beta and '<pre class="log">' in beta
+    assert "~/.cache/reporter/torch_extensions/a78eec278971d5712d00/beta_huber/cuda.cu(26): error" in beta

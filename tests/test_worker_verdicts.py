@@ -41,6 +41,12 @@ class ModelNew(nn.Module):
         return y if self.calls <= 4 else y + 1
 """
 
+# Right for its first calls, then returns its first output whatever the input: still right on the first trial's
+# inputs, so only a re-check on other inputs (the last ones timed) sees it.
+FIRST_OUTPUT_FOREVER = GOES_STALE.replace("        self.calls = 0\n", "        self.calls = 0\n        self.first = None\n").replace(
+    "        return y if self.calls <= 4 else y + 1\n",
+    "        if self.first is None:\n            self.first = y.clone()\n        return y if self.calls <= 4 else self.first.clone()\n")
+
 # Fails (raises) only at jittered shapes; the first jittered failure ends the jittered trials.
 RAISES_WHEN_JITTERED = """
 import torch
@@ -189,6 +195,14 @@ def test_a_kernel_that_goes_stale_fails_the_recheck_after_timing(tmp_path: Path)
     assert out["reason"] == ("correct before the timed loop but not after it: "
                              "values differ beyond atol=0.0001, rtol=0.0001")
     assert [t["passed"] for t in out["trials"]] == [True, True]
+
+
+def test_the_recheck_runs_on_the_last_inputs_timed_not_the_first_trials(tmp_path: Path) -> None:
+    out = check(tmp_path, FIRST_OUTPUT_FOREVER)
+    assert out["verdict"] == "incorrect"
+    assert out["reason"] == ("correct before the timed loop but not after it: "
+                             "values differ beyond atol=0.0001, rtol=0.0001")
+    assert out["recheck"]["seed"] == -1 and out["recheck"]["passed"] is False
 
 
 def test_a_jittered_failure_is_incorrect_and_names_the_shapes(tmp_path: Path) -> None:

@@ -1,0 +1,146 @@
+"""Planning a rebuild without building: links, what a page or leaderboard is keyed on, the runs table's order,
+and what a run page that failed to render leaves behind (render/plan.py, listings.py, write.py, incremental.py).
+
+The digests are the shared sample site's own (its build status), read and never written, so no test here
+builds a site.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reporter.render import plan, status, write
+from reporter.render.digest import RunDigest
+from reporter.render.incremental import globals_of
+from reporter.render.listings import _table_hash, runs_table
+
+ALPHA = "kernelbench-sweep/kernelbench-level1_demo-alpha"
+
+
+def digests(site: Path) -> list[RunDigest]:
+    return sorted((r.digest for r in status.BuildStatus.load(site).runs.values()), key=lambda d: d.order())
+
+
+def test_prev_and_next_link_runs_of_the_same_model_in_the_same_group_and_never_wrap(sample_site: Path) -> None:
+    every = digests(sample_site)
+    alpha = [d for d in every if d.run_id.startswith(ALPHA)]
+    assert [d.run_id.rsplit("/", 1)[1] for d in alpha] == ["l1-p92-s0", "l1-p94-s0", "l1-p96-s0", "l1-p100-s0"]
+    for group in (every, alpha):  # the whole site, and one model's runs alone (the first and last are neighbours)
+        urls = plan.urls_of(group)
+        nav = plan.navigation(group, urls)
+        links = [(nav[d.run_id]["prev"], nav[d.run_id]["next"]) for d in alpha]
+        pages = [f"runs/kernelbench-sweep-kernelbench-level1-demo-alpha-{p}.html" for p in ("l1-p92-s0", "l1-p94-s0", "l1-p96-s0", "l1-p100-s0")]
+        assert links == [(None, pages[1]), (pages[0], pages[2]), (pages[1], pages[3]), (pages[2], None)]
+    nav = plan.navigation(every, plan.urls_of(every))
+    assert (nav["seed-003-l2-p8"]["prev"], nav["seed-003-l2-p8"]["next"]) == (None, "runs/seed-000-l2-p10.html")
+
+
+def test_a_run_page_is_rendered_again_when_its_links_change_or_a_file_of_it_is_gone(sample_site: Path, tmp_path: Path) -> None:
+    prev = status.BuildStatus.load(sample_site)
+    every = sorted((r.digest for r in prev.runs.values()), key=lambda d: d.order())
+    nav = plan.navigation(every, plan.urls_of(every))
+    found = plan.Scan(prev.runs, [], set())
+    keep, todo = plan.pages_to_render(sample_site, found, every, nav, prev.globals, prev)
+    assert todo == [] and len(keep) == sum(len(r.files) for r in prev.runs.values())
+    target = f"{ALPHA}/l1-p94-s0"
+    moved = {**nav, target: {**nav[target], "next": "runs/elsewhere.html"}}  # a neighbour was added or renamed
+    prev = status.BuildStatus.load(sample_site)
+    _, todo = plan.pages_to_render(sample_site, plan.Scan(prev.runs, [], set()), every, moved, prev.globals, prev)
+    assert [run_id for _, run_id, _ in todo] == [target]
+    # a site missing one run's page: that run alone is made again
+    site = tmp_path / "site"
+    shutil.copytree(sample_site, site, symlinks=True)
+    (site / nav[target]["self"]).unlink()
+    prev = status.BuildStatus.load(site)
+    _, todo = plan.pages_to_render(site, plan.Scan(prev.runs, [], set()), every, nav, prev.globals, prev)
+    assert [run_id for _, run_id, _ in todo] == [target]
+
+
+def test_the_runs_table_is_in_the_order_traces_are_read(sample_site: Path) -> None:
+    """By path parts, as `reporter.load` reads them: "a/..." before "a-b/...", though "-" sorts before "/"."""
+    some = digests(sample_site)[:3]
+    renamed = [dataclasses.replace(d, path=p) for d, p in zip(some, ("a-b/trace.json", "a/trace.json", "a.b/trace.json"))]
+    assert list(runs_table(renamed)["run_id"]) == [some[1].run_id, some[0].run_id, some[2].run_id]
+
+
+def test_the_leaderboards_key_names_the_global_inputs(sample_site: Path) -> None:
+    every = digests(sample_site)
+    urls = plan.urls_of(every)
+    # the global hash carries templates, static files, settings and the problem sets' fingerprint
+    assert _table_hash(every, urls, "templates A") == _table_hash(every, urls, "templates A")
+    assert _table_hash(every, urls, "templates A") != _table_hash(every, urls, "templates B")
+    assert _table_hash(every, urls, "g") != _table_hash(every[1:], urls, "g")
+
+
+def test_the_global_hash_covers_the_allow_list_and_the_reviews(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    seen = [globals_of(data, None, True)[0]]
+    (data / "redact-allow.txt").write_text("sk-test-not-a-secret\n")
+    seen.append(globals_of(data, None, True)[0])
+    (data / "reviews.toml").write_text("")
+    seen.append(globals_of(data, None, True)[0])
+    seen.append(globals_of(data, None, False)[0])
+    seen.append(globals_of(data, {"jobs": 1}, False)[0])
+    assert len(set(seen)) == 5
+
+
+def test_a_run_page_that_failed_to_render_leaves_the_site_and_the_status(sample_site: Path, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    prev = status.BuildStatus.load(sample_site)
+    a, b = sorted(prev.runs)[:2]
+    runs = {a: prev.runs[a], b: prev.runs[b]}
+    todo: list[tuple[str, str, Any]] = [(runs[a].digest.path, a, {}), (runs[b].digest.path, b, {})]
+    trace_b = str(tmp_path / runs[b].digest.path)
+
+    def rendered(job: object, items: list[Any], shared: object, jobs: object) -> list[Any]:
+        return [["runs/a.html"], "TypeError: boom"]
+    monkeypatch.setattr(write.parallel, "run_all", rendered)
+    the_plan = write.Plan([], todo, plan.urls_of([r.digest for r in runs.values()]), "", "", prev)
+    problems = write._render_runs(tmp_path, the_plan, runs, {"data": str(tmp_path), "redact": True, "allow": None}, 1, None)
+    assert problems == [(trace_b, "TypeError: boom")]
+    assert list(runs) == [a] and runs[a].files == ["runs/a.html"]  # b is listed nowhere and tried again next build
+
+
+class Writer:
+    """What `write._write_listings` asks of a SiteWriter: which files it keeps, renders and writes."""
+
+    def __init__(self) -> None:
+        self.kept: list[str] = []
+        self.rendered: list[str] = []
+        self.written: list[str] = []
+
+    def seed(self, keep: list[str], folders: list[str]) -> None:
+        self.kept += keep
+
+    def render(self, pages: list[Any], progress: object) -> int:
+        self.rendered += [p.path for p in pages]
+        return len(pages)
+
+    def write_text(self, path: str, text: str) -> None:
+        self.written.append(path)
+
+
+def test_only_the_index_is_written_again_when_nothing_but_the_build_time_changed(tmp_path: Path) -> None:
+    from reporter.render.listings import Listings
+    from reporter.render.runpage import Page
+    site = tmp_path / "site"
+    (site / "models").mkdir(parents=True)
+    for name in ("index.html", "models/m.html", "runs.csv"):
+        (site / name).write_text("as built")
+    built = Listings([Page("index.html", "index.html", {"rows": [1]}), Page("models/m.html", "model.html", {"rows": [2]})],
+                     {"runs.csv": "run_id\nr1\n"}, [], status.Boards("h"))
+    first, second = Writer(), Writer()
+    n, marks = write._write_listings(first, site, built, ["g", {"style.css": "style.1.css"}, "2026-01-01 10:00:00 UTC"], {}, None)
+    assert n == 2 and first.rendered == ["index.html", "models/m.html"] and first.written == ["runs.csv"]
+    n, again = write._write_listings(second, site, built, ["g", {"style.css": "style.1.css"}, "2026-01-01 11:00:00 UTC"], marks, None)
+    assert (n, second.rendered, second.written) == (1, ["index.html"], [])  # the build time is on the index only
+    assert sorted(second.kept) == ["models/m.html", "runs.csv"] and again["models/m.html"] == marks["models/m.html"]
+    third = Writer()
+    write._write_listings(third, site, built, ["g2", {"style.css": "style.1.css"}, "2026-01-01 11:00:00 UTC"], again, None)
+    assert third.rendered == ["index.html", "models/m.html"]  # a changed global input: every page again
