@@ -134,7 +134,7 @@ def test_only_the_index_is_written_again_when_nothing_but_the_build_time_changed
     for name in ("index.html", "models/m.html", "runs.csv"):
         (site / name).write_text("as built")
     built = Listings([Page("index.html", "index.html", {"rows": [1]}), Page("models/m.html", "model.html", {"rows": [2]})],
-                     {"runs.csv": "run_id\nr1\n"}, [], status.Boards("h"))
+                     {"runs.csv": "run_id\nr1\n"}, [], status.Boards("h"), [])
     first, second = Writer(), Writer()
     n, marks = write._write_listings(first, site, built, ["g", {"style.css": "style.1.css"}, "2026-01-01 10:00:00 UTC"], {}, None)
     assert n == 2 and first.rendered == ["index.html", "models/m.html"] and first.written == ["runs.csv"]

@@ -3,7 +3,6 @@ kernels are queued in, and the build variables a check repeats (validate/recorde
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ from reporter.collect.traces import RunRecord
 from reporter.core.records import Environment, ValidationSettings, sha256_text
 from reporter.core.schema import Verdict, WorkerJob, WorkerResult
 from reporter.validate import buildcache, steps
-from reporter.validate.recorder import Outcome, make_items, to_result
+from reporter.validate.recorder import Outcome, check_settings, make_items, to_result
 
 KEY = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 KERNEL = "import torch\n__global__ void k() {}\nclass ModelNew(torch.nn.Module):\n    pass\n"
@@ -33,7 +32,7 @@ def runs(data: Path, **precisions: str | None) -> dict[str, RunRecord]:
 
 def stored(run: RunRecord, tmp_path: Path) -> Any:
     (item,) = make_items([(run, "key")], ValidationSettings(), "cpu", {}, tmp_path / "builds")
-    out = json.loads(WorkerResult(verdict=Verdict.CORRECT, reason="all 2 trials passed").to_json())
+    out = WorkerResult(verdict=Verdict.CORRECT, reason="all 2 trials passed")
     return to_result(Outcome(item, out), run, ValidationSettings(), Environment(gpu="cpu"))
 
 
@@ -61,18 +60,19 @@ def test_a_check_repeats_the_builds_variables_and_architecture(tmp_path: Path, m
     seen: list[tuple[str, dict[str, str | None]]] = []
 
     def forked(server: object, mode: str, job: WorkerJob, job_dir: Path, timeout_s: float,
-               env: dict[str, str | None], on_start: object = None) -> dict[str, Any]:
+               env: dict[str, str | None], on_start: object = None) -> tuple[WorkerResult, float]:
         seen.append((mode, env))
-        return {"verdict": Verdict.CORRECT, "reason": "compiled", "phase_s": {}, "cpu_s": 1.5}
+        return WorkerResult(Verdict.CORRECT, "compiled"), 1.5
     monkeypatch.setattr(steps, "run_forked", forked)
-    job = WorkerJob(REFERENCE, KERNEL, ValidationSettings().model_dump(mode="json"), "cuda")
+    job = WorkerJob(REFERENCE, KERNEL, check_settings(ValidationSettings()), "cuda")
     root, tools = tmp_path / "builds", {"TORCH_CUDA_ARCH_LIST": "9.0+PTX"}
     built = steps.build(None, job, root, "k1", tmp_path / "job", 60.0, tools)  # type: ignore[arg-type]
-    assert built["build"] == "accelerated" and built["cpu_s"] == 1.5
-    assert built["build_env"] == {"TORCH_EXTENSION_SKIP_NVCC_GEN_DEPENDENCIES": "1", "REPORTER_LIGHT_HEADERS": "1",
-                                  "TORCH_CUDA_ARCH_LIST": "9.0+PTX", "REPORTER_BUILD": "accelerated"}
-    assert buildcache.built(root, "k1")["env"] == built["build_env"]  # type: ignore[index]
-    steps.check(None, job, root, "k1", built["build_env"], tmp_path / "job", 60.0, None)  # type: ignore[arg-type]
+    assert built.build == "accelerated" and built.cpu_s == 1.5
+    assert built.build_env == {"TORCH_EXTENSION_SKIP_NVCC_GEN_DEPENDENCIES": "1", "REPORTER_LIGHT_HEADERS": "1",
+                               "TORCH_CUDA_ARCH_LIST": "9.0+PTX", "REPORTER_BUILD": "accelerated"}
+    marker = buildcache.built(root, "k1")
+    assert marker is not None and marker.env == built.build_env
+    steps.check(None, job, root, "k1", built.build_env, tmp_path / "job", 60.0, None)  # type: ignore[arg-type]
     (mode, env) = seen[-1]
     assert mode == "check" and env["TORCH_CUDA_ARCH_LIST"] == "9.0+PTX" and env["REPORTER_LIGHT_HEADERS"] == "1"
     assert env["TORCH_EXTENSIONS_DIR"] == str(root / "k1")
