@@ -6,7 +6,7 @@ in turn the script copies the tree once into a scratch folder (never touching th
 the fault there, runs the named test files with `python -m pytest -q -x -p no:cacheprovider`, records
 killed (a test failed) or survived, and restores the file. It prints a table and the score by area.
 
-    nice -n 5 python benchmarks/planted_faults.py > /tmp/planted.txt      # every fault (about an hour)
+    nice -n 5 python benchmarks/planted_faults.py > /tmp/planted.txt      # every fault (1-2 h on 2 busy cores)
     python benchmarks/planted_faults.py --only rd-cache-depth,agg-fast-ge  # some of them
     python benchmarks/planted_faults.py --check                           # each fault still applies (seconds)
 
