@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any, TypeVar, get_type_hints
+from typing import Any, TypeVar, cast, get_type_hints
 
 from pydantic import BaseModel, Field, create_model
 from pydantic.fields import FieldInfo
@@ -57,6 +57,8 @@ def derived(name: str, base: type[M], record: type, module: str, doc: str | None
         raise TypeError(f"{name}: {both} declared by both {record.__name__} and {own.__name__ if own else '-'}")
     defs = {**mine, **theirs}
     order = layout(list(mine), list(theirs), record_after, placed or {})
-    model: type[M] = create_model(name, __base__=base, __module__=module, __doc__=doc,  # type: ignore[call-overload]
-                                  **{n: defs[n] for n in order})
-    return model
+    # Called through an untyped name so that pydantic's mypy plugin does not treat the call as a class
+    # statement: some plugin releases turn `x = create_model(...)` into a new class named `x`, which then
+    # no longer matches `type[M]`.
+    build: Any = create_model
+    return cast("type[M]", build(name, __base__=base, __module__=module, __doc__=doc, **{n: defs[n] for n in order}))
