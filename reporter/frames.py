@@ -1,4 +1,5 @@
-"""Tidy tables: one row per run (`load`) and one per turn and tool call (`load_turns`).
+"""Tidy tables: one row per run (`runs_frame`, behind `reporter.load`, which reads the site's digests) and one
+per turn and tool call (`load_turns`).
 
 The columns follow the trace's vocabulary and put units in their names (`kernel_device_ms`), never in
 values. Recorded figures keep a `recorded_` prefix and are converted from the unit the harness claimed;
@@ -208,8 +209,8 @@ def from_records(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return _typed(rows, COLUMNS)
 
 
-def _guarded_row(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any] | None:
-    """`run_row`, or None (and a warning) when it fails: one run's values never cost the table."""
+def guarded_row(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any] | None:
+    """`run_row` (each digest's runs-table row, `render.digest`), or None (and a warning) when it fails: one run's values never cost the table."""
     try:
         return run_row(r, cached)
     except Exception as exc:  # noqa: BLE001 - the per-run guard of the table
@@ -221,7 +222,7 @@ def _guarded_row(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any
 
 def runs_frame(runs: Sequence[RunRecord], validations: dict[str, CachedValidation | None]) -> pd.DataFrame:
     """One row per run, in the order given, with each run's cached re-validation (by run id) where it has one."""
-    return _typed([row for r in runs if (row := _guarded_row(r, validations.get(r.run_id))) is not None], COLUMNS)
+    return _typed([row for r in runs if (row := guarded_row(r, validations.get(r.run_id))) is not None], COLUMNS)
 
 
 def turns_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
@@ -247,15 +248,6 @@ def _collect(data: str | Path, redact: bool = True) -> tuple[Path, Sequence[RunR
     if not root.is_dir():
         raise ReporterError(f"{root}: not a folder of traces (expected DATA with trace.json files below it)")
     return root, collect(root, redact=redact).runs
-
-
-def load(data: str | Path, redact: bool = True) -> pd.DataFrame:
-    """Every run under `data` as one row, with the cached re-validation results committed beside it; with
-    `redact`, secrets are redacted in both (the environment of a result too), as on the site."""
-    from .collect.redact import Redactor, load_allow_list
-    from .collect.validation import load_validations
-    root, runs = _collect(data, redact)
-    return runs_frame(runs, load_validations(root, runs, Redactor(load_allow_list(root)[0]) if redact else None)[0])
 
 
 def load_turns(data: str | Path) -> pd.DataFrame:

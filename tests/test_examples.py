@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from conftest import DATA, ROOT
-from reporter.frames import load
+from reporter.tables import load
 
 
 def test_analysis_script(tmp_path: Path) -> None:

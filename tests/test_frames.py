@@ -16,8 +16,9 @@ from click.testing import CliRunner
 from conftest import DATA, ROOT, minimal_trace, write_trace
 from reporter.cli import main
 from reporter.collect import collect, find_traces
-from reporter.frames import COLUMNS, TURN_COLUMNS, load, load_turns
+from reporter.frames import COLUMNS, TURN_COLUMNS, load_turns
 from reporter.render import numbers
+from reporter.tables import load
 
 
 def test_import_reporter_stays_light_and_load_works() -> None:

@@ -28,7 +28,7 @@ from click.testing import CliRunner
 
 from reporter import aggregates as ag
 from reporter.cli import main
-from reporter.frames import load
+from reporter.tables import load
 
 CLEAN = '''import torch
 from torch.utils.cpp_extension import load_inline

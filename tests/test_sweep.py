@@ -15,7 +15,7 @@ from reporter.cli import main
 from reporter.collect import collect
 from reporter.collect.kernelbench import read_baseline
 from reporter.core.errors import ReporterError
-from reporter.frames import load
+from reporter.tables import load
 
 SWEEP = ROOT / "examples" / "kernelbench-sweep"
 TIMING = SWEEP / "results" / "timing" / "L40S_example"

@@ -91,8 +91,8 @@ class RunDigest:
 
 
 def _row(r: RunRecord, cached: CachedValidation | None) -> Row | None:
-    from ..frames import _guarded_row
-    row = _guarded_row(r, cached)
+    from ..frames import guarded_row
+    row = guarded_row(r, cached)
     # Through JSON here, so a digest made now equals the one read back from the status next time.
     return None if row is None else tuple(json.loads(json.dumps(row)).items())
 
