@@ -108,8 +108,9 @@ def test_run_page_is_light_and_turns_are_in_the_chunk(data: Path, tmp_path: Path
     assert len(payload["turns"]) == len(trace["turns"])
     sent = [c["arguments"]["kernel_code"] for t in trace["turns"] for c in t["calls"] if "kernel_code" in c["arguments"]]
     assert payload["versions"] == list(dict.fromkeys(sent))
-    assert f'data-chunk="{RUN}.turns.js"' in html and f'href="{RUN}.turns.txt"' in html
-    assert longest[:200] in (site / "runs" / f"{RUN}.turns.txt").read_text()
+    assert f'data-chunk="{RUN}.turns.js"' in html
+    # the chunk is the text's only copy on the site (issue 22: no duplicate text chunk)
+    assert not list((site / "runs").glob("*.turns.txt"))
 
 
 def test_hostile_text_in_chunks_is_escaped(tmp_path: Path) -> None:

@@ -188,10 +188,10 @@ def test_the_banner_and_the_rows_make_the_same_promise(site: Path) -> None:
 def test_home_folders_in_logs_are_shown_as_a_tilde(site: Path) -> None:
     # seed 000's compile log names /home/<user>/ and /scratch/<user>/: every view of it shows ~ instead
     assert "/home/prabhune/" in (DATA / "seed-000-l2-p10" / "trace.json").read_text()
-    for name in ("seed-000-l2-p10.html", "seed-000-l2-p10.turns.js", "seed-000-l2-p10.turns.txt"):
+    for name in ("seed-000-l2-p10.html", "seed-000-l2-p10.turns.js"):
         shown = (site / "runs" / name).read_text()
         assert "prabhune" not in shown and "/scratch/tejas" not in shown, name
-    assert "-isystem ~/PopcornBench/.venv/lib" in (site / "runs" / "seed-000-l2-p10.turns.txt").read_text()
+    assert "-isystem ~/PopcornBench/.venv/lib" in (site / "runs" / "seed-000-l2-p10.turns.js").read_text()
     # the validator's own log (a failed build under /root/.cache on the GPU machine) is shown the same way
     beta = (site / "runs" / "kernelbench-sweep-kernelbench-level1-demo-beta-l1-p96-s0.html").read_text()
     assert "/root/" not in beta and '<pre class="log">' in beta

@@ -3,8 +3,8 @@
 A run page carries each turn's summary line; the turn's reasoning, tool calls and results, and the full
 source of every distinct kernel the agent sent, go into `runs/<slug>.turns.js`, one JSONP chunk per run:
 `reporterChunk({...})`. A `<script src>` loads from `file://` where `fetch` is blocked, and from any
-sub-path, since the page names the chunk relatively. Readers without JavaScript follow a `<noscript>`
-link to `runs/<slug>.turns.txt`, the same text as plain text.
+sub-path, since the page names the chunk relatively. The chunk is the only copy of that text on the site:
+without JavaScript a reader sees each turn's summary line and a note saying the rest needs JavaScript.
 
 Everything model-written is escaped here; the browser inserts the chunk's HTML as given.
 """
@@ -21,11 +21,6 @@ from .evolution import version_of_sends
 
 CHUNK_CALLBACK = "reporterChunk"
 _KERNEL_NAME = re.compile(r"__global__\s+(?:[\w:<>]+(?:\([^)]*\))?\s+)*?(?!__launch_bounds__)(\w+)\s*\(")
-
-
-def chunk_name(slug: str, kind: str) -> str:
-    """`turns.js` (the JSONP chunk) or `turns.txt` (its plain-text view), beside the run page."""
-    return f"{slug}.{kind}"
 
 
 def kernel_names(source: str | None) -> list[str]:
@@ -80,25 +75,3 @@ def chunk_js(trace: Trace) -> str:
     text.plain.cache_clear()
     text.markdown.cache_clear()
     return f"{CHUNK_CALLBACK}({json.dumps(doc, ensure_ascii=False, separators=(',', ':'))});\n"
-
-
-def text_view(trace: Trace, title: str) -> str:
-    """Every turn as plain text, for readers without JavaScript."""
-    out = [f"{title}\n{'=' * len(title)}\n"]
-    numbers, _ = version_of_sends(trace)
-    shown: set[int] = set()
-    for t, turn in enumerate(trace.turns):
-        out.append(f"\n--- turn {turn.index}{' (final)' if turn.final else ''} ---\n\n{turn.reasoning}\n")
-        for c, call in enumerate(turn.calls):
-            out.append(f"\n>>> call {call.tool}\n")
-            for key, value in sorted(call.arguments.items()):
-                if key == "kernel_code" and isinstance(value, str):
-                    n = numbers[(t, c)]
-                    again = n in shown
-                    shown.add(n)
-                    out.append(f"[kernel version {n}{', as above' if again else ''}]\n{'' if again else value}\n")
-                else:
-                    out.append(f"{key}: {json.dumps(value, ensure_ascii=False)}\n")
-            if call.result is not None:
-                out.append(f"<<< result ({'ok' if call.result.ok else 'fail'})\n{text.home_paths(call.result.text)}\n")
-    return "".join(out)

@@ -25,7 +25,6 @@ from .digest import RunDigest, make
 from .findings import KERNEL_LINE
 from .highlight import HighlightCache, numbered
 from .runpage import run_page
-from .summary import title
 from .urls import Urls
 from .writer import render_page, template_env, write_new
 
@@ -136,15 +135,13 @@ def render_job(item: tuple[str, str, dict[str, Any]]) -> list[str] | str:
 
 def run_files(r: RunRecord, cached: CachedValidation | None, urls: Urls, nav: dict[str, Any], env: Environment,
               generated: str, assets: dict[str, str], cache: HighlightCache) -> dict[str, str]:
-    """The site files of one run page: page, lazy chunk, text view and downloads, by path in the site."""
+    """The site files of one run page: page, lazy chunk and downloads, by path in the site."""
     page = run_page(r, cached, urls, nav.get("prev"), nav.get("next"))
     fk, ref = r.trace.final_kernel, r.trace.reference_source
     base = urls.run(r.run_id).removesuffix(".html")
     final_html = numbered(cache.code(fk.source), KERNEL_LINE, page.context["kernel_marks"]) if fk else None
-    page = page.with_context(chunk=f"{Path(base).name}.turns.js", text_view=f"{Path(base).name}.turns.txt",
-                             final_html=final_html, reference_html=cache.code(ref) if ref else None)
-    files = {page.path: render_page(env, page, assets, generated), f"{base}.turns.js": lazy.chunk_js(r.trace),
-             f"{base}.turns.txt": lazy.text_view(r.trace, title(r))}
+    page = page.with_context(chunk=f"{Path(base).name}.turns.js", final_html=final_html, reference_html=cache.code(ref) if ref else None)
+    files = {page.path: render_page(env, page, assets, generated), f"{base}.turns.js": lazy.chunk_js(r.trace)}
     if fk:
         files[urls.download(r.run_id, "kernel")] = fk.source
         files[urls.kernel_chunk(r.run_id)] = compare.kernel_chunk_js(urls.runs[r.run_id], fk.source)
