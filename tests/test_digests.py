@@ -159,3 +159,37 @@ def test_an_edited_reasoning_string_keeps_the_leaderboards_and_an_added_run_rank
     again = status.BuildStatus.load(site).boards
     assert again is not None and again.inputs != boards.inputs
     assert any((site / f).stat().st_ino != inodes[f] for f in boards.files if f in again.files)
+
+
+def test_grid_and_problem_pages_are_made_only_where_their_runs_changed(data: Path, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from reporter.render import pages
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")  # the index shows the build time
+    made: Counter[str] = Counter()
+    def counting(real: Any) -> Any:
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            page = real(*args, **kwargs)
+            made[page.path] += 1
+            return page
+        return counted
+    for name in ("grid_page", "problem_page"):
+        monkeypatch.setattr(pages, name, counting(getattr(pages, name)))
+    site = tmp_path / "site"
+    build_incremental(data, site, jobs=1)
+    problems = sorted(p for p in made if p.startswith("problems/"))
+    assert [p.split("--")[0] for p in problems] == ["problems/l2-p10", "problems/l2-p8"]
+    assert any(p.startswith("grids/") for p in made)
+    made.clear()
+    _edit_reasoning(data, EDITED, "a reasoning string: no table row or listing row changes")
+    assert build_incremental(data, site, jobs=1).rendered == 1
+    assert made == Counter()  # neither a grid nor a problem page was made: their inputs are the last build's
+    path = data / "seed-003-l2-p8" / "trace.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["run"]["tokens_total"] = 12345  # in seed 003's table row: its problem page and its group's grid change
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    build_incremental(data, site, jobs=1)
+    remade = sorted(made)
+    assert [p.split("--")[0] for p in remade if p.startswith("problems/")] == ["problems/l2-p8"]
+    assert [p for p in remade if p.startswith("grids/")] != []
+    assert not [p for p in remade if not p.startswith(("problems/", "grids/"))]
+    _assert_same_as_cold(data, site, tmp_path, "tokens")

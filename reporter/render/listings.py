@@ -20,13 +20,13 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, overload
 
 import pandas as pd
 
 from ..core.errors import CollectError
 from .digest import RunDigest
-from .runpage import HOME, Page
+from .runpage import HOME, Deferred, Page
 from .search import MANIFEST, Shard
 from .status import Boards
 from .urls import GroupKey, Urls
@@ -36,7 +36,7 @@ Links = dict[GroupKey, list[tuple[str, str]]]  # per group, the leaderboard link
 
 @dataclass(frozen=True)
 class Listings:
-    pages: list[Page]  # to render (or keep, when their fingerprint is unchanged)
+    pages: list[Page | Deferred]  # to render (or keep, when their fingerprint is unchanged)
     files: dict[str, str]  # path in the site -> text (CSVs, the search manifest)
     kept: list[str]  # leaderboard files kept from the last build as they are
     boards: Boards
@@ -100,9 +100,17 @@ def _text(value: Any) -> str:
     return repr(value)
 
 
-def fingerprint(page: Page, extra: Any) -> str | None:
+@overload
+def fingerprint(page: Deferred, extra: Any) -> str: ...
+@overload
+def fingerprint(page: Page, extra: Any) -> str | None: ...
+def fingerprint(page: Page | Deferred, extra: Any) -> str | None:
     """A hash of everything a page's file is made from (with `extra`: globals, asset names, build time
-    where the page shows it); None when the page's data cannot be fingerprinted, so it is rendered."""
+    where the page shows it); None when the page's data cannot be fingerprinted, so it is rendered. A
+    `Deferred` page's is made from its inputs' hash, so its data need not be made to know it."""
+    if isinstance(page, Deferred):
+        return hashlib.sha256(json.dumps([extra, page.path, page.template, "inputs", page.inputs], sort_keys=True,
+                                         default=_text).encode()).hexdigest()
     try:
         blob = json.dumps([extra, page.path, page.template, dict(page.context)], sort_keys=True, default=_text)
     except (_Unstable, TypeError, ValueError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from ..core.schema import BASIS_LABEL, Basis
 from ..core.vocab import MISSING_KEY, GridState, RunVerdict, Source, shown
 from . import compare, numbers
 from .digest import RunDigest
-from .runpage import HOME, Page, group_label
+from .runpage import HOME, Deferred, Page, group_label, inputs_hash
 from .summary import RunSummary
 from .timing_view import basis_view
 from .urls import GroupKey, ProblemKey, Urls
@@ -134,14 +135,23 @@ def problem_page(pkey: ProblemKey, runs: pd.DataFrame, rows: dict[str, Listed], 
 PAGE_PROBLEM = ("level", "problem_id", "problem")  # problem pages gather a problem across benchmarks
 
 
-def _problem_pages(runs: pd.DataFrame, rows: dict[str, Listed], urls: Urls) -> tuple[list[Page], list[dict[str, Any]]]:
+def _run_inputs(runs: pd.DataFrame, rows: dict[str, Listed], by_id: dict[str, RunDigest], urls: Urls) -> list[Any]:
+    """What a page of these runs reads of each: its table row, its listing row and its slug."""
+    return [(i, urls.runs[i], by_id[i].row, repr(rows[i])) for i in sorted(str(r) for r in runs["run_id"])]
+
+
+def _problem_pages(runs: pd.DataFrame, rows: dict[str, Listed], urls: Urls, by_id: dict[str, RunDigest]
+                   ) -> tuple[list[Deferred], list[dict[str, Any]]]:
     """A page per problem, and the index's row for each: its runs and how many were correct (`aggregates.problems`)."""
     pages, index = [], []
     counts = ag.problems(runs, by=PAGE_PROBLEM).to_dict("records")
     groups = dict(iter(runs.groupby(list(PAGE_PROBLEM), sort=True)))
     for c in counts:
         pkey = _problem_key(c)
-        pages.append(problem_page(pkey, groups[(c["level"], c["problem_id"], c["problem"])], rows, urls))
+        g = groups[(c["level"], c["problem_id"], c["problem"])]
+        pages.append(Deferred(urls.problem(pkey), "problem.html",
+                              inputs_hash("problem", pkey, urls.problem(pkey), _run_inputs(g, rows, by_id, urls)),
+                              functools.partial(problem_page, pkey, g, rows, urls)))
         index.append({"href": urls.problem(pkey), "label": f"L{pkey[0]} · problem {pkey[1]}", "file": pkey[2],
                       "runs": int(c["runs"]), "correct": int(c["correct"])})
     return pages, index
@@ -159,15 +169,18 @@ def gpu_words(frame: pd.DataFrame) -> dict[GroupKey, str]:
 
 
 def listing_pages(runs: list[RunDigest], rows: dict[str, Listed], frame: pd.DataFrame, urls: Urls,
-                  errors: Sequence[CollectError], boards: dict[GroupKey, list[tuple[str, str]]] | None = None) -> list[Page]:
-    """Every page above the run pages; `runs` is in page order, `frame` is their runs table (`reporter.frames`)."""
+                  errors: Sequence[CollectError], boards: dict[GroupKey, list[tuple[str, str]]] | None = None
+                  ) -> list[Page | Deferred]:
+    """Every page above the run pages; `runs` is in page order, `frame` is their runs table (`reporter.frames`).
+    Grid and problem pages are `Deferred`: made only where their inputs changed."""
+    by_id = {d.run_id: d for d in runs}
     groups: dict[GroupKey, dict[str, list[Listed]]] = defaultdict(lambda: defaultdict(list))
     for d in runs:
         groups[d.key][d.model].append(rows[d.run_id])
     ranked = ag.comparable(frame)
     gpus = gpu_words(frame)
     by_group = {(str(b), str(c)): g for (b, c), g in ranked.groupby(["benchmark", "configuration"])}
-    pages: list[Page] = []
+    pages: list[Page | Deferred] = []
     index_rows = []
     for key, models in groups.items():
         members = [x for xs in models.values() for x in xs]
@@ -183,8 +196,13 @@ def listing_pages(runs: list[RunDigest], rows: dict[str, Listed], frame: pd.Data
                 "title": f"{shown_model} · {group_label(key)}", "crumbs": [HOME, (group_label(key), urls.group(key))], "rows": xs}))
         pages.append(Page(urls.group(key), "variant.html", {"title": group_label(key), "crumbs": [HOME], "rows": model_rows}))
         if key in by_group:
-            pages.append(grid_page(key, by_group[key], urls))
-    problem_pages, problem_rows = _problem_pages(ranked, rows, urls)
+            g = by_group[key]
+            problems = sorted({urls.problem(_problem_key(r)) for r in g[list(PAGE_PROBLEM)].to_dict("records")})
+            pages.append(Deferred(urls.grid(key), "grid.html",
+                                  inputs_hash("grid", key, urls.grid(key), urls.group(key), urls.leaderboard(key), problems,
+                                              _run_inputs(g, rows, by_id, urls)),
+                                  functools.partial(grid_page, key, g, urls)))
+    problem_pages, problem_rows = _problem_pages(ranked, rows, urls, by_id)
     pages += problem_pages
     pages.append(Page("index.html", "index.html", {
         "title": "All variants", "crumbs": [], "rows": index_rows, "errors": errors, "problems": problem_rows,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -39,6 +41,23 @@ class Page:
 
     def with_context(self, **more: Any) -> Page:
         return replace(self, context={**self.context, **more})
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """A page whose data is made only when its inputs changed since the last build: `inputs` hashes
+    everything `make` reads (its runs' table rows and listing rows, and the URLs it links), so a build keeps
+    an unchanged grid or problem page without computing it (`write._write_listings`)."""
+
+    path: str
+    template: str
+    inputs: str
+    make: Callable[[], Page]
+
+
+def inputs_hash(*parts: Any) -> str:
+    """A hash of page inputs (a `Deferred` page's), JSON with anything else written by `repr`."""
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=repr).encode()).hexdigest()
 
 
 def group_label(key: tuple[str, str]) -> str:

@@ -19,6 +19,7 @@ from . import pagemaker, parallel, status
 from .digest import RunDigest
 from .listings import Listings, fingerprint, listings
 from .plan import Nav, Progress
+from .runpage import Deferred
 from .urls import Urls
 
 log = logging.getLogger(__name__)
@@ -84,7 +85,16 @@ def _write_listings(writer: Any, site: Path, built: Listings, extra: list[Any], 
     pages rendered and every fingerprint, for the status."""
     marks: dict[str, str] = {}
     keep, todo = list(built.kept), []
-    for page in built.pages:
+    for item in built.pages:
+        if isinstance(item, Deferred):
+            # kept without making its data when its inputs are the last build's
+            marks[item.path] = fingerprint(item, extra[:-1])
+            if prev.get(item.path) == marks[item.path] and (site / item.path).is_file():
+                keep.append(item.path)
+            else:
+                todo.append(item.make())
+            continue
+        page = item
         # The build time is on the index only: other pages stay kept across builds.
         fp = fingerprint(page, [*extra[:-1], extra[-1] if page.path == "index.html" else None])
         if fp is not None:
