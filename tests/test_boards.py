@@ -11,10 +11,11 @@ from test_aggregates import run
 
 from conftest import DATA
 from reporter import aggregates as ag
-from reporter.frames import from_records, load
+from reporter.frames import from_records
 from reporter.render.boards import BoardRow, FastCell, board_rows
 from reporter.render.numbers import share, speedup
 from reporter.render.pages import grid_cell
+from reporter.tables import load
 
 BASES = ("device", "graph", "wall")
 

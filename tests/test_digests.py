@@ -23,6 +23,7 @@ from reporter.render.incremental import build_incremental
 
 RUNS = ("seed-000-l2-p10", "seed-001-partial", "seed-003-l2-p8")
 EDITED = "seed-000-l2-p10"
+GROUP_000 = ("popcorn", "l12_default_gpt")  # seed 000's (benchmark, configuration)
 
 
 @pytest.fixture
@@ -145,20 +146,28 @@ def test_reporter_load_is_the_sites_runs_table(data: Path, tmp_path: Path, parse
     assert parses == Counter({EDITED: 1})
 
 
-def test_an_edited_reasoning_string_keeps_the_leaderboards_and_an_added_run_ranks_again(data: Path, tmp_path: Path) -> None:
+def test_an_edited_reasoning_string_keeps_the_leaderboards_and_an_added_run_ranks_its_group_again(data: Path, tmp_path: Path) -> None:
+    path = data / "seed-003-l2-p8" / "trace.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["run"]["configuration"] = "another_configuration"  # seeds 000 and 003 in two groups
+    path.write_text(json.dumps(doc), encoding="utf-8")
     site = tmp_path / "site"
     build_incremental(data, site, jobs=1)
-    boards = status.BuildStatus.load(site).boards
-    assert boards is not None and any(f.endswith(".html") for f in boards.files)  # the sample data has a leaderboard
-    inodes = {f: (site / f).stat().st_ino for f in boards.files}
+    boards = {b.group: b for b in status.BuildStatus.load(site).boards if b.files}  # the partial run's group has none
+    assert sorted(boards) == [("popcorn", "another_configuration"), GROUP_000]
+    files = [f for b in boards.values() for f in b.files]
+    assert all(any(f.endswith(".html") for f in b.files) for b in boards.values())
+    inodes = {f: (site / f).stat().st_ino for f in files}
     _edit_reasoning(data, EDITED, "a reasoning string is in no table")
     assert build_incremental(data, site, jobs=1).rendered == 1
-    assert {f: (site / f).stat().st_ino for f in boards.files} == inodes  # kept as they were, not ranked again
-    shutil.copytree(data / EDITED, data / "seed-901-added")
+    assert {f: (site / f).stat().st_ino for f in files} == inodes  # kept as they were, not ranked again
+    shutil.copytree(data / EDITED, data / "seed-901-added")  # a run in seed 000's group
     build_incremental(data, site, jobs=1)
-    again = status.BuildStatus.load(site).boards
-    assert again is not None and again.inputs != boards.inputs
-    assert any((site / f).stat().st_ino != inodes[f] for f in boards.files if f in again.files)
+    again = {b.group: b for b in status.BuildStatus.load(site).boards}
+    grown, other = boards[GROUP_000], next(b for k, b in boards.items() if k != GROUP_000)
+    assert again[GROUP_000].inputs != grown.inputs
+    assert any((site / f).stat().st_ino != inodes[f] for f in grown.files)  # that group was ranked again
+    assert again[other.group] == other and all((site / f).stat().st_ino == inodes[f] for f in other.files)  # the other kept
 
 
 def test_grid_and_problem_pages_are_made_only_where_their_runs_changed(data: Path, tmp_path: Path,

@@ -20,7 +20,8 @@ from reporter import aggregates as ag
 from reporter.cli import main, result_line
 from reporter.collect import collect
 from reporter.collect.validation import load_validations
-from reporter.frames import from_records, load
+from reporter.frames import from_records
+from reporter.tables import load
 
 SEED3 = "seed-003-l2-p8"
 

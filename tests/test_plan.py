@@ -17,7 +17,8 @@ import pytest
 from reporter.render import plan, status, write
 from reporter.render.digest import RunDigest
 from reporter.render.incremental import globals_of
-from reporter.render.listings import _table_hash, runs_table
+from reporter.render.listings import _group_hash, runs_table
+from reporter.render.urls import Urls
 
 ALPHA = "kernelbench-sweep/kernelbench-level1_demo-alpha"
 
@@ -68,13 +69,22 @@ def test_the_runs_table_is_in_the_order_traces_are_read(sample_site: Path) -> No
     assert list(runs_table(renamed)["run_id"]) == [some[1].run_id, some[0].run_id, some[2].run_id]
 
 
-def test_the_leaderboards_key_names_the_global_inputs(sample_site: Path) -> None:
-    every = digests(sample_site)
-    urls = plan.urls_of(every)
+def test_a_groups_leaderboards_key_names_the_global_inputs_its_rows_and_its_slugs(sample_site: Path) -> None:
+    alpha = [d for d in digests(sample_site) if d.run_id.startswith(ALPHA)]
+    urls = plan.urls_of(alpha)
+    key = ("kernelbench", "level1_demo")
+
+    def h(ds: list[RunDigest], g: str = "g", u: Urls = urls) -> str:
+        return _group_hash(key, ds, u, g)
     # the global hash carries templates, static files, settings and the problem sets' fingerprint
-    assert _table_hash(every, urls, "templates A") == _table_hash(every, urls, "templates A")
-    assert _table_hash(every, urls, "templates A") != _table_hash(every, urls, "templates B")
-    assert _table_hash(every, urls, "g") != _table_hash(every[1:], urls, "g")
+    assert h(alpha, "templates A") == h(alpha, "templates A") != h(alpha, "templates B")
+    assert h(alpha) != h(alpha[1:])  # a run fewer
+    row = dict(alpha[0].row or ())
+    edited = dataclasses.replace(alpha[0], row=tuple({**row, "tokens_total": 1}.items()))
+    assert h(alpha) != h([edited, *alpha[1:]])  # a row changed
+    moved = dataclasses.replace(urls, runs={**urls.runs, alpha[0].run_id: "elsewhere"})
+    assert h(alpha) != h(alpha, u=moved)  # a run page moved: the charts link it
+    assert h(alpha) == h(list(reversed(alpha)))  # in any order
 
 
 def test_the_global_hash_covers_the_allow_list_and_the_reviews(tmp_path: Path) -> None:
@@ -134,7 +144,7 @@ def test_only_the_index_is_written_again_when_nothing_but_the_build_time_changed
     for name in ("index.html", "models/m.html", "runs.csv"):
         (site / name).write_text("as built")
     built = Listings([Page("index.html", "index.html", {"rows": [1]}), Page("models/m.html", "model.html", {"rows": [2]})],
-                     {"runs.csv": "run_id\nr1\n"}, [], status.Boards("h"), [])
+                     {"runs.csv": "run_id\nr1\n"}, [], (status.Boards(("b", "c"), "h"),), [])
     first, second = Writer(), Writer()
     n, marks = write._write_listings(first, site, built, ["g", {"style.css": "style.1.css"}, "2026-01-01 10:00:00 UTC"], {}, None)
     assert n == 2 and first.rendered == ["index.html", "models/m.html"] and first.written == ["runs.csv"]

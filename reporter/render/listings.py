@@ -5,16 +5,18 @@ one shard per model, `search`).
 The runs table behind leaderboards, grids and `runs.csv` is built from the rows the digests carry, in the
 order `reporter.collect` reads traces (their paths), so it is the table `reporter.load` returns.
 
-What depends on what: the leaderboards depend on the runs table and the site's URLs only, so when
-neither changed since the last build (an edited reasoning string changes neither) they are not ranked
-again and their files are kept (`Boards`, in the build status). A search shard is kept, and its rows are
-not indexed again, when its key (its rows and the global inputs) equals the last build's. Every other
-page is kept when its fingerprint (template, data, asset names) equals the last build's (`fingerprint`).
+What depends on what: a (benchmark, configuration) group's leaderboards depend on its rows of the runs
+table and its URLs only, so a group whose rows and URLs did not change since the last build (an edited
+reasoning string changes neither; a run added elsewhere changes another group's) is not ranked again and
+its files are kept (`Boards`, one per group in the build status). A search shard is kept, and its rows are
+not indexed again, when its key (its rows and the global inputs) equals the last build's. Grid and problem
+pages are kept when their runs' rows and URLs are the last build's (`Deferred`), without making their
+data. Every other page is kept when its fingerprint (template, data, asset names) equals the last build's
+(`fingerprint`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from collections.abc import Callable, Sequence
@@ -25,7 +27,8 @@ from typing import Any, overload
 import pandas as pd
 
 from ..core.errors import CollectError
-from .digest import RunDigest
+from ..core.vocab import MISSING_KEY
+from .digest import Row, RunDigest
 from .runpage import HOME, Deferred, Page
 from .search import MANIFEST, Shard
 from .status import Boards
@@ -39,7 +42,7 @@ class Listings:
     pages: list[Page | Deferred]  # to render (or keep, when their fingerprint is unchanged)
     files: dict[str, str]  # path in the site -> text (CSVs, the search manifest)
     kept: list[str]  # leaderboard files kept from the last build as they are
-    boards: Boards
+    boards: tuple[Boards, ...]  # each group's
     shards: list[Shard]  # the search index's, each written only when its key changed
 
 
@@ -50,26 +53,55 @@ def runs_table(digests: Sequence[RunDigest]) -> pd.DataFrame:
     return from_records([d.table_row() for d in ordered if d.row is not None])
 
 
-def _table_hash(digests: Sequence[RunDigest], urls: Urls, g: str) -> str:
-    rows = sorted((d.path, d.row) for d in digests)
-    blob = json.dumps([g, rows, repr(dataclasses.astuple(urls))], sort_keys=True, default=str)
+def _group(row: Row) -> GroupKey:
+    """The (benchmark, configuration) group a table row is ranked in (`aggregates.comparable`'s labels)."""
+    r = dict(row)
+    return (str(r.get("benchmark") or MISSING_KEY), str(r.get("configuration") or MISSING_KEY))
+
+
+def _group_hash(key: GroupKey, digests: Sequence[RunDigest], urls: Urls, g: str) -> str:
+    # what a group's boards read: its runs' table rows, their slugs (the charts link run pages), its own slug
+    rows = sorted((d.path, d.row, urls.runs[d.run_id]) for d in digests)
+    blob = json.dumps([g, key, urls.groups.get(key), rows], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def _boards(frame: pd.DataFrame, urls: Urls, h: str, prev: Boards | None, exists: Callable[[str], bool],
-            space: pd.DataFrame | None = None) -> tuple[list[Page], dict[str, str], Links, Boards]:
-    """The leaderboard pages and CSVs to write, and their links; none to write when `prev` made them from the same table."""
-    if prev is not None and prev.inputs == h and all(exists(f) for f in prev.files):
-        return [], {}, {k: list(v) for k, v in prev.links}, prev
+def _boards(digests: Sequence[RunDigest], urls: Urls, g: str, prev: Sequence[Boards], exists: Callable[[str], bool],
+            space: pd.DataFrame | None = None) -> tuple[list[Page], dict[str, str], Links, tuple[Boards, ...], list[str]]:
+    """Each group's leaderboard pages and CSVs to write, and their links; a group whose rows, URLs and global
+    inputs are those `prev` made its boards from keeps its files (the last value: the files kept)."""
     from .boards import leaderboards
-    pages, blobs, links = leaderboards(frame, urls, space)
-    files = {path: blob.decode("utf-8") for path, blob in sorted(blobs.items())}
-    made = Boards(h, tuple([p.path for p in pages] + list(files)), tuple((k, tuple(v)) for k, v in links.items()))
-    return pages, files, links, made
+    by_group: dict[GroupKey, list[RunDigest]] = {}
+    for d in digests:
+        if d.row is not None:
+            by_group.setdefault(_group(d.row), []).append(d)
+    before = {b.group: b for b in prev}
+    pages: list[Page] = []
+    files: dict[str, str] = {}
+    links: Links = {}
+    made: list[Boards] = []
+    kept: list[str] = []
+    for key, ds in sorted(by_group.items()):
+        h = _group_hash(key, ds, urls, g)
+        old = before.get(key)
+        if old is not None and old.inputs == h and all(exists(f) for f in old.files):
+            made.append(old)
+            kept += old.files
+            if old.links:
+                links[key] = list(old.links)
+            continue
+        # one group's runs alone: no board ranks runs of two groups, so its pages are those of the whole table
+        p, blobs, group_links = leaderboards(runs_table(ds), urls, space)
+        texts = {path: blob.decode("utf-8") for path, blob in sorted(blobs.items())}
+        pages += p
+        files.update(texts)
+        links.update(group_links)
+        made.append(Boards(key, h, tuple([x.path for x in p] + list(texts)), tuple(group_links.get(key, []))))
+    return pages, files, links, tuple(made), kept
 
 
 def listings(digests: list[RunDigest], urls: Urls, errors: Sequence[CollectError], g: str = "",
-             prev: Boards | None = None, exists: Callable[[str], bool] = lambda path: False,
+             prev: Sequence[Boards] = (), exists: Callable[[str], bool] = lambda path: False,
              space: pd.DataFrame | None = None) -> Listings:
     """`digests` in page order; `errors` the traces that could not be read (the index lists them); `prev`
     the last build's leaderboards and `exists` whether a file of the live site is there to keep; `space`
@@ -79,14 +111,13 @@ def listings(digests: list[RunDigest], urls: Urls, errors: Sequence[CollectError
     from .pages import listed, listing_pages
     from .search import manifest_js, shards
     frame = runs_table(digests)
-    board_pages, files, links, boards = _boards(frame, urls, _table_hash(digests, urls, g), prev, exists, space)
+    board_pages, files, links, boards, kept = _boards(digests, urls, g, prev, exists, space)
     rows = {d.run_id: listed(d, urls) for d in digests}
     search = Page("search.html", "search.html", {"title": "All runs · search", "crumbs": [HOME], "runs": len(digests)})
     pages = [*listing_pages(digests, rows, frame, urls, errors, links), search, *board_pages]
     files["runs.csv"] = export_bytes(frame, "csv").decode("utf-8")
     index = shards(((d.model, d.index_row(urls)) for d in digests), g)
     files[MANIFEST] = manifest_js(index)
-    kept = [f for f in boards.files if not board_pages and f not in files]
     return Listings(pages, dict(sorted(files.items())), kept, boards, index)
 
 

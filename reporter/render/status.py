@@ -32,7 +32,9 @@ if TYPE_CHECKING:
 STATUS_FILE = ".reporter-status.json"
 CACHE_DIR = ".reporter-cache"  # content-addressed caches (highlighted code) that outlive one build
 STATE = (MARKER, STATUS_FILE)  # the build's own state at the site's top, never listed as written
-STATUS_FORMAT = 5  # 3: the status lists every file the build wrote (`written`), and the marker its hash; 4: typed digests with the runs-table row; 5: listing fingerprints
+# 3: the status lists every file the build wrote (`written`), and the marker its hash; 4: typed digests with
+# the runs-table row; 5: listing fingerprints; 6: leaderboards kept per group
+STATUS_FORMAT = 6
 STATUS_PREFIX = "status: "  # the marker's line naming the status file's sha256
 
 Signature = list[Any]  # [size, mtime_ns, sha256]
@@ -76,19 +78,21 @@ def context_hash(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Boards:
-    """The leaderboards of one build: what they were made from, the files they wrote, the index's links."""
+    """One (benchmark, configuration) group's leaderboards in one build: what they were made from, the files
+    they wrote and the index's links to them."""
 
-    inputs: str  # hash of the runs table and the URLs
+    group: tuple[str, str]
+    inputs: str  # hash of the group's runs-table rows, its URLs and the global inputs
     files: tuple[str, ...] = ()
-    links: tuple[tuple[tuple[str, str], tuple[tuple[str, str], ...]], ...] = ()
+    links: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"inputs": self.inputs, "files": list(self.files), "links": [[list(k), [list(x) for x in v]] for k, v in self.links]}
+        return {"group": list(self.group), "inputs": self.inputs, "files": list(self.files), "links": [list(x) for x in self.links]}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Boards:
-        return cls(doc["inputs"], tuple(doc["files"]),
-                   tuple(((str(k[0]), str(k[1])), tuple((str(a), str(b)) for a, b in v)) for k, v in doc["links"]))
+        return cls((str(doc["group"][0]), str(doc["group"][1])), doc["inputs"], tuple(doc["files"]),
+                   tuple((str(a), str(b)) for a, b in doc["links"]))
 
 
 @dataclass
@@ -113,7 +117,7 @@ class BuildStatus:
     tree: str = ""  # hash of the site's file list (names, sizes, times): a file added or edited by hand is a change
     sources: str = ""  # hash of what every digest depends on besides its run's files (`sources_hash`)
     listing: dict[str, str] = field(default_factory=dict)  # page or file above the run pages -> its fingerprint
-    boards: Boards | None = None  # the leaderboards and what they were made from
+    boards: tuple[Boards, ...] = ()  # each group's leaderboards and what they were made from
 
     @classmethod
     def load(cls, site: Path) -> BuildStatus:
@@ -125,7 +129,7 @@ class BuildStatus:
                 return cls()
             runs = {k: RunStatus(v["inputs"], v["folders"], RunDigest.from_json(v["digest"]), v.get("page", ""), v.get("files", []))
                     for k, v in doc["runs"].items()}
-            boards = Boards.from_json(doc["boards"]) if doc.get("boards") else None
+            boards = tuple(Boards.from_json(b) for b in doc.get("boards", []))
             return cls(doc["version"], doc["globals"], runs, doc.get("aggregates", ""), doc.get("tree", ""), doc.get("sources", ""),
                        dict(doc.get("listing", {})), boards)
         except (CollectError, OSError, ValueError, KeyError, TypeError):
@@ -136,7 +140,7 @@ class BuildStatus:
         self.tree = tree_hash(folder)
         doc = {"format": STATUS_FORMAT, "version": self.version, "globals": self.globals, "aggregates": self.aggregates,
                "tree": self.tree, "sources": self.sources, "written": sorted(written),
-               "listing": dict(sorted(self.listing.items())), "boards": self.boards.to_json() if self.boards else None,
+               "listing": dict(sorted(self.listing.items())), "boards": [b.to_json() for b in self.boards],
                "runs": {k: self.runs[k].to_json() for k in sorted(self.runs)}}
         blob = clean(json.dumps(doc, separators=(",", ":"))).encode("utf-8")
         (folder / STATUS_FILE).write_bytes(blob)
