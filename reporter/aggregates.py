@@ -95,15 +95,18 @@ def on_basis(frame: pd.DataFrame, basis: Basis | str = DEFAULT_BASIS) -> pd.Data
     return frame.assign(basis=b.value, **picked)
 
 
-def scoped(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | None = DEFAULT_EXCLUDE,
-           basis: Basis | str = DEFAULT_BASIS) -> pd.DataFrame:
-    """`comparable` runs on one basis (optionally re-validated ones only) with `excluded` and `counts` added."""
-    out = on_basis(comparable(frame), basis)
+def _restricted(out: pd.DataFrame, revalidated_only: bool) -> pd.DataFrame:
+    """Runs on one basis, optionally re-validated ones only, judged by our verdict: before `_excluding`."""
     if revalidated_only:
         out = out.loc[out["revalidated_correct"].notna()].copy()
         out["correct"] = out["revalidated_correct"].astype(bool)
         out["speedup"] = out["speedup"].where(out["speedup_source"] == Source.RE_VALIDATED)
     out["correct"] = out["correct"].fillna(False).astype(bool)
+    return out
+
+
+def _excluding(frame: pd.DataFrame, exclude: str | None) -> pd.DataFrame:
+    out = frame.copy()
     out["excluded"] = out[exclude].fillna(False).astype(bool) if exclude is not None else False
     # no speedup for an incorrect or failed kernel, nor an excluded one (exclude=None keeps a suspect's, to count it
     # KernelBench's way)
@@ -112,6 +115,24 @@ def scoped(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | N
     speed = out["speedup"].astype("float64")
     real = speed.notna() & np.isfinite(speed) & (speed > 0)  # NaN, infinite or negative speedups never count
     out["counts"] = out["correct"] & ~out["excluded"] & real
+    return out
+
+
+def scoped(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | None = DEFAULT_EXCLUDE,
+           basis: Basis | str = DEFAULT_BASIS) -> pd.DataFrame:
+    """`comparable` runs on one basis (optionally re-validated ones only) with `excluded` and `counts` added."""
+    return _excluding(_restricted(on_basis(comparable(frame), basis), revalidated_only), exclude)
+
+
+def scopes(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | None = DEFAULT_EXCLUDE
+           ) -> dict[Basis, tuple[pd.DataFrame, pd.DataFrame]]:
+    """`scoped` on every basis, with `exclude` and with none (KernelBench's count of a suspect), sharing what
+    the six have in common: a board needs all of them."""
+    base = comparable(frame)
+    out = {}
+    for b in Basis:
+        on = _restricted(on_basis(base, b), revalidated_only)
+        out[b] = (_excluding(on, exclude), _excluding(on, None))
     return out
 
 

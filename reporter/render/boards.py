@@ -185,7 +185,8 @@ def basis_boards(board: Board, revalidated_only: bool, urls: Urls) -> tuple[list
     """The board's table and charts on each timing basis, device time first and shown by default; a board
     with no re-measured speedup has one view, headed as the harness's recorded numbers. Also the board's n, as
     its definition of fast_p says it (`universe_sentence`), and how many runs it scopes."""
-    scoped = ag.scoped(board.runs, revalidated_only)
+    every = ag.scopes(board.runs, revalidated_only)
+    scoped = every[ag.DEFAULT_BASIS][0]
     measured = bool(scoped["speedup_source"].eq(Source.RE_VALIDATED).fillna(False).any())
     mixed = measured and bool(scoped["speedup_source"].eq(Source.RECORDED).fillna(False).any())
     words = recorded_words(scoped)
@@ -193,8 +194,8 @@ def basis_boards(board: Board, revalidated_only: bool, urls: Urls) -> tuple[list
     sentence = ""
     for b in Basis if measured else (Basis.DEVICE,):
         # each basis's runs scoped once, for the table and the charts alike
-        runs = scoped if b is ag.DEFAULT_BASIS else ag.scoped(board.runs, revalidated_only, basis=b)
-        table = ag.board_table(runs, ag.scoped(board.runs, revalidated_only, None, b), board.by, space=board.space)
+        runs, kernelbench_count = every[b]
+        table = ag.board_table(runs, kernelbench_count, board.by, space=board.space)
         sentence = sentence or universe_sentence(table)
         ns = {str(m): int(n) for m, n in zip(table["model"], table["problems"])}  # one row per model on a board
         rows = BasisBoard(board_rows(table, mixed), *_figures(runs, urls, b, ns))
