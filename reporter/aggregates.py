@@ -37,7 +37,7 @@ import pandas as pd
 
 from .collect.problemset import ProblemSet
 from .collect.problemset import find as find_problem_sets
-from .core.checks import speedup_reported
+from .core.checks import fast_n, speedup_reported
 from .core.schema import Basis
 from .core.vocab import MISSING_KEY, RUNTIME_FAILURES, GridState, RunVerdict, Source
 
@@ -258,8 +258,8 @@ def _group_row(b: dict[str, list[Any]], rows: list[int], fast_ps: Sequence[float
         "revalidated": sum(1 for i in rows if b["revalidated_correct"][i] is not None),
         "recorded_only": sum(1 for i in rows if b["speedup_source"][i] == Source.RECORDED),
         "baseline_other_gpu": true("baseline_other_gpu"), "excluded": true("excluded"),
-        "compile_n": len(compiled), "compile_fast_1.0_n": sum(1 for c in compiled if c > 1.0), "geomean_n": len(speeds)}
-    out |= {f"{fast_column(p)}_n": sum(1 for x in speeds if x > p) for p in fast_ps}
+        "compile_n": len(compiled), "compile_fast_1.0_n": fast_n(compiled, 1.0), "geomean_n": len(speeds)}
+    out |= {f"{fast_column(p)}_n": fast_n(speeds, p) for p in fast_ps}
     return out | {"geomean": _mean_log(speeds), "compile_geomean": _mean_log(compiled)}
 
 
@@ -290,7 +290,7 @@ def _fast_counts(runs: pd.DataFrame, by: Sequence[str], fast_ps: Sequence[float]
     out: dict[Key, dict[str, int]] = {}
     for k, rows in _groups(_keys(best, [*by, "model"])).items():
         speeds = [speed[i] for i in rows if counts[i]]
-        out[k] = {f"{fast_column(p)}_with_suspects_n": sum(1 for x in speeds if x > p) for p in fast_ps}
+        out[k] = {f"{fast_column(p)}_with_suspects_n": fast_n(speeds, p) for p in fast_ps}
     return out
 
 

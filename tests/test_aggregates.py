@@ -302,3 +302,10 @@ def test_the_revalidated_view_keeps_no_recorded_speedup() -> None:
     r = row(ag.leaderboard(table, revalidated_only=True), "R")
     assert (r["correct"], r["fast_1.0_n"], r["geomean_n"]) == (2, 1, 1) and r["geomean"] == pytest.approx(3.0)
     assert row(ag.leaderboard(table), "R")["fast_1.0_n"] == 2  # all runs: the recorded figure counts, as "recorded"
+
+
+def test_fast_p_counts_a_speedup_strictly_above_p() -> None:
+    from reporter.core.checks import fast_n
+    assert fast_n([1.0, 1.5, 2.0], 1.0) == 2  # exactly p is not faster than p (KernelBench: speedup > p)
+    assert fast_n([1.0], 1.0) == 0 and fast_n([1.0000001], 1.0) == 1
+    assert fast_n([0.5, 0.01], 0.0) == 2 and fast_n([], 0.0) == 0

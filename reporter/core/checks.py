@@ -6,7 +6,7 @@ Each flag is keyed by the field it concerns (``group.field``) so the page can pu
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
@@ -25,6 +25,11 @@ LAUNCH_FLOOR_US = 2.0
 TABLE_INT_LIMIT = 2**63 - 1
 
 
+
+
+def fast_n(speeds: Sequence[float], p: float) -> int:
+    """fast_p's numerator: the problems whose counting speedup is strictly above p (KernelBench's `> p`)."""
+    return sum(1 for x in speeds if x > p)
 
 
 def speedup_reported(correct: bool | None, suspect: bool | None) -> bool:

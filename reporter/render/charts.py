@@ -10,6 +10,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from ..core.checks import fast_n
 from ..core.records import Turn
 from . import numbers
 
@@ -134,7 +135,7 @@ def fast_p_curves(series: list[tuple[str, list[float], int]]) -> Figure:
     ps = [round(top * i / 100, 4) for i in range(101)]
     data = []
     for model, speedups, attempted in series:
-        ys = [sum(1 for x in speedups if x > p) / attempted if attempted else 0 for p in ps]
+        ys = [fast_n(speedups, p) / attempted if attempted else 0 for p in ps]
         data.append(_scatter(x=ps, y=ys, mode="lines", name=_label(model), line={"shape": "hv"},
                              hovertemplate=f"{_label(model)}<br>p=%{{x:.2f}}<br>fast_p=%{{y:.2f}}<extra></extra>"))
     layout = {**LAYOUT, "height": 380, "title": {"text": "fast_p: correct and faster than p× (share of the n problems)", "x": 0},
