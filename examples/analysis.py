@@ -26,7 +26,7 @@ print(f"{len(runs)} runs, {runs['model'].nunique()} models, {int(runs['revalidat
 
 # %% The leaderboards, as the site shows them: fast_p over the problem set recorded at import (KernelBench's n;
 # where none was recorded, over the attempted problems), with and without the suspect runs counted.
-space = ag.load_universe(args.data)
+space = reporter.frames.load_universe(args.data)
 board = ag.leaderboard(runs, space=space)
 columns = ["benchmark", "level", "configuration", "model", "problems", "attempted", "not_attempted", "correct",
            "revalidated", "fast_0.0", "fast_1.0", "fast_1.0_with_suspects", "fast_2.0", "geomean", "geomean_n"]

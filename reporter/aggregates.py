@@ -29,14 +29,11 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .collect.problemset import ProblemSet
-from .collect.problemset import find as find_problem_sets
 from .core.checks import fast_n, speedup_reported
 from .core.schema import Basis
 from .core.vocab import MISSING_KEY, RUNTIME_FAILURES, GridState, RunVerdict, Source
@@ -168,21 +165,6 @@ def best_per_problem(frame: pd.DataFrame, by: Sequence[str] = LEADERBOARD_KEYS) 
     return frame.iloc[_best_positions(frame, list(dict.fromkeys([*by, "model", *PROBLEM_KEYS])))]
 
 
-UNIVERSE_COLUMNS: tuple[str, ...] = ("scope", "benchmark", "level", "problem_id", "problem", "sha256")
-
-
-def universe(sets: Sequence[ProblemSet]) -> pd.DataFrame:
-    """The recorded problem sets (`collect.problemset.find`) as a table: a row per problem and the folder of
-    DATA whose runs it applies to (`scope`, "" for all of DATA)."""
-    rows = [(ps.scope, p.benchmark, p.level, p.problem_id, p.file, p.sha256) for ps in sets for p in ps.problems.values()]
-    return pd.DataFrame(rows, columns=list(UNIVERSE_COLUMNS)).astype({"level": "int64", "problem_id": "int64"})
-
-
-def load_universe(data: str | Path) -> pd.DataFrame:
-    """Every problem set recorded under DATA (`reporter import kernelbench --problems`), as `universe`."""
-    return universe(find_problem_sets(Path(data)))
-
-
 def _in_scope(run_id: str, scope: str) -> bool:
     return not scope or run_id == scope or run_id.startswith(f"{scope}/")
 
@@ -307,7 +289,7 @@ def leaderboard(frame: pd.DataFrame, by: Sequence[str] = LEADERBOARD_KEYS, fast_
                 basis: Basis | str = DEFAULT_BASIS, space: pd.DataFrame | None = None) -> pd.DataFrame:
     """A row per group × model: denominators, counts, fast_p (share and numerator) and the geometric mean.
 
-    `space` is the recorded problem set (`load_universe`): fast_p divides by its problems (`problems`), and
+    `space` is the recorded problem set (`frames.load_universe`): fast_p divides by its problems (`problems`), and
     a problem with no run counts as `not_attempted`. `fast_<p>_with_suspects` is fast_p with the suspect runs
     counted (KernelBench's own scoring, which has no cheat checks); `compile_*` compare with torch.compile
     where the harness recorded a torch.compile baseline."""

@@ -25,6 +25,7 @@ from .core.units import to_ms
 from .core.vocab import UNJUDGED, RunVerdict, Source
 
 if TYPE_CHECKING:
+    from .collect.problemset import ProblemSet
     from .collect.traces import RunRecord
     from .collect.validation import CachedValidation
     from .core.records import ValidationResult
@@ -277,3 +278,19 @@ def export_bytes(frame: pd.DataFrame, fmt: str) -> bytes:
         frame.to_parquet(buf, index=False)
         return buf.getvalue()
     raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(EXPORT_FORMATS)}")
+
+
+UNIVERSE_COLUMNS: tuple[str, ...] = ("scope", "benchmark", "level", "problem_id", "problem", "sha256")
+
+
+def universe(sets: Sequence[ProblemSet]) -> pd.DataFrame:
+    """The recorded problem sets (`collect.problemset.find`) as a table: a row per problem and the folder of
+    DATA whose runs it applies to (`scope`, "" for all of DATA)."""
+    rows = [(ps.scope, p.benchmark, p.level, p.problem_id, p.file, p.sha256) for ps in sets for p in ps.problems.values()]
+    return pd.DataFrame(rows, columns=list(UNIVERSE_COLUMNS)).astype({"level": "int64", "problem_id": "int64"})
+
+
+def load_universe(data: str | Path) -> pd.DataFrame:
+    """Every problem set recorded under DATA (`reporter import kernelbench --problems`), as `universe`."""
+    from .collect.problemset import find
+    return universe(find(Path(data)))

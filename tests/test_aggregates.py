@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from reporter import aggregates as ag
-from reporter.frames import from_records
+from reporter.frames import UNIVERSE_COLUMNS, from_records
 
 
 def run(model: str, pid: int, correct: bool | None, speedup: float | None, *, reval: bool | None = None, level: int = 1,
@@ -276,7 +276,7 @@ def test_partial_runs_are_counted_on_the_index_but_never_ranked() -> None:
 
 def space(*problem_ids: int, level: int = 1) -> pd.DataFrame:
     return pd.DataFrame([("", "kernelbench", level, pid, f"{pid}_p.py", "0" * 64) for pid in problem_ids],
-                        columns=list(ag.UNIVERSE_COLUMNS))
+                        columns=list(UNIVERSE_COLUMNS))
 
 
 def test_fast_p_divides_by_the_recorded_problem_set_for_every_model() -> None:

@@ -28,6 +28,7 @@ from click.testing import CliRunner
 
 from reporter import aggregates as ag
 from reporter.cli import main
+from reporter.frames import load_universe
 from reporter.tables import load
 
 CLEAN = '''import torch
@@ -110,7 +111,7 @@ def boards(tmp_path_factory: pytest.TempPathFactory) -> tuple[object, object]:
     root = sweep(tmp_path_factory.mktemp("kb"))
     out = root / "data"
     imported(root, out)
-    frame, space = load(out), ag.load_universe(out)
+    frame, space = load(out), load_universe(out)
     return (ag.leaderboard(frame, space=space).set_index(["level", "model"]),
             ag.leaderboard(frame, by=("benchmark", "configuration"), space=space).set_index("model"))
 

@@ -25,8 +25,6 @@ LAUNCH_FLOOR_US = 2.0
 TABLE_INT_LIMIT = 2**63 - 1
 
 
-
-
 def fast_n(speeds: Sequence[float], p: float) -> int:
     """fast_p's numerator: the problems whose counting speedup is strictly above p (KernelBench's `> p`)."""
     return sum(1 for x in speeds if x > p)

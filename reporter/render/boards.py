@@ -71,7 +71,7 @@ class Board:
     runs: pd.DataFrame
     by: tuple[str, ...]
     levels: tuple[tuple[str, str], ...] = ()  # (label, href) of the per-level boards, on an all-levels page
-    space: pd.DataFrame | None = None  # the recorded problem set (aggregates.load_universe)
+    space: pd.DataFrame | None = None  # the recorded problem set (frames.load_universe)
 
 
 def _fast(row: dict[str, Any], p: float) -> FastCell:

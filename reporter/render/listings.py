@@ -105,7 +105,7 @@ def listings(digests: list[RunDigest], urls: Urls, errors: Sequence[CollectError
              space: pd.DataFrame | None = None) -> Listings:
     """`digests` in page order; `errors` the traces that could not be read (the index lists them); `prev`
     the last build's leaderboards and `exists` whether a file of the live site is there to keep; `space`
-    the recorded problem sets (`aggregates.load_universe`), the leaderboards' denominators (`g` must then
+    the recorded problem sets (`frames.load_universe`), the leaderboards' denominators (`g` must then
     name their fingerprint, so a changed set makes the boards again)."""
     from ..frames import export_bytes
     from .pages import listed, listing_pages

@@ -132,8 +132,8 @@ def write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, sta
         shared = {**shared, "tmp": str(writer.tmp), "generated": generated, "assets": writer.assets, "urls": plan.urls}
         problems = _render_runs(data, plan, runs, shared, jobs, progress)
         digests = [d for d in report.digests if d.run_id in runs]
-        from ..aggregates import load_universe
         from ..collect.problemset import fingerprint
+        from ..frames import load_universe
         sets = fingerprint(data)[0]  # the leaderboards' denominators: a changed problem set makes them again
         built = listings(digests, plan.urls, report.errors, f"{plan.globals} {sorted(writer.assets.items())} {sets}",
                          plan.prev.boards, lambda path: (site / path).is_file(), load_universe(data))
