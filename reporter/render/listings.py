@@ -22,9 +22,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any, overload
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, overload
 
 from ..core.errors import CollectError
 from ..core.vocab import MISSING_KEY
@@ -33,6 +31,9 @@ from .runpage import HOME, Deferred, Page
 from .search import MANIFEST, Shard
 from .status import Boards
 from .urls import GroupKey, Urls
+
+if TYPE_CHECKING:  # pandas is imported where a table is made: an up-to-date build never needs it
+    import pandas as pd
 
 Links = dict[GroupKey, list[tuple[str, str]]]  # per group, the leaderboard links the index shows
 
@@ -126,6 +127,7 @@ class _Unstable(Exception):
 
 
 def _text(value: Any) -> str:
+    import pandas as pd
     if isinstance(value, pd.DataFrame | pd.Series):
         raise _Unstable
     return repr(value)

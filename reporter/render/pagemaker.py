@@ -1,7 +1,7 @@
 """Per-run work of a streaming build, done in worker processes: a run's digest, and its page files.
 
 A digest (`digest.RunDigest`) is what every page above the run pages needs of a run; the page files are
-the run page, its lazy chunk and text view, and the downloadable sources. Both are made from a run the
+the run page, its lazy chunk and the downloadable sources. Both are made from a run the
 worker loads itself, so the parent never holds a trace. Everything one run needs is inside the worker's
 guard: no value of one run may cost the others (or the site).
 """
