@@ -196,5 +196,13 @@
     });
   }
 
-  document.addEventListener('DOMContentLoaded', function () { setupBasis(); drawCharts(); setupTables(); setupWideTables(); setupKeys(); });
+  // plotly.js is 4.8 MB, seconds of parsing on a phone: it loads async, so tables, filters and keys work at
+  // once and the charts are drawn when it has run (an async script may also run before this handler does).
+  function whenPlotly(fn) {
+    if (window.Plotly) { fn(); return; }
+    var s = document.getElementById('plotly-js');
+    if (s) s.addEventListener('load', fn);
+  }
+
+  document.addEventListener('DOMContentLoaded', function () { setupBasis(); whenPlotly(drawCharts); setupTables(); setupWideTables(); setupKeys(); });
 })();

@@ -87,8 +87,20 @@
   function cell(tr, text, href) {
     var td = document.createElement('td');
     if (href) { var a = document.createElement('a'); a.href = href; a.textContent = text; td.appendChild(a); }
-    else td.textContent = text;
+    else words(td, text);
     tr.appendChild(td);
+  }
+
+  // As the pages' `words` filter: each hyphenated word an inline block, so a line never breaks at its hyphen
+  // when the word would fit on the next line.
+  function words(el, text) {
+    String(text).split(/(\s+)/).forEach(function (part) {
+      if (part.indexOf('-') < 0) { el.appendChild(document.createTextNode(part)); return; }
+      var w = document.createElement('span');
+      w.className = 'w';
+      w.textContent = part;
+      el.appendChild(w);
+    });
   }
 
   // Every shard's matches (prefix, AND, as one index would), merged: best score first, ties in page order.

@@ -84,3 +84,10 @@ def test_markdown_shows_raw_html_as_text_and_keeps_only_web_and_mail_links() -> 
     assert html == ('<p>&lt;b&gt;x&lt;/b&gt; &lt;script&gt;alert(1)&lt;/script&gt; <img alt="i"> <a rel="noopener noreferrer">d</a> '
                     '<a href="https://example.com/a" rel="noopener noreferrer">h</a> [j](javascript:alert(1)) '
                     '<a href="mailto:a@b.c" rel="noopener noreferrer">m</a></p>\n')
+
+
+def test_words_keeps_each_hyphenated_word_whole_and_escapes() -> None:
+    from reporter.render.text import words
+    assert words("kernelbench · example-sweep") == 'kernelbench · <span class="w">example-sweep</span>'
+    assert words("a <b>-x</b>") == 'a <span class="w">&lt;b&gt;-x&lt;/b&gt;</span>'
+    assert words("no hyphen here") == "no hyphen here"

@@ -25,7 +25,7 @@ from pygments.util import ClassNotFound
 
 from .numbers import DASH, num, speedup, time_ms
 
-__all__ = ["DASH", "code", "home_paths", "json_args", "markdown", "ms", "num", "pygments_css", "speedup"]
+__all__ = ["DASH", "code", "home_paths", "json_args", "markdown", "ms", "num", "pygments_css", "speedup", "words"]
 
 # A user's home or scratch folder at the start of a path in a log (a compiler's, the validator's): shown as
 # `~`, so a published page does not name the people or machines that ran the build.
@@ -35,6 +35,16 @@ _HOME = re.compile(r"(?<![\w.~/-])(?:/(?:home|scratch|Users)/[^/\s'\"`:;,()\[\]]
 def home_paths(log: str) -> str:
     """`log` with `/home/<name>`, `/scratch/<name>`, `/Users/<name>` and `/root` shown as `~`."""
     return _HOME.sub("~", log)
+
+
+_SPACES = re.compile(r"(\s+)")
+
+
+def words(value: object) -> Markup:
+    """`value` escaped, each hyphenated word in a `.w` span (an inline block): a line breaks before
+    "example-sweep" rather than after "example-", and a word wider than its box still wraps inside it."""
+    return Markup("").join(Markup('<span class="w">{}</span>').format(part) if "-" in part else escape(part)
+                           for part in _SPACES.split(str(value)))
 
 
 _TAGS = set(nh3.ALLOWED_TAGS)
