@@ -59,15 +59,22 @@ def browser() -> Iterator[object]:
         b.close()
 
 
+def without_charts(page: object) -> None:
+    """plotly.js served empty to `page`, over http and file:// alike: for tests of tables, links and lazy text,
+    which would otherwise wait while it is parsed (4.8 MB, ~3 s of a busy core on every page with charts)."""
+    page.route("**/static/plotly.*", lambda route: route.fulfill(body="", content_type="text/javascript"))  # type: ignore[attr-defined]
+
+
 def open_page(browser: object, url: str, charts: bool = True) -> tuple[object, list[str]]:
-    """A new page at `url` and the errors it reports. charts=False returns at DOMContentLoaded, before the async
-    plotly.js (4.8 MB, ~3 s of parsing on two busy cores) has run: for tests of tables, links and lazy text."""
+    """A new page at `url` and the errors it reports; charts=False: `without_charts`."""
     page = browser.new_page()  # type: ignore[attr-defined]
+    if not charts:
+        without_charts(page)
     problems: list[str] = []
     page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
     page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
     page.on("dialog", lambda d: (problems.append(f"dialog: {d.message}"), d.dismiss()))
-    page.goto(url, wait_until="load" if charts else "domcontentloaded")
+    page.goto(url)
     return page, problems
 
 
@@ -113,7 +120,7 @@ def test_every_internal_link_resolves_over_http(served: tuple[str, Path], browse
     page = browser.new_page()  # type: ignore[attr-defined]
     # Links are what this test follows: the charts need not be drawn on each of ~45 pages (plotly.js is still
     # fetched below, like every other script a page names, and must resolve).
-    page.route("**/static/plotly.*", lambda route: route.abort())
+    without_charts(page)
     seen: set[str] = set()
     todo = [base + "index.html"]
     while todo:
@@ -228,16 +235,16 @@ def test_tables_work_before_plotly_arrives_and_charts_follow_it(served: tuple[st
 def test_keyboard_moves_between_runs(corpus_site: Path, browser: object) -> None:
     model_page = max((corpus_site / "models").glob("*.html"), key=lambda p: p.read_text().count("<tr>"))
     page, problems = open_page(browser, model_page.as_uri(), charts=False)
-    with page.expect_navigation(wait_until="domcontentloaded"):
+    with page.expect_navigation():
         page.locator("tbody a").first.click()
     first = page.url
-    with page.expect_navigation(wait_until="domcontentloaded"):
+    with page.expect_navigation():
         page.keyboard.press("j")
     assert page.url != first and "/runs/" in page.url
-    with page.expect_navigation(wait_until="domcontentloaded"):
+    with page.expect_navigation():
         page.keyboard.press("k")
     assert page.url == first
-    with page.expect_navigation(wait_until="domcontentloaded"):
+    with page.expect_navigation():
         page.keyboard.press("u")
     assert "/models/" in page.url
     assert not problems, problems
@@ -305,14 +312,14 @@ def test_search_finds_a_kernel_by_name(served: tuple[str, Path], browser: object
     trace = read_trace(DATA / "seed-003-l2-p8" / "trace.json")
     name = kernel_names(trace.final_kernel.source if trace.final_kernel else "")[0]
     url = base + "search.html" if how == "http" else (site / "search.html").as_uri()
-    page, problems = open_page(browser, url)
+    page, problems = open_page(browser, url, charts=False)  # the run page it opens has charts, not looked at
     page.locator("#runindex tbody tr").first.wait_for(timeout=10000)
     page.fill("#runindex input[type=search]", name)
     # Its model's shard may arrive after the first row shows: wait for the count (no page eval: the CSP forbids it).
     playwright.expect(page.locator("#runindex tbody tr")).to_have_count(1)
     link = page.locator("#runindex tbody tr a").first
     assert link.get_attribute("href") == "runs/seed-003-l2-p8.html"
-    with page.expect_navigation(wait_until="domcontentloaded"):
+    with page.expect_navigation():
         link.click()
     assert page.url.endswith("runs/seed-003-l2-p8.html")
     assert not problems, problems
