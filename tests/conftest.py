@@ -90,6 +90,34 @@ def sample_data(tmp_path: Path) -> Path:
     return dest
 
 
+# A run with kernel versions and a profile, a partial run, and a run with Nsight Compute counters.
+SMALL_RUNS = ("seed-000-l2-p10", "seed-001-partial", "seed-003-l2-p8")
+
+
+def small_copy(dest: Path) -> Path:
+    """SMALL_RUNS of data/ and its whole validation cache, at `dest`: for tests of messages and rebuild rules,
+    which need runs of each kind, not all 16 (a build of these costs ~1.4 CPU-s, of data/ ~3.3)."""
+    dest.mkdir(parents=True)
+    for name in (*SMALL_RUNS, "validation"):
+        shutil.copytree(DATA / name, dest / name)
+    return dest
+
+
+@pytest.fixture
+def small_data(tmp_path: Path) -> Path:
+    """A private `small_copy` of data/ at tmp_path/data."""
+    return small_copy(tmp_path / "data")
+
+
+def validation_entry(data: Path, run: str) -> Path:
+    """The cached result of `run`'s final kernel (against its reference) in DATA/validation."""
+    from reporter.collect import read_trace
+    from reporter.core import cache
+    trace = read_trace(data / run / "trace.json")
+    assert trace.final_kernel is not None and trace.reference_source is not None, run
+    return next(cache.entry_dir(data, cache.content_key(trace.final_kernel.source, trace.reference_source)).glob("*.json"))
+
+
 def _run_root(factory: pytest.TempPathFactory) -> Path:
     """The folder shared by every xdist worker of this run (each worker's base temp is inside it)."""
     base = factory.getbasetemp()

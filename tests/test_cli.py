@@ -9,32 +9,32 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import DATA, write_trace
+from conftest import DATA, validation_entry, write_trace
 from reporter.cli import main
 from reporter.collect import collect
 from reporter.core.errors import CacheError, ConfigError, NoDeviceError, PublishError, StrictError
 
 
-def test_build_summary_line(tmp_path: Path) -> None:
-    res = CliRunner().invoke(main, ["build", str(DATA), str(tmp_path / "site"), "--no-validate"])
+def test_build_summary_line(tmp_path: Path, small_data: Path) -> None:
+    res = CliRunner().invoke(main, ["build", str(small_data), str(tmp_path / "site"), "--no-validate"])
     assert res.exit_code == 0, res.output
     last = res.output.strip().splitlines()[-1]
-    runs = len(collect(DATA).runs)
+    runs = len(collect(small_data).runs)
     pages = len(list((tmp_path / "site").rglob("*.html")))
     assert last.startswith(f"read {runs} runs (0 unreadable), wrote {pages} pages to ") and " s" in last
-    flagged = sum(len(r.flags) for r in collect(DATA).runs)
+    flagged = sum(len(r.flags) for r in collect(small_data).runs)
     assert f"flagged {flagged} recorded values" in last and flagged > 0
 
 
-def test_strict_turns_bad_traces_into_a_failure(tmp_path: Path, sample_data: Path) -> None:
-    write_trace(sample_data, "broken", '{"schema_version": 2}')
+def test_strict_turns_bad_traces_into_a_failure(tmp_path: Path, small_data: Path) -> None:
+    write_trace(small_data, "broken", '{"schema_version": 2}')
     runner = CliRunner()
-    lax = runner.invoke(main, ["build", str(sample_data), str(tmp_path / "a"), "--no-validate"])
+    lax = runner.invoke(main, ["build", str(small_data), str(tmp_path / "a"), "--no-validate"])
     assert lax.exit_code == 0
     assert "broken/trace.json: run: Field required" in lax.output
     assert (tmp_path / "a" / "runs" / "seed-000-l2-p10.html").is_file()  # nothing valid is dropped
     before = {p: p.read_bytes() for p in (tmp_path / "a").rglob("*") if p.is_file()}
-    strict = runner.invoke(main, ["build", str(sample_data), str(tmp_path / "a"), "--no-validate", "--strict"])
+    strict = runner.invoke(main, ["build", str(small_data), str(tmp_path / "a"), "--no-validate", "--strict"])
     assert strict.exit_code == StrictError.exit_code == 3, strict.output
     assert "left as it was" in strict.output
     # --strict leaves the previous site exactly as it was, and no temporary folder behind
@@ -42,16 +42,16 @@ def test_strict_turns_bad_traces_into_a_failure(tmp_path: Path, sample_data: Pat
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "data"]
 
 
-def test_strict_counts_an_unreadable_cache_entry(tmp_path: Path, sample_data: Path) -> None:
+def test_strict_counts_an_unreadable_cache_entry(tmp_path: Path, small_data: Path) -> None:
     # No trace is bad: the only problem is a cache entry, which must be named, counted and fail --strict.
-    entry = next((sample_data / "validation").glob("*/*.json"))
+    entry = validation_entry(small_data, "seed-000-l2-p10")
     entry.write_text("{not json", encoding="utf-8")
     runner = CliRunner()
-    lax = runner.invoke(main, ["build", str(sample_data), str(tmp_path / "a"), "--no-validate"])
+    lax = runner.invoke(main, ["build", str(small_data), str(tmp_path / "a"), "--no-validate"])
     assert lax.exit_code == 0, lax.output
     assert f"warning: could not read {entry}: (json): not valid JSON" in lax.output
     assert "1 file not used" in lax.output
-    strict = runner.invoke(main, ["build", str(sample_data), str(tmp_path / "b"), "--no-validate", "--strict"])
+    strict = runner.invoke(main, ["build", str(small_data), str(tmp_path / "b"), "--no-validate", "--strict"])
     assert strict.exit_code == 3, strict.output
 
 
@@ -60,13 +60,13 @@ def test_strict_passes_a_clean_build(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
 
 
-def test_quiet_and_verbose(tmp_path: Path, sample_data: Path) -> None:
-    write_trace(sample_data, "broken", '{"schema_version": 2}')
+def test_quiet_and_verbose(tmp_path: Path, small_data: Path) -> None:
+    write_trace(small_data, "broken", '{"schema_version": 2}')
     runner = CliRunner()
-    quiet = runner.invoke(main, ["-q", "build", str(sample_data), str(tmp_path / "a")])
+    quiet = runner.invoke(main, ["-q", "build", str(small_data), str(tmp_path / "a")])
     assert "no CUDA device" not in quiet.output and "rendering pages" not in quiet.output
     assert "warning: could not read" in quiet.output  # warnings are never hidden
-    normal = runner.invoke(main, ["build", str(sample_data), str(tmp_path / "b")])
+    normal = runner.invoke(main, ["build", str(small_data), str(tmp_path / "b")])
     assert "no CUDA device here" in normal.output
 
 

@@ -15,24 +15,20 @@ from typing import Any
 
 import pytest
 
-from conftest import DATA
+from conftest import SMALL_RUNS, small_copy
 from reporter.collect import read, traces
 from reporter.render import status
 from reporter.render.digest import RunDigest
 from reporter.render.incremental import build_incremental
 
-RUNS = ("seed-000-l2-p10", "seed-001-partial", "seed-003-l2-p8")
+RUNS = SMALL_RUNS
 EDITED = "seed-000-l2-p10"
 GROUP_000 = ("popcorn", "l12_default_gpt")  # seed 000's (benchmark, configuration)
 
 
 @pytest.fixture
 def data(tmp_path: Path) -> Path:
-    dest = tmp_path / "data"
-    dest.mkdir()
-    for name in (*RUNS, "validation"):
-        shutil.copytree(DATA / name, dest / name)
-    return dest
+    return small_copy(tmp_path / "data")
 
 
 @pytest.fixture

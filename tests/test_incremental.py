@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, write_trace
+from conftest import DATA, small_copy, validation_entry, write_trace
 from reporter.collect import find_traces
 from reporter.render import highlight, lazy, status
 from reporter.render.incremental import build_incremental
@@ -20,9 +20,7 @@ RUN = "seed-000-l2-p10"
 
 @pytest.fixture
 def data(tmp_path: Path) -> Path:
-    dest = tmp_path / "data"
-    shutil.copytree(DATA, dest)
-    return dest
+    return small_copy(tmp_path / "data")  # three runs of data/: the rules, not the volume
 
 
 def page(site: Path, run: str = RUN) -> Path:
@@ -32,7 +30,7 @@ def page(site: Path, run: str = RUN) -> Path:
 def test_rebuild_with_nothing_changed_renders_nothing(data: Path, tmp_path: Path) -> None:
     site = tmp_path / "site"
     first = build_incremental(data, site, jobs=1)
-    assert first.rendered == len(find_traces(DATA)) and not first.up_to_date  # every run of the sample data
+    assert first.rendered == len(find_traces(data)) == 3 and not first.up_to_date  # every run
     before = page(site).stat().st_ino
     again = build_incremental(data, site, jobs=1)
     assert again.up_to_date and again.rendered == 0
@@ -61,9 +59,8 @@ def test_one_changed_trace_re_renders_only_its_page_and_never_writes_through(dat
 def test_new_validation_result_and_changed_template_rebuild(data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     site = tmp_path / "site"
     build_incremental(data, site, jobs=1)
-    folder = next(p for p in (data / "validation").iterdir() if p.is_dir())
-    src = next(folder.glob("*.json"))
-    shutil.copy(src, folder / "000000000000.json")  # another machine's result for the same kernel
+    src = validation_entry(data, RUN)
+    shutil.copy(src, src.parent / "000000000000.json")  # another machine's result for the same kernel
     assert build_incremental(data, site, jobs=1).rendered == 1
     templates = tmp_path / "templates"
     shutil.copytree(Path(__file__).resolve().parent.parent / "templates", templates)
@@ -73,7 +70,7 @@ def test_new_validation_result_and_changed_template_rebuild(data: Path, tmp_path
     for module in (incremental, writer):
         monkeypatch.setattr(module, "asset_dir", lambda name: templates if name == "templates" else real(name))
     # the templates are compiled once per process and folder (writer.template_env): another folder, other templates
-    assert build_incremental(data, site, jobs=1).rendered == len(find_traces(DATA))
+    assert build_incremental(data, site, jobs=1).rendered == len(find_traces(data))
     assert "Kernel history" in page(site).read_text()
 
 

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from conftest import DATA
+from conftest import DATA, small_copy
 from reporter.cli import main
 from reporter.core.errors import ConfigError, PublishError
 from reporter.publish import MARKER, publish_site, workflow_yaml
@@ -77,8 +77,7 @@ def test_an_earlier_cname_is_kept(repo: Path, site: Path) -> None:
 
 def test_records_the_commit_the_site_was_built_from(repo: Path, site: Path, tmp_path: Path) -> None:
     # The site is built from the data repository at one commit; publishing happens later, after HEAD moved on.
-    data = repo / "data"
-    shutil.copytree(DATA, data)
+    data = small_copy(repo / "data")
     git(repo, "add", "data")
     git(repo, "commit", "-qm", "data")
     built_at = git(repo, "rev-parse", "--short=12", "HEAD")

@@ -179,10 +179,10 @@ def test_revalidation_section(site: Path) -> None:
         r for r in collect(DATA).runs if r.run_id == "seed-003-l2-p8").trace.final_kernel.source  # type: ignore[union-attr]
 
 
-def test_without_cache_the_page_says_not_revalidated(tmp_path: Path, sample_data: Path) -> None:
+def test_without_cache_the_page_says_not_revalidated(tmp_path: Path, small_data: Path) -> None:
     import shutil
-    shutil.rmtree(sample_data / "validation")
-    build(sample_data, tmp_path / "site")
+    shutil.rmtree(small_data / "validation")
+    build(small_data, tmp_path / "site")
     text = text_of(tmp_path / "site" / "runs" / "seed-000-l2-p10.html")
     assert "Not re-validated." in text and "re-validated" not in text.replace("Not re-validated", "")
 
@@ -278,9 +278,9 @@ def test_timeline_figure_dict() -> None:
     assert "FINAL" in marks["text"][9]
 
 
-def test_interrupted_build_keeps_the_previous_site(tmp_path: Path, sample_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_interrupted_build_keeps_the_previous_site(tmp_path: Path, small_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     site = tmp_path / "site"
-    build(sample_data, site)
+    build(small_data, site)
     before = (site / "index.html").read_text()
     run_page = (site / "runs" / "seed-000-l2-p10.html").read_text()
 
@@ -288,23 +288,22 @@ def test_interrupted_build_keeps_the_previous_site(tmp_path: Path, sample_data: 
         raise KeyboardInterrupt
 
     monkeypatch.setattr(SiteWriter, "render", boom)
-    trace = sample_data / "seed-000-l2-p10" / "trace.json"
+    trace = small_data / "seed-000-l2-p10" / "trace.json"
     trace.write_text(trace.read_text().replace('"source_note": "', '"source_note": "edited. '))  # a rebuild has work to do
     with pytest.raises(KeyboardInterrupt):
-        build(sample_data, site)
+        build(small_data, site)
     assert (site / "index.html").read_text() == before
     assert (site / "runs" / "seed-000-l2-p10.html").read_text() == run_page
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".site.")]
 
 
-def test_index_lists_unreadable_traces(tmp_path: Path, sample_data: Path) -> None:
-    write_trace(sample_data, "broken", "{oops")
-    build(sample_data, tmp_path / "site")
+def test_index_lists_unreadable_traces(tmp_path: Path, small_data: Path) -> None:
+    write_trace(small_data, "broken", "{oops")
+    build(small_data, tmp_path / "site")
     text = text_of(tmp_path / "site" / "index.html")
     assert "Could not read (1)" in text and "broken/trace.json" in text and "(json)" in text
 
 
-def test_golden_run_page(tmp_path: Path, update_gold: bool) -> None:
-    build(DATA, tmp_path / "site")
+def test_golden_run_page(site: Path, update_gold: bool) -> None:
     for name in ("runs/seed-003-l2-p8.html", "index.html"):
-        goldtest.check(name.replace("/", "_"), (tmp_path / "site" / name).read_text(encoding="utf-8"), update_gold)
+        goldtest.check(name.replace("/", "_"), (site / name).read_text(encoding="utf-8"), update_gold)

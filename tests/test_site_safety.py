@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import DATA, ROOT
+from conftest import DATA, ROOT, small_copy
 from reporter.cli import main
 from reporter.core.errors import SiteError
 from reporter.render.writer import BUILDING, MARKER, check_target, recover
@@ -49,13 +49,13 @@ def test_site_may_not_overlap_data(tmp_path: Path, sample_data: Path, where: str
 
 
 def test_empty_folder_and_previous_site_are_accepted(tmp_path: Path) -> None:
-    site = tmp_path / "site"
+    site, data = tmp_path / "site", small_copy(tmp_path / "data")
     site.mkdir()
-    check_target(site, DATA)
-    assert build(DATA, site).returncode == 0 and (site / MARKER).is_file()
-    check_target(site, DATA)  # a previous build may be replaced
+    check_target(site, data)
+    assert build(data, site).returncode == 0 and (site / MARKER).is_file()
+    check_target(site, data)  # a previous build may be replaced
     (site / "extra.txt").write_text("left by hand")
-    assert build(DATA, site).returncode == 0 and (site / "extra.txt").read_text() == "left by hand"
+    assert build(data, site).returncode == 0 and (site / "extra.txt").read_text() == "left by hand"
 
 
 def test_leftovers_of_killed_builds_are_cleaned_but_nothing_else(tmp_path: Path) -> None:
@@ -72,7 +72,7 @@ def test_leftovers_of_killed_builds_are_cleaned_but_nothing_else(tmp_path: Path)
         (tmp_path / name / inside).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name / inside).write_text("reporter 0.1.0\n")
         (tmp_path / name / "keep.txt").write_text("someone else's")
-    assert build(DATA, site).returncode == 0
+    assert build(small_copy(tmp_path / "data"), site).returncode == 0
     assert not ours.exists()
     for name in theirs:
         assert (tmp_path / name / "keep.txt").read_text() == "someone else's", name
