@@ -28,6 +28,11 @@ from typing import Any
 
 import pytest
 
+# Each xdist worker already has a core of its own: torch's intra-op threads (one per core, spinning between
+# ops) would only compete with the other workers; one each halves the CPU of the in-process worker tests.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
 KERNELS = Path(__file__).resolve().parent / "fixtures" / "kernels"
