@@ -121,13 +121,13 @@ def scoped(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | N
     return _excluding(_restricted(on_basis(comparable(frame), basis), revalidated_only), exclude)
 
 
-def scopes(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | None = DEFAULT_EXCLUDE
-           ) -> dict[Basis, tuple[pd.DataFrame, pd.DataFrame]]:
-    """`scoped` on every basis, with `exclude` and with none (KernelBench's count of a suspect), sharing what
-    the six have in common: a board needs all of them."""
+def scopes(frame: pd.DataFrame, revalidated_only: bool = False, exclude: str | None = DEFAULT_EXCLUDE,
+           bases: Sequence[Basis] = tuple(Basis)) -> dict[Basis, tuple[pd.DataFrame, pd.DataFrame]]:
+    """`scoped` on each of `bases`, with `exclude` and with none (KernelBench's count of a suspect), sharing
+    what they have in common: a board with re-measured runs needs all of them."""
     base = comparable(frame)
     out = {}
-    for b in Basis:
+    for b in bases:
         on = _restricted(on_basis(base, b), revalidated_only)
         out[b] = (_excluding(on, exclude), _excluding(on, None))
     return out
@@ -325,9 +325,17 @@ def board_table(runs: pd.DataFrame, with_suspects: pd.DataFrame | None, by: Sequ
     floats = ["geomean", "compile_geomean", "median_turns", "median_tokens", *(c for c in cols if c.startswith("fast_") and not c.endswith("_n"))]
     dtypes = ({c: runs[c].dtype for c in by if c == "level"} | dict.fromkeys(ints, "int64")
               | dict.fromkeys(floats, "float64") | {"universe_known": "bool"})
-    # typed column by column: a DataFrame of rows cast afterwards costs ~10x more (a board is built 24 times a build)
-    return pd.DataFrame({c: pd.Series([r[c] for r in ranked], dtype=dtypes.get(c), index=range(len(ranked)))
-                         for c in cols}, columns=cols)
+    # typed column by column, numbers as numpy arrays: a frame of rows cast afterwards cost ~8x more, mostly
+    # pandas' fixed cost per column (a build makes 12 tables per leaderboard group, of a few rows each)
+    return pd.DataFrame({c: _column([r[c] for r in ranked], dtypes.get(c)) for c in cols}, columns=cols)
+
+
+def _column(values: list[Any], dtype: Any) -> Any:
+    if dtype in ("int64", "float64", "bool"):
+        return np.array(values, dtype=dtype)
+    if dtype is None:  # inferred, as a frame of rows infers it; no rows: object, as there
+        return values if values else np.array([], dtype=object)
+    return pd.array(values, dtype=dtype)
 
 
 def states(frame: pd.DataFrame) -> pd.Series:

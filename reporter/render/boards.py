@@ -185,14 +185,16 @@ def basis_boards(board: Board, revalidated_only: bool, urls: Urls) -> tuple[list
     """The board's table and charts on each timing basis, device time first and shown by default; a board
     with no re-measured speedup has one view, headed as the harness's recorded numbers. Also the board's n, as
     its definition of fast_p says it (`universe_sentence`), and how many runs it scopes."""
-    every = ag.scopes(board.runs, revalidated_only)
+    every = ag.scopes(board.runs, revalidated_only, bases=(ag.DEFAULT_BASIS,))
     scoped = every[ag.DEFAULT_BASIS][0]
     measured = bool(scoped["speedup_source"].eq(Source.RE_VALIDATED).fillna(False).any())
+    if measured:  # a view per basis; a board of recorded figures has the one
+        every |= ag.scopes(board.runs, revalidated_only, bases=[b for b in Basis if b != ag.DEFAULT_BASIS])
     mixed = measured and bool(scoped["speedup_source"].eq(Source.RECORDED).fillna(False).any())
     words = recorded_words(scoped)
     views = []
     sentence = ""
-    for b in Basis if measured else (Basis.DEVICE,):
+    for b in Basis if measured else (ag.DEFAULT_BASIS,):
         # each basis's runs scoped once, for the table and the charts alike
         runs, kernelbench_count = every[b]
         table = ag.board_table(runs, kernelbench_count, board.by, space=board.space)
