@@ -331,11 +331,9 @@ def board_table(runs: pd.DataFrame, with_suspects: pd.DataFrame | None, by: Sequ
 
 
 def _column(values: list[Any], dtype: Any) -> Any:
-    if dtype in ("int64", "float64", "bool"):
-        return np.array(values, dtype=dtype)
     if dtype is None:  # inferred, as a frame of rows infers it; no rows: object, as there
         return values if values else np.array([], dtype=object)
-    return pd.array(values, dtype=dtype)
+    return np.array(values, dtype=dtype) if dtype in ("int64", "float64", "bool") else pd.array(values, dtype=dtype)
 
 
 def states(frame: pd.DataFrame) -> pd.Series:
