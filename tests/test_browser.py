@@ -7,6 +7,7 @@ import http.server
 import shutil
 import threading
 from collections.abc import Iterator
+from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urljoin, urlparse
 
@@ -115,11 +116,23 @@ def test_index_loads_and_sorts(served: tuple[str, Path], browser: object, how: s
     page.close()
 
 
+class _Links(HTMLParser):
+    """Every link a page's markup names: a and link hrefs, script srcs, and the j/k keys' next/previous run."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        names = (*{"a": ("href",), "link": ("href",), "script": ("src",)}.get(tag, ()), "data-next", "data-prev")
+        self.found += [v for k, v in attrs if k in names and v]
+
+
 def test_every_internal_link_resolves_over_http(served: tuple[str, Path], browser: object) -> None:
+    # Each page fetched over http under the sub-path and its links read from its markup; a page whose rows
+    # are drawn by script (the run index) is also opened in Chromium, for the links the script makes.
     base, _ = served
     page = browser.new_page()  # type: ignore[attr-defined]
-    # Links are what this test follows: the charts need not be drawn on each of ~45 pages (plotly.js is still
-    # fetched below, like every other script a page names, and must resolve).
     without_charts(page)
     seen: set[str] = set()
     todo = [base + "index.html"]
@@ -128,12 +141,20 @@ def test_every_internal_link_resolves_over_http(served: tuple[str, Path], browse
         if url in seen:
             continue
         seen.add(url)
+        resp = page.request.get(url)
+        assert resp.status == 200, url
         if not url.endswith(".html"):  # downloads (sources, runs.csv): a browser would save them, not show them
-            assert page.request.get(url).status == 200, url
             continue
-        resp = page.goto(url)
-        assert resp is not None and resp.status == 200, url
-        for href in page.eval_on_selector_all("a[href], link[href], script[src]", "els => els.map(e => e.getAttribute('href') || e.getAttribute('src'))"):
+        links = _Links()
+        links.feed(resp.text())
+        hrefs = links.found
+        if 'id="runindex"' in resp.text():
+            page.goto(url)
+            page.wait_for_selector("#runindex[aria-busy=false]", timeout=15000)
+            made = page.eval_on_selector_all("#runindex a[href]", "els => els.map(e => e.getAttribute('href'))")
+            assert made, url
+            hrefs = [*hrefs, *made]
+        for href in hrefs:
             target = urljoin(url, href).split("#")[0]
             if urlparse(target).netloc == urlparse(base).netloc and target.startswith(base):
                 todo.append(target)
@@ -190,7 +211,17 @@ def test_a_recorded_only_board_has_one_view_and_no_basis_switch(corpus_site: Pat
 
 def test_leaderboard_charts_and_point_click(served: tuple[str, Path], browser: object) -> None:
     # the sample sweep's board mixes re-validated and recorded rows: a view per timing basis
-    page, problems = open_page(browser, (served[1] / "leaderboards" / "kernelbench--example-sweep--l1.html").as_uri())
+    page = browser.new_page()  # type: ignore[attr-defined]
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
+    # plotly.js loads async: held back here, the page's tables are set up without it, and the charts are
+    # drawn once it has run after DOMContentLoaded (a sync script would hold the whole page until then)
+    held: list[object] = []
+    page.route("**/static/plotly.*", lambda route: held.append(route))
+    page.goto((served[1] / "leaderboards" / "kernelbench--example-sweep--l1.html").as_uri(), wait_until="domcontentloaded")
+    assert held and page.locator("td[data-label]").count() > 0 and page.locator(".js-plotly-plot").count() == 0
+    held[0].continue_()  # type: ignore[attr-defined]
     page.wait_for_selector("[data-plotly=scatter-device] .main-svg", timeout=15000)
     # fast_p and distribution on each basis; the runtime scatter where runs have times on that basis: the
     # sweep's kernels launch on the legacy default stream, so none is graph-capturable and CUDA-graph time has none
@@ -214,21 +245,6 @@ def test_leaderboard_charts_and_point_click(served: tuple[str, Path], browser: o
                       ".data[0].customdata[0]}]})")
     assert page.url.endswith(target.replace("../", "/"))
     assert not problems, problems
-    page.close()
-
-
-def test_tables_work_before_plotly_arrives_and_charts_follow_it(served: tuple[str, Path], browser: object) -> None:
-    # plotly.js loads async: held back here, the page's tables are set up without it, and the charts are
-    # drawn once it has run after DOMContentLoaded (a sync script would hold the whole page until then).
-    base, _ = served
-    page = browser.new_page()  # type: ignore[attr-defined]
-    held: list[object] = []
-    page.route("**/static/plotly.*", lambda route: held.append(route))
-    page.goto(base + "leaderboards/kernelbench--example-sweep--l1.html", wait_until="domcontentloaded")
-    assert held and page.locator("td[data-label]").count() > 0 and page.locator(".js-plotly-plot").count() == 0
-    held[0].continue_()  # type: ignore[attr-defined]
-    page.wait_for_selector("[data-plotly=scatter-device] .main-svg", timeout=15000)
-    assert page.locator(".js-plotly-plot").count() == 8
     page.close()
 
 
@@ -355,7 +371,7 @@ def test_search_merges_the_shards_of_every_model(served: tuple[str, Path], brows
 def test_basis_switch_shows_one_basis_and_keeps_it_in_the_url(served: tuple[str, Path], browser: object) -> None:
     base, site = served
     board = sorted((site / "leaderboards").glob("*.html"))[0].relative_to(site).as_posix()
-    page, problems = open_page(browser, base + board)
+    page, problems = open_page(browser, base + board, charts=False)  # which views show, not what they draw
     visible = lambda: [el.get_attribute("data-basis") for el in page.locator("div[data-basis]").all() if el.is_visible()]  # noqa: E731
     assert visible() == ["device"]  # the default: device time, the basis that repeats
     page.locator('[data-basis-switch="wall"]').click()
@@ -485,11 +501,11 @@ def test_phone_checks_catch_what_they_look_for(served: tuple[str, Path], browser
     page = context.new_page()
     page.goto(base + "runs/seed-003-l2-p8.html")
     page.wait_for_selector(".js-plotly-plot .main-svg", timeout=15000)
-    page.add_style_tag(content="table.trials td { white-space: nowrap !important; padding-left: 30rem !important }")
+    assert page.evaluate(PHONE_CHECKS) == []  # as built: nothing to find
+    wide = page.add_style_tag(content="table.trials td { white-space: nowrap !important; padding-left: 30rem !important }")
     found = page.evaluate(PHONE_CHECKS)
     assert any(p.startswith("clipped: ") for p in found), found
-    page.reload()
-    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=15000)
+    wide.evaluate("el => el.remove()")
     page.add_style_tag(content=".n { white-space: normal !important } table.trials td[data-label] { padding-left: 20.5rem !important }")
     assert any(p.startswith("number broken across lines: ") for p in page.evaluate(PHONE_CHECKS))
     page.evaluate("Plotly.relayout(document.querySelector('[data-plotly=stalls]'), {'legend.y': 0.5, 'legend.yanchor': 'middle'})")
