@@ -53,12 +53,19 @@ for _tag in ("span", "code", "pre", "div"):
     _ATTRS.setdefault(_tag, set()).add("class")
 
 
+@lru_cache(maxsize=8)
+def _formatter(**options: Any) -> HtmlFormatter[str]:
+    """One formatter per set of options, reused: making one builds its style's whole stylesheet (~0.7 ms,
+    paid for every fenced block of every turn before)."""
+    return HtmlFormatter(**options)
+
+
 def _fence(code: str, lang: str, _attrs: str) -> str:
     try:
         lexer = get_lexer_by_name(lang or "text")
     except ClassNotFound:
         return ""  # markdown-it escapes the text itself
-    return highlight(code, lexer, HtmlFormatter(nowrap=True))
+    return highlight(code, lexer, _formatter(nowrap=True))
 
 
 # Emphasis needs word boundaries: `4*24*96` and `ModelNew.__init__` stay literal. A marker run opens
@@ -152,7 +159,7 @@ def plain(text: str) -> Markup:
         end, lexer, body = fence
         if text[pos:m.start()].strip():
             parts.append(f'<div class="plain">{escape(text[pos:m.start()].strip(chr(10)))}</div>')
-        parts.append(highlight(body, lexer or get_lexer_by_name("text"), HtmlFormatter(cssclass="hl")))
+        parts.append(highlight(body, lexer or get_lexer_by_name("text"), _formatter(cssclass="hl")))
         pos = search = end
     if text[pos:].strip():
         parts.append(f'<div class="plain">{escape(text[pos:].strip(chr(10)))}</div>')
@@ -173,7 +180,7 @@ def code(source: str, lang: str = "python", anchor: str | None = None) -> Markup
         lexer = get_lexer_by_name(lang)
     except ClassNotFound:
         lexer = get_lexer_by_name("text")
-    fmt = HtmlFormatter(cssclass="hl", linenos="table" if anchor else False, lineanchors=anchor or "", anchorlinenos=bool(anchor))
+    fmt = _formatter(cssclass="hl", linenos="table" if anchor else False, lineanchors=anchor or "", anchorlinenos=bool(anchor))
     return Markup(highlight(source, lexer, fmt))
 
 
