@@ -193,7 +193,7 @@ def corpus_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import subprocess
     import sys
     root = tmp_path_factory.mktemp("corpus")
-    subprocess.run([sys.executable, str(DATA.parent / "benchmarks" / "make_corpus.py"), str(root / "data"), "--runs", "40"],
+    subprocess.run([sys.executable, str(DATA.parent / "benchmarks" / "make_corpus.py"), str(root / "data"), "--runs", "12"],
                    check=True, capture_output=True)
     build(root / "data", root / "site")
     return root / "site"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 from pathlib import Path
 
@@ -13,7 +14,10 @@ from reporter.core.records import ValidationSettings
 from reporter.validate import validate_runs
 
 pytest.importorskip("torch")
-ray = pytest.importorskip("ray")
+# Looked for, not imported: importing ray costs each xdist worker ~1 s at collection, and the README's
+# command (-m "not slow") runs none of this module's tests.
+if importlib.util.find_spec("ray") is None:
+    pytest.skip("ray is not installed", allow_module_level=True)
 
 # Never beside test_ray_cluster.py's nodes: each takes both cores, and a local Ray must not find the cluster.
 pytestmark = pytest.mark.xdist_group("ray")
@@ -26,6 +30,7 @@ def local_ray():  # type: ignore[no-untyped-def]
     from reporter.validate.executors.ray import connect
     connect(None, num_cpus=2, num_gpus=2)
     yield
+    import ray
     ray.shutdown()
 
 

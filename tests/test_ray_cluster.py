@@ -11,6 +11,7 @@ on the GPU-less node and every check on the GPU node, and no kernel may be compi
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import re
 import shutil
@@ -32,7 +33,10 @@ from reporter.validate import validate_runs
 from reporter.validate.recorder import RunStats
 
 pytest.importorskip("torch")
-ray = pytest.importorskip("ray")
+# Looked for, not imported: importing ray costs each xdist worker ~1 s at collection, and the README's
+# command (-m "not slow") runs none of this module's tests.
+if importlib.util.find_spec("ray") is None:
+    pytest.skip("ray is not installed", allow_module_level=True)
 
 # Never beside test_ray.py's local Ray (one xdist worker runs both, one after the other).
 pytestmark = pytest.mark.xdist_group("ray")
@@ -102,6 +106,7 @@ def two_nodes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[
         yield {"address": found.group(1), "log": log, "compile_cache": tmp_path / "cache-compile",
                "check_cache": tmp_path / "cache-check"}
     finally:
+        import ray
         if ray.is_initialized():
             ray.shutdown()
         _stop(procs)
@@ -117,6 +122,8 @@ def _data(folder: Path) -> Path:
 
 def _node_ids(address: str) -> tuple[str, str]:
     """(the GPU-less node, the GPU node), once both have joined."""
+    import ray
+
     from reporter.validate.executors.ray import connect
     connect(address)
     deadline = time.monotonic() + START_S
