@@ -114,6 +114,13 @@ def small_data(tmp_path: Path) -> Path:
     return small_copy(tmp_path / "data")
 
 
+def without_charts(page: Any) -> None:
+    """plotly.js served empty to a Playwright `page`, over http and file:// alike: for browser tests of tables,
+    links and lazy text, which would otherwise wait while it is parsed (4.8 MB, ~3 s of a busy core on every
+    page with charts)."""
+    page.route("**/static/plotly.*", lambda route: route.fulfill(body="", content_type="text/javascript"))
+
+
 def validation_entry(data: Path, run: str) -> Path:
     """The cached result of `run`'s final kernel (against its reference) in DATA/validation."""
     from reporter.collect import read_trace

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 from test_kernelbench_scoring import CLEAN, NO_KERNEL, result, run_folder, sweep
 
-from conftest import DATA
+from conftest import DATA, without_charts
 from reporter.cli import main
 
 playwright = pytest.importorskip("playwright.sync_api")
@@ -61,8 +61,7 @@ def test_every_leaderboard_column_fits_at_1280(site: Path, browser: object) -> N
     pages = sorted(p for p in (site / "leaderboards").glob("*.html") if not p.name.endswith("--revalidated.html"))
     assert len(pages) >= 6
     page = browser.new_page(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
-    # tables are measured, not charts: plotly.js served empty spares ~3 s of parsing on each board
-    page.route("**/static/plotly.*", lambda route: route.fulfill(body="", content_type="text/javascript"))
+    without_charts(page)  # tables are measured, not charts
     widest = 0
     for path in pages:
         page.goto(path.as_uri())

@@ -13,7 +13,7 @@ from urllib.parse import urljoin, urlparse
 
 import pytest
 
-from conftest import DATA, write_trace
+from conftest import DATA, without_charts, write_trace
 from reporter.collect import collect
 from reporter.collect.validation import load_validations
 from reporter.render import build_site
@@ -60,10 +60,13 @@ def browser() -> Iterator[object]:
         b.close()
 
 
-def without_charts(page: object) -> None:
-    """plotly.js served empty to `page`, over http and file:// alike: for tests of tables, links and lazy text,
-    which would otherwise wait while it is parsed (4.8 MB, ~3 s of a busy core on every page with charts)."""
-    page.route("**/static/plotly.*", lambda route: route.fulfill(body="", content_type="text/javascript"))  # type: ignore[attr-defined]
+def watched(page: object) -> list[str]:
+    """The errors, console errors and dialogs `page` reports from now on."""
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)  # type: ignore[attr-defined]
+    page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))  # type: ignore[attr-defined]
+    page.on("dialog", lambda d: (problems.append(f"dialog: {d.message}"), d.dismiss()))  # type: ignore[attr-defined]
+    return problems
 
 
 def open_page(browser: object, url: str, charts: bool = True) -> tuple[object, list[str]]:
@@ -71,10 +74,7 @@ def open_page(browser: object, url: str, charts: bool = True) -> tuple[object, l
     page = browser.new_page()  # type: ignore[attr-defined]
     if not charts:
         without_charts(page)
-    problems: list[str] = []
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
-    page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
-    page.on("dialog", lambda d: (problems.append(f"dialog: {d.message}"), d.dismiss()))
+    problems = watched(page)
     page.goto(url)
     return page, problems
 
@@ -212,9 +212,7 @@ def test_a_recorded_only_board_has_one_view_and_no_basis_switch(corpus_site: Pat
 def test_leaderboard_charts_and_point_click(served: tuple[str, Path], browser: object) -> None:
     # the sample sweep's board mixes re-validated and recorded rows: a view per timing basis
     page = browser.new_page()  # type: ignore[attr-defined]
-    problems: list[str] = []
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
-    page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
+    problems = watched(page)
     # plotly.js loads async: held back here, the page's tables are set up without it, and the charts are
     # drawn once it has run after DOMContentLoaded (a sync script would hold the whole page until then)
     held: list[object] = []
