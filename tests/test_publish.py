@@ -76,11 +76,12 @@ def test_an_earlier_cname_is_kept(repo: Path, site: Path) -> None:
 
 
 def test_records_the_commit_the_site_was_built_from(repo: Path, site: Path, tmp_path: Path) -> None:
-    # The site is built from the data repository at one commit; publishing happens later, after HEAD moved on.
-    data = small_copy(repo / "data")
-    git(repo, "add", "data")
-    git(repo, "commit", "-qm", "data")
-    built_at = git(repo, "rev-parse", "--short=12", "HEAD")
+    # The data is a repository of its own, built at one commit; publishing happens later, after HEAD moved on.
+    data = small_copy(tmp_path / "data")
+    git(data, "init", "-q", "-b", "main")
+    git(data, "add", ".")
+    git(data, "-c", "user.email=t@example.org", "-c", "user.name=t", "commit", "-qm", "data")
+    built_at = git(data, "rev-parse", "--short=12", "HEAD")
     out = tmp_path / "built"
     assert CliRunner().invoke(main, ["build", str(data), str(out), "--no-validate"]).exit_code == 0
     assert f"source: {built_at}\n" in (out / MARKER).read_text()
@@ -89,10 +90,15 @@ def test_records_the_commit_the_site_was_built_from(repo: Path, site: Path, tmp_
     publish_site(out, repo)
     msg = git(repo, "log", "-1", "--format=%B", "gh-pages")
     assert f"built from {built_at} " in msg and git(repo, "rev-parse", "--short=12", "HEAD") not in msg
-    # Uncommitted changes to the data are said, not hidden.
-    (data / "seed-000-l2-p10" / "extra.txt").write_text("x")
+    # Uncommitted changes to the data are said, not hidden: a new run the build reads, then an edited trace.
+    shutil.copytree(data / "seed-001-partial", data / "seed-009-partial")
+    assert CliRunner().invoke(main, ["build", str(data), str(tmp_path / "new"), "--no-validate"]).exit_code == 0
+    assert f"source: {built_at}+changes\n" in (tmp_path / "new" / MARKER).read_text()
+    shutil.rmtree(data / "seed-009-partial")
+    trace = data / "seed-000-l2-p10" / "trace.json"
+    trace.write_text(trace.read_text().replace("\"turns\"", "\"turns\" ", 1))
     assert CliRunner().invoke(main, ["build", str(data), str(tmp_path / "dirty"), "--no-validate"]).exit_code == 0
-    assert f"source: {git(repo, 'rev-parse', '--short=12', 'HEAD')}+changes" in (tmp_path / "dirty" / MARKER).read_text()
+    assert f"source: {built_at}+changes\n" in (tmp_path / "dirty" / MARKER).read_text()
 
 
 def test_push_to_bare_remote_and_check_out_the_same_site(repo: Path, site: Path, tmp_path: Path) -> None:

@@ -29,7 +29,13 @@ import ghp_import
 from ..core import __version__
 from ..core.errors import ConfigError, PublishError
 from ..core.marker import MARKER, SOURCE_PREFIX
-from ..core.marker import git_or_none as _git_or_none
+
+
+def _git_or_none(repo: Path, *args: str) -> str | None:
+    """`git -C repo ARGS`'s output, or None when git fails or prints nothing. `repo` is the user's own publishing
+    repository, never DATA (the build reads DATA's commit without git: `core.gitread`)."""
+    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+    return (proc.stdout.strip() or None) if proc.returncode == 0 else None
 
 
 def _git(repo: Path, *args: str) -> str:

@@ -149,6 +149,6 @@ def write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, sta
             writer.keep_foreign(written)
             state = status.BuildStatus(__version__, plan.globals, runs, plan.aggregates, sources=status.sources_hash(shared),
                                        listing=listing, boards=built.boards)
-            writer.commit(state.save(writer.tmp, sorted(written), writer.clean))
+            writer.commit(state.save(writer.tmp, sorted(written), writer.clean), sorted({k for rs in runs.values() for k in rs.inputs}))
             log.debug("write: %d pages written, the new site swapped in at %s", report.pages, site)
     return report

@@ -308,11 +308,12 @@ class SiteWriter:
             self._out(hashed).write_bytes(blob)
             self.assets[name] = hashed
 
-    def commit(self, status_sha256: str) -> None:
-        """Mark the build finished (its marker names the status file's hash) and put it in place of SITE in one step."""
+    def commit(self, status_sha256: str, inputs: list[str] | None = None) -> None:
+        """Mark the build finished (its marker names the status file's hash and the data's commit, checked against
+        `inputs`, the files read) and put it in place of SITE in one step."""
         assert self.tmp is not None
         (self.tmp / NOJEKYLL).write_text("", encoding="utf-8")
-        (self.tmp / MARKER).write_text(marker_text(self.data) + f"{STATUS_PREFIX}{status_sha256}\n", encoding="utf-8")
+        (self.tmp / MARKER).write_text(marker_text(self.data, inputs or ()) + f"{STATUS_PREFIX}{status_sha256}\n", encoding="utf-8")
         (self.tmp / BUILDING).unlink()
         tmp, self.tmp = self.tmp, None  # from here on it is a finished site: never removed whole
         if not self.site.exists():
