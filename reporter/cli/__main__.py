@@ -1,0 +1,5 @@
+"""`python -m reporter.cli`: the `reporter` command."""
+
+from . import run
+
+run()

@@ -1,0 +1,97 @@
+"""The `reporter` group: global options, logging, and what every command is given (`State`).
+
+Errors are `ReporterError`s (click exceptions with an exit code per kind, see `core.errors`); messages go
+through the `reporter` logger, whose counter `--strict` reads.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import click
+
+from .. import __version__, config
+from ..config import ReporterConfig
+from ..core.errors import LOGGER, ProblemCounter
+from ..progress import Progress
+
+DATA = click.Path(exists=True, file_okay=False, path_type=Path)
+OUT = click.Path(file_okay=False, path_type=Path)
+
+
+@dataclass
+class State:
+    """What the group's options give every command."""
+
+    config: ReporterConfig
+    counter: ProblemCounter
+    progress: bool  # False under -q: the validator's per-kernel lines are progress too
+    bar: Progress  # counts for long phases: on a terminal, or under -v
+    quiet: bool = False
+
+
+class _EchoHandler(logging.Handler):
+    """Log records to stderr through click (so tests' runners and colours work)."""
+
+    COLOURS: ClassVar[dict[int, str]] = {logging.WARNING: "yellow", logging.ERROR: "red", logging.CRITICAL: "red"}
+
+    def emit(self, record: logging.LogRecord) -> None:
+        prefix = f"{record.levelname.lower()}: " if record.levelno >= logging.WARNING else ""
+        click.secho(prefix + record.getMessage(), err=True, fg=self.COLOURS.get(record.levelno))
+
+
+def _setup_logging(verbose: int, quiet: bool) -> ProblemCounter:
+    logger = logging.getLogger(LOGGER)
+    for h in [h for h in logger.handlers if isinstance(h, (_EchoHandler, ProblemCounter))]:
+        logger.removeHandler(h)
+    echo = _EchoHandler()
+    echo.setLevel(logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO)
+    counter = ProblemCounter()
+    logger.addHandler(echo)
+    logger.addHandler(counter)
+    logger.setLevel(logging.DEBUG)
+    logger.propagate = False
+    return counter
+
+
+def given(value: Path | None, configured: Path | None, what: str) -> Path:
+    """An argument, else its [tool.reporter] value, else a usage error."""
+    if value is not None:
+        return value
+    if configured is not None:
+        return configured
+    raise click.UsageError(f"missing {what} (give it, or set it in [tool.reporter] of pyproject.toml)")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="reporter")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Read [tool.reporter] from this file instead of ./pyproject.toml.")
+@click.option("-v", "--verbose", count=True, help="Also print debug messages.")
+@click.option("-q", "--quiet", is_flag=True, help="Print warnings, errors and the result only (no progress).")
+@click.pass_context
+def main(ctx: click.Context, config_file: Path | None, verbose: int, quiet: bool) -> None:
+    """Turn LLM-agent CUDA-kernel runs into a static site people can trust.
+
+    \b
+    From your runs to a published site:
+      reporter import kernelbench  convert KernelBench run folders into traces under DATA
+      reporter validate DATA       re-check kernels on this machine's GPU and cache the results in DATA
+      reporter build DATA SITE     collect traces, re-validate on a GPU if present, render the site
+      reporter publish SITE        commit the built site to a gh-pages branch
+      reporter init-workflow       write a GitHub Actions workflow that builds and deploys the site
+    \b
+    Around it:
+      reporter cache check DATA    compare DATA/validation with its manifest
+      reporter cache migrate DATA  re-key cached results after a key change, rewrite the manifest
+      reporter export DATA         every run as a table (csv, parquet, jsonl)
+      reporter schema              print the trace format's JSON Schema
+
+    Settings come from [tool.reporter] in ./pyproject.toml (or --config FILE); options beat the file.
+    """
+    counter = _setup_logging(verbose, quiet)
+    ctx.obj = State(config.load(config_file), counter, progress=not quiet,
+                    bar=Progress(quiet=quiet, verbose=bool(verbose)), quiet=quiet)
