@@ -69,7 +69,8 @@ class Fault:
 
 CHK, PUB, AGS, NCF, RED, NUM, TPL, CHT, TRC, SIO, TXT, INC, VAL = AREA_TESTS
 CHECKS, FIGURES, NCU = "reporter/core/checks.py", "reporter/collect/figures.py", "reporter/collect/ncu.py"
-AGG, REDACT, NUMBERS = "reporter/aggregates.py", "reporter/collect/redact.py", "reporter/render/numbers.py"
+AGG, REDACT, NUMBERS = "reporter/aggregates/scope.py", "reporter/collect/redact.py", "reporter/render/numbers.py"
+AGG_BOARD, AGG_GRID, AGG_DEN = "reporter/aggregates/board.py", "reporter/aggregates/grid.py", "reporter/aggregates/denominators.py"
 SAFEIO, TEXT, PLAN = "reporter/core/safeio.py", "reporter/render/text.py", "reporter/render/plan.py"
 WORKER, RECORDER = "reporter/validate/worker.py", "reporter/validate/recorder.py"
 
@@ -105,7 +106,7 @@ FAULTS: list[Fault] = [
           'return remote_head.split("/", 1)[0]', "origin's HEAD 'origin/main' read as the branch 'origin'"),
     Fault("pub-force-checked-out", PUB, "reporter/publish/pages.py", "    if branch in checked_out:",
           "    if branch in checked_out and not force:", "--force publishes over a branch checked out in a worktree"),
-    # aggregates.py: the leaderboard maths
+    # aggregates/: the leaderboard maths
     Fault("agg-partial", AGS, AGG, 'ok = frame["complete"].fillna(False) & frame["level"].notna()',
           'ok = frame["level"].notna()', "partial runs enter the leaderboards", kind="issue: partial runs in leaderboards"),
     Fault("agg-rank-slow", AGS, AGG, 'ascending=[False, False, False, True],', 'ascending=[False, False, True, True],',
@@ -113,11 +114,11 @@ FAULTS: list[Fault] = [
     Fault("agg-fast-ge", AGS, AGG, '**{f"_{fast_column(p)}": counts & best["speedup"].gt(p).fillna(False)',
           '**{f"_{fast_column(p)}": counts & best["speedup"].ge(p).fillna(False)',
           "fast_p counts a speedup equal to p (KernelBench: strictly greater)"),
-    Fault("agg-tokens-zero", AGS, AGG, 'lambda s: s[s > 0].median()))', 'lambda s: s.median()))',
+    Fault("agg-tokens-zero", AGS, AGG_BOARD, 'lambda s: s[s > 0].median()))', 'lambda s: s.median()))',
           "runs that recorded 0 tokens (not counted) pull the median tokens down"),
-    Fault("agg-unknown-slower", AGS, AGG, "(correct & speed.le(1.0), GridState.SLOWER),",
+    Fault("agg-unknown-slower", AGS, AGG_GRID, "(correct & speed.le(1.0), GridState.SLOWER),",
           "(correct & ~speed.gt(1.0), GridState.SLOWER),", "a correct run with an unknown speedup is 'slower' in the grid"),
-    Fault("agg-denominator", AGS, AGG, "n = len(every) if known else len(tried)", "n = len(tried)",
+    Fault("agg-denominator", AGS, AGG_DEN, "n = len(every) if known else len(tried)", "n = len(tried)",
           "fast_p divides by the problems a model attempted, not by the recorded problem set"),
     Fault("agg-reval-speedup", AGS, AGG,
           'out["speedup"] = out["speedup"].where(out["speedup_source"] == Source.RE_VALIDATED)',

@@ -22,8 +22,8 @@ MAX_FUNCTION_LINES = 60
 # Jinja's arithmetic nodes; `~` (string concatenation) is `nodes.Concat` and is allowed.
 # The floors, lowest first: a module may import only from its own floor or one below it.
 FLOORS = {"core": 0, "collect": 1, "validate": 2, "render": 3, "publish": 4}
-# Modules at the package's top level that are not the application itself (the CLI, `build`, `config`,
-# `progress` and the package's `__init__` sit above every stage): the notebook tables read collected runs.
+# Modules (or packages) at the package's top level that are not the application itself (the CLI, `build`,
+# `config`, `progress` and the package's `__init__` sit above every stage): the notebook tables read collected runs.
 TOP_LEVEL_FLOORS = {"aggregates": 1, "frames": 1}
 APP_FLOOR = 5
 ARITHMETIC = (nodes.Add, nodes.Sub, nodes.Mul, nodes.Div, nodes.FloorDiv, nodes.Mod, nodes.Pow, nodes.Neg, nodes.Pos)
@@ -150,7 +150,7 @@ def floor_of(module: str) -> int:
     parts = module.split(".")
     if len(parts) > 1 and parts[1] in FLOORS:
         return FLOORS[parts[1]]
-    return TOP_LEVEL_FLOORS.get(parts[1], APP_FLOOR) if len(parts) == 2 else APP_FLOOR
+    return TOP_LEVEL_FLOORS.get(parts[1], APP_FLOOR) if len(parts) > 1 else APP_FLOOR
 
 
 def upward_imports(edges: Mapping[str, set[str]]) -> list[str]:

@@ -1,0 +1,138 @@
+"""The leaderboard table: a row per group × model with its counts, fast_p, geomean and denominators."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..core.checks import fast_n
+from ..core.schema import Basis
+from ..core.vocab import Source
+from .denominators import denominator_map
+from .scope import DEFAULT_BASIS, DEFAULT_EXCLUDE, FAST_P, LEADERBOARD_KEYS, Key, best_per_problem, column_values, fast_column, key_tuples, positions, scoped
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else math.nan
+
+
+def _mean_log(values: list[float]) -> float:
+    return math.exp(math.fsum(math.log(v) for v in values) / len(values)) if values else math.nan
+
+
+COUNT_COLUMNS: tuple[str, ...] = (
+    "attempted", "submitted", "compiled", "correct", "correct_recorded", "correct_revalidated", "revalidated",
+    "recorded_only", "baseline_other_gpu", "excluded", "compile_n", "compile_fast_1.0_n", "geomean_n")
+
+
+def _group_row(b: dict[str, list[Any]], rows: list[int], fast_ps: Sequence[float]) -> dict[str, Any]:
+    """One model's counts over its best run per problem (`b`: best_per_problem's columns as values)."""
+    def true(col: str) -> int:
+        return sum(1 for i in rows if b[col][i] is True)
+    speeds = [b["speedup"][i] for i in rows if b["counts"][i]]  # counting runs: a real speedup each (scoped)
+    compiled = [c for i in rows if b["counts"][i] and (c := b["recorded_compile_speedup"][i]) is not None and c > 0]
+    out: dict[str, Any] = {
+        "attempted": len(rows), "submitted": true("submitted"), "compiled": true("compiled"), "correct": true("correct"),
+        "correct_recorded": true("recorded_correct"), "correct_revalidated": true("revalidated_correct"),
+        "revalidated": sum(1 for i in rows if b["revalidated_correct"][i] is not None),
+        "recorded_only": sum(1 for i in rows if b["speedup_source"][i] == Source.RECORDED),
+        "baseline_other_gpu": true("baseline_other_gpu"), "excluded": true("excluded"),
+        "compile_n": len(compiled), "compile_fast_1.0_n": fast_n(compiled, 1.0), "geomean_n": len(speeds)}
+    out |= {f"{fast_column(p)}_n": fast_n(speeds, p) for p in fast_ps}
+    return out | {"geomean": _mean_log(speeds), "compile_geomean": _mean_log(compiled)}
+
+
+BEST_COLUMNS: tuple[str, ...] = ("submitted", "compiled", "correct", "recorded_correct", "revalidated_correct",
+                                 "speedup_source", "baseline_other_gpu", "excluded", "counts", "speedup",
+                                 "recorded_compile_speedup")
+
+
+def _board_rows(runs: pd.DataFrame, by: Sequence[str], fast_ps: Sequence[float]) -> dict[Key, dict[str, Any]]:
+    """The counts of `leaderboard`, from its scoped runs, by each model's best run per problem; the effort
+    columns (reward hacks, median turns and tokens) over all its runs."""
+    keys = [*by, "model"]
+    best = best_per_problem(runs, by)
+    b = {c: column_values(best, c) for c in BEST_COLUMNS}
+    out = {k: _group_row(b, rows, fast_ps) for k, rows in positions(key_tuples(best, keys)).items()}
+    hack, turns, tokens = column_values(runs, "reviewed_hack"), column_values(runs, "turns"), column_values(runs, "tokens_total")
+    for k, rows in positions(key_tuples(runs, keys)).items():
+        out[k] |= {"reward_hacks": sum(1 for i in rows if hack[i] is True),
+                   "median_turns": _median([float(turns[i]) for i in rows if turns[i] is not None]),
+                   "median_tokens": _median([float(tokens[i]) for i in rows if tokens[i] is not None and tokens[i] > 0])}  # 0: "not counted"
+    return out
+
+
+def _fast_counts(runs: pd.DataFrame, by: Sequence[str], fast_ps: Sequence[float]) -> dict[Key, dict[str, int]]:
+    """fast_p's numerators alone (`fast_<p>_with_suspects_n`), by each model's best run per problem."""
+    best = best_per_problem(runs, by)
+    counts, speed = best["counts"].tolist(), column_values(best, "speedup")
+    out: dict[Key, dict[str, int]] = {}
+    for k, rows in positions(key_tuples(best, [*by, "model"])).items():
+        speeds = [speed[i] for i in rows if counts[i]]
+        out[k] = {f"{fast_column(p)}_with_suspects_n": fast_n(speeds, p) for p in fast_ps}
+    return out
+
+
+def _ranked(rows: list[dict[str, Any]], by: Sequence[str], order: str) -> list[dict[str, Any]]:
+    """Sorted by the group, then fast_p (highest first), geomean (highest first, unknown last), model."""
+    def key(r: dict[str, Any]) -> tuple[Any, ...]:
+        fast, geo = r[order], r["geomean"]
+        return (*(r[c] for c in by), -fast, math.isnan(geo), -geo if not math.isnan(geo) else 0.0, r["model"])
+    return sorted(rows, key=key)
+
+
+def leaderboard(frame: pd.DataFrame, by: Sequence[str] = LEADERBOARD_KEYS, fast_ps: Sequence[float] = FAST_P,
+                revalidated_only: bool = False, exclude: str | None = DEFAULT_EXCLUDE,
+                basis: Basis | str = DEFAULT_BASIS, space: pd.DataFrame | None = None) -> pd.DataFrame:
+    """A row per group × model: denominators, counts, fast_p (share and numerator) and the geometric mean.
+
+    `space` is the recorded problem set (`frames.load_universe`): fast_p divides by its problems (`problems`), and
+    a problem with no run counts as `not_attempted`. `fast_<p>_with_suspects` is fast_p with the suspect runs
+    counted (KernelBench's own scoring, which has no cheat checks); `compile_*` compare with torch.compile
+    where the harness recorded a torch.compile baseline."""
+    runs = scoped(frame, revalidated_only, exclude, basis)
+    return board_table(runs, scoped(frame, revalidated_only, None, basis) if exclude is not None else None, by, fast_ps, space)
+
+
+def board_table(runs: pd.DataFrame, with_suspects: pd.DataFrame | None, by: Sequence[str] = LEADERBOARD_KEYS,
+                fast_ps: Sequence[float] = FAST_P, space: pd.DataFrame | None = None) -> pd.DataFrame:
+    """`leaderboard` from its `scoped` runs, and the same runs scoped with nothing excluded (`exclude=None`)
+    for the `fast_<p>_with_suspects` columns, or None to leave them out. The site scopes each board's runs
+    once per basis and passes them here."""
+    den = denominator_map(runs, by, space)
+    kb = _fast_counts(with_suspects, by, fast_ps) if with_suspects is not None else {}
+    suspects = [f"{fast_column(p)}_with_suspects{n}" for p in fast_ps for n in ("_n", "")] if with_suspects is not None else []
+    rows = []
+    for k, counted in _board_rows(runs, by, fast_ps).items():
+        n, missing, levels, known = den[k]
+        row = {**dict(zip([*by, "model"], k, strict=True)), **counted,
+               "problems": n, "not_attempted": missing, "levels_missing": levels, "universe_known": known}
+        row |= {fast_column(p): counted[f"{fast_column(p)}_n"] / n for p in fast_ps}
+        for p in fast_ps if suspects else ():
+            col = f"{fast_column(p)}_with_suspects_n"
+            row |= {col: kb[k][col], f"{fast_column(p)}_with_suspects": kb[k][col] / n}
+        rows.append(row)
+    order = fast_column(1.0) if 1.0 in fast_ps else fast_column(fast_ps[-1])
+    cols = [*by, "model", *COUNT_COLUMNS, *(f"{fast_column(p)}_n" for p in fast_ps), "geomean", "compile_geomean",
+            "reward_hacks", "median_turns", "median_tokens", "problems", "not_attempted", "levels_missing", "universe_known",
+            *(fast_column(p) for p in fast_ps),
+            *suspects]
+    ranked = _ranked(rows, by, order)
+    ints = [*COUNT_COLUMNS, *(c for c in cols if c.endswith("_n")), "reward_hacks", "problems", "not_attempted"]
+    floats = ["geomean", "compile_geomean", "median_turns", "median_tokens", *(c for c in cols if c.startswith("fast_") and not c.endswith("_n"))]
+    dtypes = ({c: runs[c].dtype for c in by if c == "level"} | dict.fromkeys(ints, "int64")
+              | dict.fromkeys(floats, "float64") | {"universe_known": "bool"})
+    # typed column by column, numbers as numpy arrays: a frame of rows cast afterwards cost ~8x more, mostly
+    # pandas' fixed cost per column (a build makes 12 tables per leaderboard group, of a few rows each)
+    return pd.DataFrame({c: _column([r[c] for r in ranked], dtypes.get(c)) for c in cols}, columns=cols)
+
+
+def _column(values: list[Any], dtype: Any) -> Any:
+    if dtype is None:  # inferred, as a frame of rows infers it; no rows: object, as there
+        return values if values else np.array([], dtype=object)
+    return np.array(values, dtype=dtype) if dtype in ("int64", "float64", "bool") else pd.array(values, dtype=dtype)
