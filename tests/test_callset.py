@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from reporter.core import checks
-from reporter.core.schema import LaunchGroup
+from reporter.core.schema import CheckSettings, LaunchGroup
 from reporter.validate.attribution import MARKER, Event, attribute
 from reporter.validate.callset import SPIN_MAX_US, SPIN_MIN_US, call_set, launch_stats, per_function_ms, spin_us, split_segments
 
@@ -161,7 +161,7 @@ class FakeGPU:
         monkeypatch.setattr(timing, "profiled_events", lambda prof: sorted(prof.events, key=lambda e: e.start_us))
 
 
-SETTINGS = {"warmup": 2, "perf_trials": 30, "ci_target_pct": 1.0, "time_cap_s": 5.0, "flush_l2_mb": 1}
+SETTINGS = CheckSettings(warmup=2, perf_trials=30, ci_target_pct=1.0, time_cap_s=5.0, flush_l2_mb=1)
 
 
 def _fns(gpu: FakeGPU, cheat: str) -> list:
@@ -204,7 +204,7 @@ def test_the_call_set_on_a_cuda_timeline(monkeypatch: pytest.MonkeyPatch, cheat:
     if cheat != "pool stream":  # (work that waits for nothing may start before the call's first marker: not timed)
         # Deterministic durations converge at the floor: one profiler session gave every figure above.
         assert gpu.sessions == [True]
-        assert [f.device.n for f in figures if f.device] == [SETTINGS["perf_trials"]] * 2
+        assert [f.device.n for f in figures if f.device] == [SETTINGS.perf_trials] * 2
 
 
 def test_without_the_spin_the_short_side_kernel_ends_before_the_marker(monkeypatch: pytest.MonkeyPatch) -> None:

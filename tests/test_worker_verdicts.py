@@ -17,6 +17,7 @@ torch = pytest.importorskip("torch")
 
 from conftest import KERNELS  # noqa: E402
 from reporter.core.records import ValidationSettings  # noqa: E402
+from reporter.core.schema import CheckSettings  # noqa: E402
 from reporter.validate import allclose, worker  # noqa: E402
 from reporter.validate.worker import compare  # noqa: E402
 
@@ -332,7 +333,7 @@ def test_a_capture_that_poisons_the_process_changes_no_verdict(tmp_path: Path, m
                                                                capture_raises: bool) -> None:
     # The graph basis is optional: it runs after every correctness check (nominal, re-check after the timed
     # loop, jittered, input statistics, dynamic checks), so what a failed capture breaks decides nothing.
-    def poisoning_capture(fns: list[Any], sets: list[Any], s: dict[str, Any], device: str) -> list[Any]:
+    def poisoning_capture(fns: list[Any], sets: list[Any], s: CheckSettings, device: str) -> list[Any]:
         _poison(monkeypatch)
         if capture_raises:
             raise RuntimeError("capture blew up")
@@ -354,7 +355,7 @@ def test_the_verdict_is_saved_before_the_graph_step(tmp_path: Path, monkeypatch:
     # A capture that kills the worker (or hangs past the timeout) must leave the saved verdict standing.
     seen: list[dict[str, Any]] = []
 
-    def dies_in_capture(fns: list[Any], sets: list[Any], s: dict[str, Any], device: str) -> list[Any]:
+    def dies_in_capture(fns: list[Any], sets: list[Any], s: CheckSettings, device: str) -> list[Any]:
         seen.append(json.loads((tmp_path / "check.json").read_text(encoding="utf-8")))
         raise SystemExit(0)  # stands in for the process dying here: nothing after this line runs
 

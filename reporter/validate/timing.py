@@ -18,8 +18,7 @@ time cap; a basis whose CI is met after it stops as converged whatever its lengt
 step of its own (`time_graphs`), which the worker runs after every correctness check: a failed capture
 is the step most likely to upset the CUDA context.
 
-`s`, the settings these functions take, is the worker's own dict (`worker.run_check`): it never leaves the
-worker's process, so it stays a plain dict.
+`s`, the settings these functions take, is the job's typed `CheckSettings`.
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ from typing import Any
 
 import torch
 
-from ..core.schema import BasisStats, TimingFigures
+from ..core.schema import BasisStats, CheckSettings, TimingFigures
 from .attribution import MARKER, Event
 from .callset import CallSet, call_set, per_function_ms, spin_us, split_segments
 from .stats import adaptive, summarize
@@ -259,12 +258,12 @@ def _replays(graphs: list[Any], timer: _Timer) -> Callable[[], list[list[float]]
     return batch
 
 
-def _run(batch: Callable[[], list[list[float]]], n: int, s: dict[str, Any]) -> list[BasisStats]:
-    samples, stop = adaptive(batch, n, min_n=s["perf_trials"], target_pct=s["ci_target_pct"], cap_s=s["time_cap_s"])
+def _run(batch: Callable[[], list[list[float]]], n: int, s: CheckSettings) -> list[BasisStats]:
+    samples, stop = adaptive(batch, n, min_n=s.perf_trials, target_pct=s.ci_target_pct, cap_s=s.time_cap_s)
     return [summarize(x, stop) for x in samples]
 
 
-def time_all(fns: list[Callable[..., Any]], input_sets: list[list[Any]], s: dict[str, Any], device: str,
+def time_all(fns: list[Callable[..., Any]], input_sets: list[list[Any]], s: CheckSettings, device: str,
              names: list[tuple[set[str], set[str]] | None] | None = None,
              phases: dict[str, float] | None = None) -> tuple[list[TimingFigures], CallSet | None]:
     """Wall and device time for each function, in the order given, and the profiled call set (launches,
@@ -277,8 +276,8 @@ def time_all(fns: list[Callable[..., Any]], input_sets: list[list[Any]], s: dict
     """
     n, phases = len(fns), phases if phases is not None else {}
     t0 = time.perf_counter()
-    warm_up(fns, input_sets, s["warmup"], device)
-    timer = _Timer(fns, input_sets, device, s["flush_l2_mb"], names, s["perf_trials"])
+    warm_up(fns, input_sets, s.warmup, device)
+    timer = _Timer(fns, input_sets, device, s.flush_l2_mb, names, s.perf_trials)
     t1 = time.perf_counter()
     wall = _run(timer.wall, n, s)
     t2 = time.perf_counter()
@@ -297,7 +296,7 @@ def time_all(fns: list[Callable[..., Any]], input_sets: list[list[Any]], s: dict
     return [TimingFigures(device=dev[i], wall=wall[i], device_note=dev_note) for i in range(n)], timer.call_set
 
 
-def time_graphs(fns: list[Callable[..., Any]], input_sets: list[list[Any]], s: dict[str, Any],
+def time_graphs(fns: list[Callable[..., Any]], input_sets: list[list[Any]], s: CheckSettings,
                 device: str) -> list[tuple[BasisStats | None, str | None]]:
     """(CUDA-graph time, or why there is none) for each function: each call captured once and replayed.
 
@@ -313,7 +312,7 @@ def time_graphs(fns: list[Callable[..., Any]], input_sets: list[list[Any]], s: d
         return [(None, why or "not timed: the CUDA context failed after another side's capture") for why in notes]
     graph: list[BasisStats | None] = [None] * len(fns)
     if ok:
-        timer = _Timer(fns, input_sets, device, s["flush_l2_mb"])
+        timer = _Timer(fns, input_sets, device, s.flush_l2_mb)
         for i, st in zip(ok, _run(_replays([captured[i][0] for i in ok], timer), len(ok), s)):
             graph[i] = st
     return list(zip(graph, notes))

@@ -18,7 +18,7 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from typing import Any
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 import torch  # noqa: E402
 
-from ..core.schema import NO_JITTER_HOOK, NOT_MEASURED, DynamicCheck, DynamicResult, TimingFigures, TrialResult, Verdict, WorkerJob, WorkerResult  # noqa: E402
+from ..core.schema import NO_JITTER_HOOK, NOT_MEASURED, CheckSettings, DynamicCheck, DynamicResult, TimingFigures, TrialResult, Verdict, WorkerJob, WorkerResult  # noqa: E402
 from . import dynamic, lightbuild  # noqa: E402
 from .allclose import compare, judge  # noqa: E402, F401 - `compare` is part of this module's interface
 from .attribution import extension_kernels_in, source_kernels  # noqa: E402
@@ -35,6 +35,23 @@ from .timing import peak_memory, sync, time_all, time_graphs  # noqa: E402
 
 MODES = ("compile", "check", "profile")
 UNTRUSTED = "not run: a jittered trial raised, so the CUDA context can no longer be trusted"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every step of a check reads: the job's settings and the precision it is checked at. Typed, so
+    a renamed setting fails the type check here, not the GPU run; it never leaves the worker's process."""
+
+    check: CheckSettings
+    precision: str
+
+    @property
+    def atol(self) -> float:
+        return self.check.atol[self.precision]
+
+    @property
+    def rtol(self) -> float:
+        return self.check.rtol[self.precision]
 
 
 def _trial(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitter, i: int, seed: int, jittered: bool,
@@ -85,7 +102,7 @@ class Draft:
 
 
 def _time_and_count(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitter, nominal: list[int],
-                    s: dict[str, Any], device: str, out: Draft, names: tuple[set[str], set[str]]) -> list[list[Any]]:
+                    s: Settings, device: str, out: Draft, names: tuple[set[str], set[str]]) -> list[list[Any]]:
     """The eager timing bases at nominal shapes, with launch counts (the kernel's with its launch
     attribution) and peak memory from the profiled call set inside the device basis; returns the timed
     input sets. Phase times go to `out`, those of a basis that raised included."""
@@ -93,7 +110,7 @@ def _time_and_count(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitte
     fns = _timed_fns(ref, new, s)
     phases: dict[str, float] = {}
     try:
-        timed, calls = time_all(fns, sets, s, device, [names] + [None] * (len(fns) - 1), phases)
+        timed, calls = time_all(fns, sets, s.check, device, [names] + [None] * (len(fns) - 1), phases)
     finally:
         out.phases(**phases)
     out.result = replace(out.result, kernel_timing=timed[0], reference_timing=timed[1],
@@ -107,8 +124,8 @@ def _time_and_count(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitte
     return sets
 
 
-def _timed_fns(ref: Any, new: Any, s: dict[str, Any]) -> list[Any]:
-    return [new, ref] + ([torch.compile(ref)] if s.get("torch_compile_baseline") else [])
+def _timed_fns(ref: Any, new: Any, s: Settings) -> list[Any]:
+    return [new, ref] + ([torch.compile(ref)] if s.check.torch_compile_baseline else [])
 
 
 def _recheck(ref: Any, new: Any, inputs: list[Any], device: str, atol: float, rtol: float) -> TrialResult:
@@ -121,15 +138,14 @@ def _recheck(ref: Any, new: Any, inputs: list[Any], device: str, atol: float, rt
 
 
 def _jittered_trials(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitter, seeds: list[int], start: int,
-                     s: dict[str, Any], device: str, out: Draft) -> bool:
+                     s: Settings, device: str, out: Draft) -> bool:
     """The jittered trials; True when the kernel raised in one (the CUDA context may be poisoned since)."""
     if jitter.calls == 0:
         # The problem never asked for a jittered size: these trials would repeat the nominal shapes.
         out.result = replace(out.result, jitter_note=NO_JITTER_HOOK)
         return False
-    atol, rtol = s["atol"][s["precision"]], s["rtol"][s["precision"]]
     for i, seed in enumerate(seeds, start=start):
-        row, raised = _trial(ns, ref, new, jitter, i, seed, True, device, atol, rtol)
+        row, raised = _trial(ns, ref, new, jitter, i, seed, True, device, s.atol, s.rtol)
         out.result = replace(out.result, trials=(*out.result.trials, row))
         if raised:
             return True  # a CUDA fault may have poisoned the context: nothing after it can be trusted
@@ -137,17 +153,16 @@ def _jittered_trials(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitt
 
 
 def _dynamic_checks(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitter, nominal: list[int],
-                    s: dict[str, Any], device: str, out: Draft) -> None:
+                    s: Settings, device: str, out: Draft) -> None:
     """The named dynamic checks; one that fails to run (out of memory beside the extra copies, a fault) is
     "not run" with the reason: they flag, and must never become the verdict."""
-    atol, rtol = s["atol"][s["precision"]], s["rtol"][s["precision"]]
     done: list[DynamicResult] = []
     try:
         first = make_inputs(ns, jitter, nominal[0], False, device)
         second = make_inputs(ns, jitter, nominal[-1] if len(nominal) > 1 else nominal[0] + 1, False, device)
         done.append(dynamic.output_after_return(new, first, device))
         done += dynamic.aliasing(ref, new, first, second, device)
-        rows, found = dynamic.statistics_trials(ref, new, first, nominal[0], device, atol, rtol)
+        rows, found = dynamic.statistics_trials(ref, new, first, nominal[0], device, s.atol, s.rtol)
         out.result = replace(out.result, statistics_trials=tuple(rows))
         done.append(found)
     except Exception as exc:  # noqa: BLE001 - a check that cannot run says so; the verdict is the trials'
@@ -164,7 +179,7 @@ def _on_sides(result: WorkerResult, change: Callable[[int, TimingFigures], Timin
     return replace(result, kernel_timing=figs[0], reference_timing=figs[1], compile_timing=figs[2])
 
 
-def _graph_timing(ref: Any, new: Any, sets: list[list[Any]], s: dict[str, Any], device: str, out: Draft,
+def _graph_timing(ref: Any, new: Any, sets: list[list[Any]], s: Settings, device: str, out: Draft,
                   save: Callable[[], None]) -> None:
     """The optional CUDA-graph basis, after the verdict is saved: if capture kills the worker, the saved
     result stands and says the graph was not measured; a failed capture only becomes that basis's note."""
@@ -173,7 +188,7 @@ def _graph_timing(ref: Any, new: Any, sets: list[list[Any]], s: dict[str, Any], 
     save()
     phase = time.perf_counter()
     try:
-        figures = time_graphs(_timed_fns(ref, new, s), sets, s, device)
+        figures = time_graphs(_timed_fns(ref, new, s), sets, s.check, device)
     except Exception as exc:  # noqa: BLE001 - an optional basis failing is its note, never the verdict
         figures = [(None, f"{NOT_MEASURED}: CUDA-graph timing failed: {type(exc).__name__}: {str(exc)[:200]}")] * 3
     out.result = replace(_on_sides(out.result, lambda i, f: replace(f, graph=figures[i][0], graph_note=figures[i][1])),
@@ -197,21 +212,19 @@ def run_check(job: WorkerJob, out: Draft, save: Callable[[], None] = lambda: Non
     Jittered shapes come after the eager timing because a kernel that hard-codes its sizes may fault
     there, and a CUDA fault poisons the context for everything after it in this process.
     """
-    # The worker's own settings dict (the job's settings and its precision), read by timing.py too; it
-    # never leaves this process: what crosses to the parent is the typed WorkerJob and WorkerResult.
-    s: dict[str, Any] = {**asdict(job.settings), "precision": job.precision}
+    s = Settings(job.settings, job.precision)
     device = job.device
-    atol, rtol = s["atol"][s["precision"]], s["rtol"][s["precision"]]
-    jitter = PopcornJitter(s["jitter_fraction"])
+    atol, rtol = s.atol, s.rtol
+    jitter = PopcornJitter(s.check.jitter_fraction)
     phase = time.perf_counter()
     ns, problem_names = load(job.reference, job.kernel, jitter)
-    ref, new, weights_note = build_models(ns, device, s["seed"])
+    ref, new, weights_note = build_models(ns, device, s.check.seed)
     out.result = replace(out.result, problem_names=tuple(problem_names), weights_note=weights_note)
     names = (source_kernels(job.kernel), extension_kernels_in(job.extensions_dir))
     out.timed("load", phase)
-    gen = random.Random(s["seed"])
-    seeds = [gen.randrange(2**31) for _ in range(s["nominal_trials"] + s["jitter_trials"])]
-    nominal, jittered = seeds[: s["nominal_trials"]], seeds[s["nominal_trials"]:]
+    gen = random.Random(s.check.seed)
+    seeds = [gen.randrange(2**31) for _ in range(s.check.nominal_trials + s.check.jitter_trials)]
+    nominal, jittered = seeds[: s.check.nominal_trials], seeds[s.check.nominal_trials:]
     phase = time.perf_counter()
     with torch.no_grad():
         for i, seed in enumerate(nominal):  # one at a time: a trial that raises keeps those before it
@@ -247,7 +260,7 @@ def run_check(job: WorkerJob, out: Draft, save: Callable[[], None] = lambda: Non
             _graph_timing(ref, new, sets, s, device, out, save)
 
 
-def _conclude(out: Draft, s: dict[str, Any]) -> None:
+def _conclude(out: Draft, s: Settings) -> None:
     res = out.result
     bad = next((t for t in res.trials if t.passed is False), None)
     if bad is not None:
@@ -257,8 +270,8 @@ def _conclude(out: Draft, s: dict[str, Any]) -> None:
     reason = f"all {sum(1 for t in res.trials if t.passed)} trials passed"
     k, r = res.kernel_timing, res.reference_timing
     kb, rb = (k.device or k.wall, r.device or r.wall) if k and r else (None, None)
-    if kb and rb and kb.median_ms > 0 and rb.median_ms / kb.median_ms > s["excessive_speedup"]:
-        reason += f"; speedup {rb.median_ms / kb.median_ms:.1f}x is above {s['excessive_speedup']:g}x: review by hand"
+    if kb and rb and kb.median_ms > 0 and rb.median_ms / kb.median_ms > s.check.excessive_speedup:
+        reason += f"; speedup {rb.median_ms / kb.median_ms:.1f}x is above {s.check.excessive_speedup:g}x: review by hand"
     _verdict(out, Verdict.CORRECT, reason)
 
 
