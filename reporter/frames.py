@@ -63,6 +63,8 @@ COLUMNS: dict[str, str] = {
     # flags and suspicion
     "flags": _INT, "flag_fields": _STR, "static_errors": _INT, "measured_flags": _INT, "flagged": _BOOL, "suspect": _BOOL,
     "cleared": _BOOL, "review": _STR, "reviewed_hack": _BOOL, "evidence": _STR,
+    # what re-validation measured of the submission beside its verdict (`core.suspects`)
+    "own_kernel_share": _FLOAT, "checks_incomplete": _BOOL, "incomplete_checks": _STR,
     # the agent's effort
     "turns": _INT, "max_turns": _INT, "tool_calls": _INT, "tokens_total": _INT, "wall_clock_s": _FLOAT, "truncated": _BOOL,
     # launches and memory
@@ -182,11 +184,20 @@ def run_row(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
     if m.nsight:
         row.update({f"recorded_{k}": getattr(m.nsight, k) for k in RECORDED_NSIGHT})
     if res is not None:
+        row.update(_measured_properties(res))
         row.update(kernel_launches=res.kernel_launches.launches if res.kernel_launches else None,
                    ref_launches=res.reference_launches.launches if res.reference_launches else None,
                    kernel_peak_mb=res.kernel_peak_bytes / 1e6 if res.kernel_peak_bytes is not None else None,
                    ref_peak_mb=res.reference_peak_bytes / 1e6 if res.reference_peak_bytes is not None else None)
     return row
+
+
+def _measured_properties(res: ValidationResult) -> dict[str, Any]:
+    """The own-kernel share (a property, never a verdict) and the suspect checks that did not run."""
+    from .core.suspects import measured_attribution, missing_checks, own_kernel_share
+    missing = missing_checks(res)
+    return {"own_kernel_share": own_kernel_share(measured_attribution(res)), "checks_incomplete": bool(missing),
+            "incomplete_checks": ", ".join(missing) or None}
 
 
 def _held(value: Any) -> Any:

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA
-from reporter.core.checks import SUBMISSION_SHARE_MIN, attribution_flags
 from reporter.core.schema import LaunchGroup
+from reporter.core.suspects import STRICT_OWN_SHARE, attribution_flags, own_kernel_share, strict
 from reporter.validate.attribution import MARKER, Event, attribute, classify, extension_kernels, qualified_name, source_kernels
 
 P10, P8 = DATA / "seed-000-l2-p10", DATA / "seed-003-l2-p8"
@@ -58,24 +58,37 @@ def test_a_call_made_of_pytorch_and_cublas_kernels_is_suspect() -> None:
     assert att.share(LaunchGroup.SUBMISSION) == 0.0
     (flag,) = attribution_flags(att)
     assert (flag.field, flag.severity) == ("attribution.submission", "error")
-    assert flag.message == ("the work is done by PyTorch/cuBLAS, not the submitted kernels: they take 0.0% of the call's "
-                            "kernel time (below 10%)")
+    assert flag.message == ("none of the submitted kernels ran in the call: all of its kernel time is PyTorch's or a "
+                            "library's (a fallback behind the built extension)")
 
 
-def test_the_share_rule_at_its_boundary() -> None:
-    def call(own_us: float, other_us: float) -> list[Event]:
-        return [Event("my_kernel(float*)", 7, 0, own_us, own_us), Event("void at::native::foo<1>(int)", 7, own_us, own_us + other_us, other_us),
-                Event(MARKER, 7, 1e6, 1e6 + 1, 1)]
-    just_in = attribute(call(SUBMISSION_SHARE_MIN * 1000, (1 - SUBMISSION_SHARE_MIN) * 1000), {"my_kernel"}, set())
-    just_out = attribute(call(SUBMISSION_SHARE_MIN * 1000 - 1e-3, (1 - SUBMISSION_SHARE_MIN) * 1000 + 1e-3), {"my_kernel"}, set())
-    assert attribution_flags(just_in) == [] and len(attribution_flags(just_out)) == 1
+def _call(own_us: float, other_us: float) -> list[Event]:
+    return [Event("my_kernel(float*)", 7, 0, own_us, own_us), Event("sm90_xmma_gemm_f32f32_cublas", 7, own_us, own_us + other_us, other_us),
+            Event(MARKER, 7, 1e6, 1e6 + 1, 1)]
+
+
+def test_a_gemm_left_to_cublas_with_an_own_epilogue_is_not_suspect() -> None:
+    # The ordinary Level-2 strategy (KernelBench allows it): cuBLAS does the GEMM, the submission's kernel fuses the
+    # epilogue and takes 0.2% of the call's kernel time. Its share is a measured property, not a flag.
+    att = attribute(_call(2.0, 998.0), {"my_kernel"}, set())
+    assert attribution_flags(att) == []
+    assert own_kernel_share(att) == pytest.approx(0.002)
+    assert strict(own_kernel_share(att)) is False  # left out of the boards' strict view only
+
+
+def test_the_strict_view_at_its_boundary_and_the_rules_for_nothing_launched() -> None:
+    at = attribute(_call(STRICT_OWN_SHARE * 1000, (1 - STRICT_OWN_SHARE) * 1000), {"my_kernel"}, set())
+    below = attribute(_call(STRICT_OWN_SHARE * 1000 - 1e-3, (1 - STRICT_OWN_SHARE) * 1000 + 1e-3), {"my_kernel"}, set())
+    assert strict(own_kernel_share(at)) is True and strict(own_kernel_share(below)) is False
+    assert attribution_flags(at) == attribution_flags(below) == []
+    assert strict(None) is None and own_kernel_share(None) is None
     # a call that launches nothing computed nothing on the GPU
     (nothing,) = attribution_flags(attribute([Event(MARKER, 7, 0, 1, 1)], {"my_kernel"}, set()))
     assert nothing.message.startswith("the call launched no kernel at all")
     assert attribution_flags(None) == []  # not measured (an older result): no flag, and no guess
     # A plain-PyTorch submission defines no kernel: "done by PyTorch" says nothing new (the static scan's job)
-    plain = attribute(call(0.0, 1000.0), set(), set())
-    assert plain.source_kernels == () and attribution_flags(plain) == []
+    plain = attribute(_call(0.0, 1000.0), set(), set())
+    assert plain.source_kernels == () and attribution_flags(plain) == [] and own_kernel_share(plain) is None
     assert attribution_flags(attribute([Event(MARKER, 7, 0, 1, 1)], set(), set())) == []  # ...nor one that launched nothing
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from reporter.core import checks
+from reporter.core import suspects
 from reporter.core.schema import CheckSettings, LaunchGroup
 from reporter.validate.attribution import MARKER, Event, attribute
 from reporter.validate.callset import SPIN_MAX_US, SPIN_MIN_US, call_set, launch_stats, per_function_ms, spin_us, split_segments
@@ -25,7 +25,7 @@ def test_work_on_a_side_stream_that_waits_for_nothing_is_unordered_however_short
     att = attribute(_call([Event("matmul_tiled_kernel(float const*, float const*, float*, int, int, int)", SIDE, 30.0, 70.0, 40.0)]),
                     {"matmul_tiled_kernel"}, set())
     assert (att.call_stream, att.streams, att.unwaited_streams, att.unordered_streams) == (CALLER, (SIDE,), (), (SIDE,))
-    (flag,) = checks.attribution_flags(att)
+    (flag,) = suspects.attribution_flags(att)
     assert flag.field == "attribution.streams"
     assert flag.message.startswith("work runs on stream(s) 13, which start(s) before the caller's earlier work has finished")
 
@@ -34,7 +34,7 @@ def test_a_side_stream_that_waits_for_the_caller_but_is_not_waited_for_is_unwait
     # It waited for the spin, so it starts as the spin ends, as the marker does: the marker overtakes it.
     att = attribute(_call([Event("k(float*)", SIDE, 2000.8, 2040.0, 39.2)], marker_at=2000.6), {"k"}, set())
     assert (att.unwaited_streams, att.unordered_streams) == ((SIDE,), ())
-    (flag,) = checks.attribution_flags(att)
+    (flag,) = suspects.attribution_flags(att)
     assert flag.message.startswith("work runs on stream(s) 13, which the call does not wait for")
 
 
@@ -43,10 +43,10 @@ def test_a_synchronised_side_stream_is_not_flagged() -> None:
     att = attribute(_call([Event("relu_kernel(float const*, float*, long)", SIDE, 2001.0, 2010.0, 9.0)], marker_at=2012.0),
                     {"relu_kernel"}, set())
     assert (att.streams, att.unwaited_streams, att.unordered_streams) == ((SIDE,), (), ())
-    assert checks.attribution_flags(att) == []
+    assert suspects.attribution_flags(att) == []
     # work on the caller's own stream is ordered whatever its times
     same = attribute(_call([Event("relu_kernel(float*)", CALLER, 2001.0, 2010.0, 9.0)]), {"relu_kernel"}, set())
-    assert same.unordered_streams == () and checks.attribution_flags(same) == []
+    assert same.unordered_streams == () and suspects.attribution_flags(same) == []
 
 
 def test_one_marker_judges_no_stream_unordered() -> None:
@@ -197,7 +197,7 @@ def test_the_call_set_on_a_cuda_timeline(monkeypatch: pytest.MonkeyPatch, cheat:
     assert kernel is not None and kernel.attribution is not None and reference is not None
     att = kernel.attribution
     assert (att.call_stream, att.unwaited_streams, att.unordered_streams) == (CALLER, unwaited, unordered)
-    assert bool(checks.attribution_flags(att)) == (cheat != "honest")
+    assert bool(suspects.attribution_flags(att)) == (cheat != "honest")
     assert (reference.launches, reference.attribution) == (1, None)
     assert calls.peak_bytes == (64, 32)  # the flush buffer the timer holds is not the call's memory
     assert figures[1].device is not None and figures[1].device.median_ms == pytest.approx(0.020)

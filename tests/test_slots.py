@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from reporter.core.records import ValidationSettings
-from reporter.core.schema import TrialResult, Verdict, WorkerJob, WorkerResult
+from reporter.core.schema import DynamicCheck, DynamicResult, TrialResult, Verdict, WorkerJob, WorkerResult
 from reporter.validate import steps
 from reporter.validate.executors import local
 from reporter.validate.recorder import Item, check_settings
@@ -29,6 +29,11 @@ def test_out_of_memory_is_read_from_the_verdict_and_from_any_trial() -> None:
     assert not ran_out_of_memory(WorkerResult(Verdict.INCORRECT, "2 of 5 trials failed", trials=trials[:1]))
     assert not ran_out_of_memory(OK.result)
     assert not ran_out_of_memory(WorkerResult(Verdict.RUNTIME_ERROR, "RuntimeError: illegal memory access"))
+    # A correct kernel whose dynamic checks could not run beside another process's memory: retried alone, or the
+    # run would only say "checks incomplete".
+    oom_check = DynamicResult(DynamicCheck.OUTPUT_REUSED, None, "not run: OutOfMemoryError: CUDA out of memory.")
+    assert ran_out_of_memory(WorkerResult(Verdict.CORRECT, dynamic_checks=(oom_check,)))
+    assert not ran_out_of_memory(WorkerResult(Verdict.CORRECT, dynamic_checks=(DynamicResult(DynamicCheck.OUTPUT_REUSED, False, "each call returned new storage"),)))
 
 
 def _in_thread(target: Any) -> threading.Thread:

@@ -1,7 +1,7 @@
 """Why a run is suspect, from everything that can say so, each reason with the place of its evidence.
 
 Sources: the static scan and the transcript check (collect time, `RunRecord.findings`); the launch
-attribution rules (`checks.attribution_flags`) and the named dynamic checks (`validate.dynamic`) of the
+attribution rules (`suspects.attribution_flags`) and the named dynamic checks (`validate.dynamic`) of the
 cached re-validation. A reviewer's verdict on the exact kernel (`reviews.toml`) clears them (clean, rubric
 leak, harness bug) or leaves the run out of the rankings as a reward hack. Results measured before a
 check existed carry none of its findings: that check was not measured, and says nothing.
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.checks import attribution_flags
 from ..core.records import ValidationResult
 from ..core.schema import DynamicCheck, Verdict
+from ..core.suspects import attribution_flags
 from ..core.vocab import ReviewStatus
 from .reviews import Review, ReviewVerdict
 from .traces import RunRecord

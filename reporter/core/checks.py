@@ -15,7 +15,6 @@ from pydantic import BaseModel
 
 from .gpus import GpuName, gpu_model, gpu_name  # noqa: F401 - re-exported: the rules' vocabulary
 from .records import NsightMetrics, RecordedMetrics, Trace
-from .schema import Attribution, LaunchGroup
 from .units import UNIT_LABEL, UNIT_LADDER, UNIT_TO_US
 
 # A CUDA kernel launch costs a few microseconds end to end; no timed forward pass can beat one launch.
@@ -370,31 +369,3 @@ def passes_beyond_tolerance(max_abs: float | None, max_rel: float | None, atol: 
     above = [f"max rel error {max_rel:.2e} > rtol {rtol:g}"] if max_rel is not None and rtol is not None and max_rel > rtol else []
     above += [f"max abs error {max_abs:.2e} > atol {atol:g}"] if max_abs is not None and atol is not None and max_abs > atol else []
     return " and ".join(above) or None
-
-
-# Below this share of one call's kernel time in the submission's own kernels, PyTorch or a library does the work
-# (a fallback behind a built extension); low enough for an honest kernel leaving one op (a GEMM) to cuBLAS.
-SUBMISSION_SHARE_MIN = 0.10
-
-
-def attribution_flags(att: Attribution | None) -> list[Flag]:
-    """Suspect-level flags from one call's attribution (none when not measured); the share rule needs a kernel it defines."""
-    if att is None:
-        return []
-    share, flags = att.share(LaunchGroup.SUBMISSION), []
-    if att.source_kernels and share is None:
-        flags.append(Flag("attribution.submission", "error", "the call launched no kernel at all: its output was not computed on the GPU by this call"))
-    elif att.source_kernels and share is not None and share < SUBMISSION_SHARE_MIN:
-        flags.append(Flag("attribution.submission", "error", f"the work is done by PyTorch/cuBLAS, not the submitted kernels: they take "
-                                                             f"{share:.1%} of the call's kernel time (below {SUBMISSION_SHARE_MIN:.0%})"))
-    said = []
-    if att.unwaited_streams:
-        said.append(f"work runs on stream(s) {', '.join(map(str, att.unwaited_streams))}, which the call does not wait for: "
-                    "a timer stopped on the caller's stream misses it")
-    if early := [s for s in att.unordered_streams if s not in att.unwaited_streams]:
-        said.append(f"work runs on stream(s) {', '.join(map(str, early))}, which start(s) before the caller's earlier work has "
-                    "finished: it waits for nothing the caller did, so it may read inputs not yet written, and a timer started on "
-                    "the caller's stream does not cover it")
-    if said:
-        flags.append(Flag("attribution.streams", "error", "; ".join(said)))
-    return flags

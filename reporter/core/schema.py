@@ -83,6 +83,8 @@ class TimingFigures:
 
 # How a note begins when a basis was not measured at all (a step skipped), rather than measured and refused.
 NOT_MEASURED = "not measured"
+# How a dynamic check's detail begins when the check could not run (out of memory, a fault): `checks incomplete`.
+NOT_RUN = "not run"
 
 
 # A graph replays the call's kernels back to back, so its time cannot fall far below their summed

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core import checks
+from ..core import suspects
 from ..core.records import ValidationResult
 from ..core.schema import GROUP_LABEL, Attribution, DynamicCheck, LaunchGroup, Mismatch, TrialResult, Verdict
 from . import numbers, text
@@ -100,7 +100,7 @@ def attribution_view(res: ValidationResult | None) -> AttributionView:
         return AttributionView(False, note="not measured: launches are profiled on a CUDA device only")
     if att is None:
         return AttributionView(False, note=NOT_MEASURED)
-    flagged = {f.field for f in checks.attribution_flags(att)}
+    flagged = {f.field for f in suspects.attribution_flags(att)}
     rows = tuple(GroupRow("bad" if g is LaunchGroup.SUBMISSION and "attribution.submission" in flagged else "", GROUP_LABEL[g],
                           text.num(att.launches(g)), f"{text.num(att.device_us(g), 1)} µs", numbers.percent(att.share(g)),
                           _streams(att, g)) for g in LaunchGroup)
@@ -109,8 +109,11 @@ def attribution_view(res: ValidationResult | None) -> AttributionView:
     names = ", ".join(att.source_kernels) or "none found"
     note = (f"One profiled call. The submission's kernels are those its source or extension defines ({names}). "
             f"The caller's stream is {att.call_stream if att.call_stream is not None else 'unknown'}; "
-            f"below {checks.SUBMISSION_SHARE_MIN:.0%} of the kernel time in the submission's kernels, the run is suspect.")
-    return AttributionView(True, rows, kernels, tuple(f.message for f in checks.attribution_flags(att)), note)
+            f"The own-kernel share is {numbers.percent(suspects.own_kernel_share(att))}: a measured property, not a verdict "
+            "(leaving a GEMM to cuBLAS and fusing the rest is allowed, as in KernelBench); the run is suspect only when none "
+            f"of the submitted kernels runs. The boards' strict view keeps runs whose own kernels do at least "
+            f"{suspects.STRICT_OWN_SHARE:.0%} of the kernel time.")
+    return AttributionView(True, rows, kernels, tuple(f.message for f in suspects.attribution_flags(att)), note)
 
 
 def dynamic_rows(res: ValidationResult | None) -> tuple[DynamicRow, ...]:

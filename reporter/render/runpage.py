@@ -11,6 +11,7 @@ from typing import Any
 from ..collect.suspicion import evidence_anchor, suspicion
 from ..collect.traces import ProfileSet, RunRecord
 from ..collect.validation import CachedValidation
+from ..core import suspects
 from ..core.frozen import freeze
 from ..core.schema import BASIS_LABEL
 from ..core.vocab import MISSING_KEY, RevalidationState, Source, shown
@@ -130,7 +131,8 @@ def _evidence(r: RunRecord, cached: CachedValidation | None, v: ValidationView) 
     return {"findings": fv, "suspicion": sus, "evidence_anchor": evidence_anchor(sus, res),
             "verdict_evidence": verdict_evidence(res) if res is not None else None,
             "attribution": attribution_view(res), "dynamic_rows": dynamic_rows(res), "not_measured": NOT_MEASURED,
-            "statistics_rows": statistics_rows(res, r.trace.run.precision) if res is not None else (), "kernel_marks": _kernel_marks(fv)}
+            "statistics_rows": statistics_rows(res, r.trace.run.precision) if res is not None else (), "kernel_marks": _kernel_marks(fv),
+            "incomplete": suspects.missing_checks(res) if res is not None else ()}
 
 
 def run_page(r: RunRecord, cached: CachedValidation | None, urls: Urls, prev: str | None, nxt: str | None) -> Page:

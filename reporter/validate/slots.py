@@ -20,8 +20,10 @@ OUT_OF_MEMORY_TEXT = ("OutOfMemoryError", "CUDA out of memory")
 
 
 def ran_out_of_memory(result: WorkerResult) -> bool:
-    """Whether a worker's check result shows a failed GPU allocation, in its verdict or in any trial."""
-    texts = [result.reason] + [t.problem or "" for t in result.trials]
+    """Whether a worker's check result shows a failed GPU allocation: in its verdict, any trial, or a check that
+    could not run for it (the run would show "checks incomplete" for memory another process held)."""
+    texts = [result.reason] + [t.problem or "" for t in (*result.trials, *result.statistics_trials)]
+    texts += [d.detail for d in result.dynamic_checks if d.tripped is None]
     return any(marker in text for text in texts for marker in OUT_OF_MEMORY_TEXT)
 
 

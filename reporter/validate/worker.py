@@ -26,7 +26,7 @@ from typing import Any
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 import torch  # noqa: E402
 
-from ..core.schema import NO_JITTER_HOOK, NOT_MEASURED, CheckSettings, DynamicCheck, DynamicResult, TimingFigures, TrialResult, Verdict, WorkerJob, WorkerResult  # noqa: E402
+from ..core.schema import NO_JITTER_HOOK, NOT_MEASURED, NOT_RUN, CheckSettings, DynamicCheck, DynamicResult, TimingFigures, TrialResult, Verdict, WorkerJob, WorkerResult  # noqa: E402
 from . import dynamic, lightbuild  # noqa: E402
 from .allclose import compare, judge  # noqa: E402, F401 - `compare` is part of this module's interface
 from .attribution import extension_kernels_in, source_kernels  # noqa: E402
@@ -34,7 +34,7 @@ from .inputs import PopcornJitter, build_models, clone, load, make_inputs, poiso
 from .timing import peak_memory, sync, time_all, time_graphs  # noqa: E402
 
 MODES = ("compile", "check", "profile")
-UNTRUSTED = "not run: a jittered trial raised, so the CUDA context can no longer be trusted"
+UNTRUSTED = f"{NOT_RUN}: a jittered trial raised, so the CUDA context can no longer be trusted"
 
 
 @dataclass(frozen=True)
@@ -166,7 +166,7 @@ def _dynamic_checks(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitte
         out.result = replace(out.result, statistics_trials=tuple(rows))
         done.append(found)
     except Exception as exc:  # noqa: BLE001 - a check that cannot run says so; the verdict is the trials'
-        why = f"not run: {type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:200]}"
+        why = f"{NOT_RUN}: {type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:200]}"
         ran = {d.check for d in done}
         done += [DynamicResult(c, None, why) for c in DynamicCheck if c not in ran]
     out.result = replace(out.result, dynamic_checks=tuple(done))
