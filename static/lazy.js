@@ -1,37 +1,78 @@
 // Run pages: turns and kernel versions filled from the run's JSONP chunk when first expanded.
 // The chunk is loaded with <script src> (relative to the page), which works from file:// and any sub-path.
 // Turn HTML in the chunk was escaped by the build; kernel sources are inserted as text, never as HTML.
+// Fenced code in a turn is highlighted here, when the turn is shown, by highlight.js (BSD-3-Clause, licence
+// beside it), loaded the same way and at the same time as the chunk: a turn appears once, already coloured.
 (function () {
   'use strict';
-  var chunk = null, waiting = [], failed = false;
+  var chunk = null, waiting = [], failed = false, highlighter = 'none';
+  // Languages an untagged block may be detected as (a fence's own tag may name any language highlight.js has).
+  var DETECT = ['cpp', 'python', 'bash', 'json', 'diff', 'yaml', 'makefile'];
+  var MAX_CHARS = 200000;  // a larger block stays plain: highlighting it would hold the page for seconds
 
   window.reporterChunk = function (data) {
     chunk = data;
-    var w = waiting; waiting = [];
-    w.forEach(function (fn) { fn(data); });
+    ready();
   };
 
+  function ready() {
+    if (!chunk || highlighter === 'loading') return;
+    var w = waiting; waiting = [];
+    w.forEach(function (fn) { fn(chunk); });
+  }
+
+  function load(src, onload, onerror) {
+    var s = document.createElement('script');
+    s.src = src;
+    s.onload = onload;
+    s.onerror = onerror;
+    document.head.appendChild(s);
+    return s;
+  }
+
   function withChunk(fn) {
-    if (chunk) { fn(chunk); return; }
+    if (chunk && highlighter !== 'loading') { fn(chunk); return; }
     var art = document.querySelector('article.run[data-chunk]');
     if (!art || failed) return;
     waiting.push(fn);
     if (waiting.length > 1) return;
-    var s = document.createElement('script');
-    s.src = art.getAttribute('data-chunk');
-    s.onerror = function () {
+    var hl = art.getAttribute('data-highlighter');
+    if (hl && highlighter === 'none') {
+      highlighter = 'loading';
+      var done = function () { highlighter = 'done'; ready(); };
+      load(hl, done, done);  // without it the code stays plain text
+    }
+    if (chunk) return;
+    var s = load(art.getAttribute('data-chunk'), null, function () {
       failed = true;
       document.querySelectorAll('.lazy-body').forEach(function (b) {
         if (!b.dataset.filled) b.textContent = 'Could not load ' + s.src + '; the plain-text view has the same content.';
       });
-    };
-    document.head.appendChild(s);
+    });
+  }
+
+  // Each fenced block's language comes from its fence (class language-X); an untagged one is detected.
+  function highlight(root) {
+    var H = window.hljs;
+    if (!H) return;
+    if (!H.getLanguage('cuda')) H.registerAliases(['cuda', 'cu', 'cuh'], { languageName: 'cpp' });
+    root.querySelectorAll('pre > code').forEach(function (code) {
+      if (code.dataset.highlighted) return;
+      var m = /(?:^|\s)language-(\S+)/.exec(code.className), lang = m ? m[1] : '', text = code.textContent;
+      code.dataset.highlighted = 'plain';
+      if (text.length > MAX_CHARS || (lang && !H.getLanguage(lang))) return;
+      var r = lang ? H.highlight(text, { language: lang, ignoreIllegals: true }) : H.highlightAuto(text, DETECT);
+      if (!r.language) return;
+      code.innerHTML = r.value;  // highlight.js escapes every token of the text it was given
+      code.dataset.highlighted = r.language;
+    });
   }
 
   function fillTurn(body) {
     withChunk(function (data) {
       if (body.dataset.filled) return;
       body.innerHTML = data.turns[parseInt(body.dataset.turn, 10)] || '';
+      highlight(body);
       body.dataset.filled = '1';
     });
   }

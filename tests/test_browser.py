@@ -291,6 +291,25 @@ def test_published_branch_serves_the_same_site(tmp_path: Path, site_copy: Path, 
         server.shutdown()
 
 
+# Every fenced block in the opened turns, highlighted in the browser (static/lazy.js, highlight.js): the
+# problems found; a block is tagged with its fence's language and coloured when its turn is shown.
+UNHIGHLIGHTED = """() => {
+  const out = [], opened = [...document.querySelectorAll('details.turn[open] .lazy-body')];
+  if (!opened.length) out.push('no turn open');
+  for (const body of opened) {
+    if (!body.dataset.filled) { out.push('turn not filled: ' + body.dataset.turn); continue; }
+    const blocks = body.querySelectorAll('pre > code');
+    for (const code of blocks) {
+      const tag = (/language-(\\S+)/.exec(code.className) || [])[1];
+      if (!code.dataset.highlighted || code.dataset.highlighted === 'plain')
+        out.push('turn ' + body.dataset.turn + ': not highlighted (' + (tag || 'untagged') + '): ' + code.textContent.slice(0, 40));
+    }
+    if (blocks.length && !body.querySelector('pre > code span[class^=hljs-]')) out.push('turn ' + body.dataset.turn + ': no token coloured');
+  }
+  return out;
+}"""
+
+
 @pytest.mark.parametrize("how", ["http", "file"])
 def test_turn_loads_lazily_when_expanded(served: tuple[str, Path], browser: object, how: str) -> None:
     # Served under /project/ (a sub-path) and opened from file://, where fetch() would be blocked.
@@ -307,6 +326,8 @@ def test_turn_loads_lazily_when_expanded(served: tuple[str, Path], browser: obje
     body.wait_for(timeout=10000)
     assert page.evaluate(loaded)
     assert trace["turns"][0]["reasoning"][:60] in body.inner_text()
+    assert page.locator("details.turn#turn-0 .lazy-body pre > code").count() >= 2  # the turn's fenced CUDA ...
+    assert page.evaluate(UNHIGHLIGHTED) == []  # ... coloured as it is shown, at 1280 px
     version = page.locator("details#version-2")
     version.locator("summary").click()
     page.locator("#version-2 .version-view .gi, #version-2 .version-view .gd").first.wait_for(timeout=10000)
@@ -314,6 +335,10 @@ def test_turn_loads_lazily_when_expanded(served: tuple[str, Path], browser: obje
     sources = [c["arguments"]["kernel_code"] for t in trace["turns"] for c in t["calls"] if "kernel_code" in c["arguments"]]
     second = list(dict.fromkeys(sources))[1]
     assert page.locator("#version-2 .version-view").inner_text().strip() == second.strip()
+    page.set_viewport_size({"width": 390, "height": 844})  # every turn opened on a phone's screen
+    page.evaluate("document.querySelectorAll('details.turn:not(.version)').forEach(d => d.open = true)")
+    page.wait_for_selector(".lazy-body:not([data-filled])", state="detached", timeout=15000)
+    assert page.locator(".lazy-body pre > code").count() >= 50 and page.evaluate(UNHIGHLIGHTED) == []
     assert not problems, problems
     page.close()
 

@@ -35,7 +35,7 @@ def test_seed_000_reasoning_is_shown_as_written(site: Path) -> None:
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
     assert "4*24*96" in text and "ModelNew.__init__" in text
     reasoning = re.findall(r'<div class="reasoning">(.*?)</div>\s*(?:<div class="toolcall">|</details>)', html, re.S)
-    assert reasoning and any('<div class="hl">' in r for r in reasoning)  # its fenced CUDA is highlighted
+    assert reasoning and any('<code class="language-cuda">' in r for r in reasoning)  # its fenced CUDA, for the browser
 
 
 def test_line_breaks_and_fences_in_reasoning_and_tool_results(tmp_path: Path) -> None:

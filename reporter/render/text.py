@@ -1,7 +1,8 @@
 """Turn untrusted trace text into safe HTML, and numbers into fixed-format strings.
 
-Model-written text is shown as what the model wrote: escaped plain text with its line breaks, only
-fenced code blocks highlighted (`plain`). Markdown is rendered only for fields a trace declares as
+Model-written text is shown as what the model wrote: escaped plain text with its line breaks, fenced
+code blocks as code (`plain`), tagged with their fence's language and highlighted in the reader's browser
+when the turn is shown (`static/lazy.js`, highlight.js): a build spends no time highlighting reasoning. Markdown is rendered only for fields a trace declares as
 markdown (`markdown`), with raw HTML off, emphasis only at word boundaries, then nh3 sanitising; only
 the sanitised result is marked safe for the (autoescaping) templates.
 """
@@ -18,14 +19,10 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline
 from markdown_it.rules_inline.state_inline import Delimiter
 from markupsafe import Markup, escape
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import get_lexer_by_name
-from pygments.util import ClassNotFound
 
 from .numbers import DASH, num, speedup, time_ms
 
-__all__ = ["DASH", "code", "home_paths", "json_args", "markdown", "ms", "num", "pygments_css", "speedup", "words"]
+__all__ = ["DASH", "home_paths", "json_args", "markdown", "ms", "num", "pygments_css", "speedup", "words"]
 
 # A user's home or scratch folder at the start of a path in a log (a compiler's, the validator's): shown as
 # `~`, so a published page does not name the people or machines that ran the build.
@@ -53,19 +50,23 @@ for _tag in ("span", "code", "pre", "div"):
     _ATTRS.setdefault(_tag, set()).add("class")
 
 
-@lru_cache(maxsize=8)
-def _formatter(**options: Any) -> HtmlFormatter[str]:
-    """One formatter per set of options, reused: making one builds its style's whole stylesheet (~0.7 ms,
-    paid for every fenced block of every turn before)."""
-    return HtmlFormatter(**options)
+# The languages a fence may name (highlight.js's common set with its aliases, and CUDA, which the browser
+# highlights as C++). A fence at the start of a line takes any word as its language; one inside a line
+# only these, since there the word after the backticks may as well be code.
+FENCE_LANGUAGES = frozenset({
+    "bash", "c", "c#", "c++", "cc", "cjs", "console", "cpp", "cs", "csharp", "css", "cts", "cu", "cuda", "cuh",
+    "cxx", "diff", "go", "golang", "graphql", "h", "h++", "hh", "hpp", "html", "hxx", "ini", "java", "javascript",
+    "js", "json", "json5", "jsonc", "jsx", "kotlin", "kt", "less", "lua", "make", "makefile", "markdown", "md",
+    "mjs", "mk", "objc", "objectivec", "patch", "perl", "php", "plaintext", "pl", "py", "pycon", "python",
+    "python-repl", "r", "rb", "ruby", "rs", "rust", "scss", "sh", "shell", "shellsession", "sql", "swift", "text",
+    "toml", "ts", "tsx", "txt", "typescript", "vb", "vbnet", "wasm", "xml", "yaml", "yml", "zsh"})
 
 
-def _fence(code: str, lang: str, _attrs: str) -> str:
-    try:
-        lexer = get_lexer_by_name(lang or "text")
-    except ClassNotFound:
-        return ""  # markdown-it escapes the text itself
-    return highlight(code, lexer, _formatter(nowrap=True))
+def code_block(body: str, lang: str) -> str:
+    """A fenced block as the browser highlights it: escaped text in `<pre><code>`, its language as a
+    `language-X` class (none: detected in the browser). The `hl` box is the one kernel sources use."""
+    tag = f' class="language-{escape(lang)}"' if lang else ""
+    return f'<div class="hl"><pre><code{tag}>{escape(body)}</code></pre></div>'
 
 
 # Emphasis needs word boundaries: `4*24*96` and `ModelNew.__init__` stay literal. A marker run opens
@@ -96,7 +97,7 @@ def _bounded_emphasis(state: StateInline, silent: bool) -> bool:
 
 @lru_cache(maxsize=1)
 def _md() -> MarkdownIt:
-    md = MarkdownIt("js-default", {"html": False, "highlight": _fence}).enable("table")
+    md = MarkdownIt("js-default", {"html": False}).enable("table")  # fences: <pre><code class="language-X">
     md.inline.ruler.at("emphasis", _bounded_emphasis)
     return md
 
@@ -112,15 +113,8 @@ _TICKS = re.compile(r"`{3,}")
 _LANG = re.compile(r"[\w+#.-]+")
 
 
-def _lexer(lang: str) -> Any:
-    try:
-        return get_lexer_by_name(lang) if lang else None
-    except ClassNotFound:
-        return None
-
-
-def _fence_at(text: str, start: int, ticks: str) -> tuple[int, Any, str] | None:
-    """(end, lexer, code) of the fenced block whose opening backticks are at `start`, or None if none is.
+def _fence_at(text: str, start: int, ticks: str) -> tuple[int, str, str] | None:
+    """(end, language, code) of the fenced block whose opening backticks are at `start`, or None if none is.
 
     A fence at the start of a line takes its language from the rest of that line and runs to the next
     run of as many backticks, or to the end. Harness captures often flatten newlines to spaces, so a
@@ -133,19 +127,21 @@ def _fence_at(text: str, start: int, ticks: str) -> tuple[int, Any, str] | None:
         info = text[after:eol].strip()
         lang = _LANG.match(info)
         body_end = close if close >= 0 else len(text)
-        return (body_end + len(ticks) if close >= 0 else len(text), _lexer(lang.group().lower() if lang else ""),
+        return (body_end + len(ticks) if close >= 0 else len(text), lang.group().lower() if lang else "",
                 text[eol + 1:body_end])
     if close < 0:
         return None
     body = text[after:close]
     lang = _LANG.match(body)
-    lexer = _lexer(lang.group().lower()) if lang and body[lang.end():lang.end() + 1].isspace() else None
-    return close + len(ticks), lexer, body[lang.end():].strip() if lexer and lang else body.strip()
+    named = lang.group().lower() if lang and body[lang.end():lang.end() + 1].isspace() else ""
+    if named in FENCE_LANGUAGES and lang:
+        return close + len(ticks), named, body[lang.end():].strip()
+    return close + len(ticks), "", body.strip()
 
 
 @lru_cache(maxsize=1024)
 def plain(text: str) -> Markup:
-    """Model-written text as written: escaped, line breaks kept (CSS pre-wrap), fenced code highlighted.
+    """Model-written text as written: escaped, line breaks kept (CSS pre-wrap), fenced code as code blocks.
 
     Nothing else is interpreted: `*`, `_`, `#` and links stay the characters the model wrote.
     """
@@ -156,10 +152,10 @@ def plain(text: str) -> Markup:
         if fence is None:
             search = m.end()
             continue
-        end, lexer, body = fence
+        end, lang, body = fence
         if text[pos:m.start()].strip():
             parts.append(f'<div class="plain">{escape(text[pos:m.start()].strip(chr(10)))}</div>')
-        parts.append(highlight(body, lexer or get_lexer_by_name("text"), _formatter(cssclass="hl")))
+        parts.append(code_block(body, lang))
         pos = search = end
     if text[pos:].strip():
         parts.append(f'<div class="plain">{escape(text[pos:].strip(chr(10)))}</div>')
@@ -171,20 +167,9 @@ def prose(text: str, fmt: str | None) -> Markup:
     return markdown(text) if fmt == "markdown" else plain(text)
 
 
-# Agents resend the same kernel to several tools, and pages repeat it (evolution, final kernel):
-# highlighting is the slowest part of a build, so identical inputs are highlighted once.
-@lru_cache(maxsize=1024)
-def code(source: str, lang: str = "python", anchor: str | None = None) -> Markup:
-    """Highlighted source with line numbers; Pygments escapes every token."""
-    try:
-        lexer = get_lexer_by_name(lang)
-    except ClassNotFound:
-        lexer = get_lexer_by_name("text")
-    fmt = _formatter(cssclass="hl", linenos="table" if anchor else False, lineanchors=anchor or "", anchorlinenos=bool(anchor))
-    return Markup(highlight(source, lexer, fmt))
-
-
 def pygments_css() -> str:
+    """The colours of kernel sources highlighted at build time (`highlight.py` uses Pygments' class names)."""
+    from pygments.formatters import HtmlFormatter
     light = HtmlFormatter(style="default").get_style_defs(".hl")
     dark = HtmlFormatter(style="monokai").get_style_defs(".hl")
     return f"{light}\n@media (prefers-color-scheme: dark) {{\n{dark}\n}}\n"

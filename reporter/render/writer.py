@@ -184,7 +184,7 @@ def _template_env(folder: str) -> Environment:
     env = Environment(loader=FileSystemLoader(folder), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters.update(num=text.num, ms=text.ms, speedup=text.speedup, markdown=text.markdown, plain=text.plain,
-                       prose=text.prose, code=text.code, json_args=text.json_args, n=numbers.nowrap,
+                       prose=text.prose, json_args=text.json_args, n=numbers.nowrap,
                        logtext=text.home_paths, words=text.words)
     # The vocabulary, so a template compares with `RevalidationState.NO_KERNEL`, never a string spelled again.
     env.globals.update(RevalidationState=RevalidationState, ReviewStatus=ReviewStatus, RunVerdict=RunVerdict, Source=Source)
