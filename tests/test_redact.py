@@ -148,11 +148,12 @@ def test_each_key_shape_alone_is_found() -> None:
         assert not any(f in out for f in fragments()), name
 
 
-def test_detect_secrets_plugins_find_what_the_key_shapes_do_not() -> None:
+def test_the_maintained_rule_sets_find_what_the_key_shapes_do_not() -> None:
+    """Stripe's format comes from gitleaks' rule list, basic auth in a URL from a detect-secrets plugin."""
     redactor = Redactor()
     stripe = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
     jwt = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
     counts: Counter[str] = Counter()
     out = redactor.text(f"stripe {stripe}\ntoken = '{jwt}'\nhttps://admin:hunter2secret@db.example.com/x", counts)
     assert stripe not in out and jwt not in out and "hunter2secret" not in out
-    assert set(counts) == {"stripe-access-key", "json-web-token", "basic-auth-credentials"}
+    assert set(counts) == {"stripe-access-token", "json-web-token", "basic-auth-credentials"}

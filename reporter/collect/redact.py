@@ -1,19 +1,19 @@
 """Secret redaction: API keys and tokens in a trace never reach a published page or download.
 
 A trace is text a model and a harness wrote, and agents paste credentials into prompts, tool arguments
-and logs. Every string of a trace (and of a cached validation result shown beside it) is scanned with
-detect-secrets' regex plugins (maintained detectors for AWS, GitHub, Slack, Stripe, JWTs, ...; the
-entropy and keyword plugins are left out, they flag ordinary kernel code) plus patterns for the key
-shapes agents handle most (OpenAI/Anthropic `sk-`, GitHub `ghp_`/`github_pat_`, AWS `AKIA`, Hugging
-Face `hf_`, Slack `xox?-`, `Bearer` headers, private key blocks), plus `.env`-style assignments whose key
-names a secret (`DB_PASSWORD=...`, `api_key: "..."`, and a JSON object's value under such a key). Each hit
-becomes `[redacted: <kind>]`; newlines inside it are kept, so line numbers on the page still match the
-source. Results are cached by content (a trace repeats the same short strings many times).
+and logs. Every string of a trace (and of a cached validation result shown beside it) is scanned in one
+pass per text by the detectors of `secretrules.py` (our key shapes, gitleaks' token formats kept as data,
+every regex plugin of detect-secrets; the entropy and keyword plugins are left out, they flag ordinary
+kernel code) and the named assignments of `assign.py` (`DB_PASSWORD=...` anywhere on a line, JSON keys,
+`--password`, Authorization headers), all compiled with RE2, so no text or pattern can make it slower
+than linear. Each hit becomes `[redacted: <kind>]`; newlines inside it are kept, so line numbers on the
+page still match the source. Results are cached by content (a trace repeats the same short strings).
 
 Only what is published is redacted: `collect` keeps the original trace for validation, whose cache key
 and executed kernel must not change. An allow-list (`DATA/redact-allow.txt`) keeps known non-secrets:
-one entry per line, a literal that a detected secret must equal, or `re:PATTERN` that it must match in
-full; blank lines and `#` comments are skipped.
+one entry per line, a literal that a detected secret must equal, or `re:PATTERN` (RE2 syntax: a pattern
+that needs backtracking is refused with a message) that it must match in full; blank lines and `#`
+comments are skipped.
 """
 
 from __future__ import annotations
@@ -26,95 +26,27 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import re2
+
 from ..core.errors import CollectError
 from ..core.records import ValidationResult
 from ..core.safeio import read_bounded
+from . import secretrules
+from .assign import ASSIGNMENT_KIND, SECRET_KEY_NAME, assignment_hits, secret_value
+from .secretrules import linear
 
 ALLOW_FILE = "redact-allow.txt"
 _ALNUM_TO_A = bytes(ord("a") if chr(b).isascii() and chr(b).isalnum() else ord(" ") for b in range(256))
-_RUN = b"a" * 16  # a run of 16 letters or digits: every key's random part has one
-_CONTEXT = 100  # characters around a candidate token that the detectors see
+_RUN = b"a" * 16  # a run of 16 letters or digits: most keys' random part has one
+_CONTEXT = 100  # characters before a candidate (and after a run) that the detectors see
+_AFTER_KEYWORD = 1100  # characters after a rule's keyword (a prefix): the longest token formats are ~1,000
 _MIN_GROUP = 8  # a capture group shorter than this is a prefix (e.g. "ghp"), not the secret: take the match
-_RANDOM = r"(?=[A-Za-z0-9_-]*[0-9])(?=[A-Za-z0-9_-]*[A-Za-z])"  # a key body mixes letters and digits
-
-# Ours first: on overlapping hits the longest wins, and on a tie the earlier kind names it.
-KEY_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("private-key", re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY-----|.*\Z)", re.S)),
-    ("anthropic-key", re.compile(rf"\bsk-ant-{_RANDOM}[A-Za-z0-9_-]{{20,}}")),
-    ("openai-key", re.compile(rf"\bsk-(?:proj-|svcacct-|admin-)?{_RANDOM}[A-Za-z0-9_-]{{20,}}")),
-    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})")),
-    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b")),
-    ("huggingface-token", re.compile(rf"\bhf_{_RANDOM}[A-Za-z0-9]{{30,}}")),
-    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
-    ("bearer-token", re.compile(r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)")),
-)
-# detect-secrets plugins left out: entropy/keyword (not regex-based) and public IPs (not secrets).
-_SKIPPED_PLUGINS = {"IPPublicDetector"}
-
-# `KEY=VALUE` / `KEY: VALUE` lines (.env files, shell exports, YAML, JSON) whose key ENDS in a word naming a
-# secret: `DB_PASSWORD=`, `GITHUB_TOKEN=`, `OPENAI_API_KEY:`, `"client_secret":`; not `max_tokens=` or
-# `token_count =`, whose key names a count. Which values are secrets is `secret_value`'s rule.
-ASSIGNMENT_KIND = "secret-assignment"
-_SECRET_KEY = (r"[A-Za-z0-9_.-]*?(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API[_-]?KEY|APIKEY|PRIVATE[_-]?KEY|"
-               r"ACCESS[_-]?KEY|SECRET[_-]?KEY|CREDENTIALS?)")
-_SECRET_KEY_NAME = re.compile(_SECRET_KEY, re.I)
-_ASSIGNMENT = re.compile(rf"(?im)^[ \t]*(?:export[ \t]+|set[ \t]+)?[\"']?(?P<key>{_SECRET_KEY})[\"']?[ \t]*[:=][ \t]*"
-                         r"(?P<value>[^\r\n]*?)[ \t]*[,;]?[ \t]*$")
-_ASSIGNMENT_NEEDLES = ("passw", "passphrase", "secret", "token", "key", "credential")
-_REFERENCE = re.compile(r"[$%{<(\[]|os\.|getenv|environ")  # a variable, template, placeholder or code, not a value
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-_NOT_A_VALUE = {"", "none", "null", "nil", "true", "false", "undefined", "required", "optional", "str", "string"}
-
-
-def secret_value(key: str, value: str) -> tuple[int, int] | None:
-    """Where the secret is in `value`, assigned to a key that names one; None when it is not a value.
-
-    Never a secret: an empty value, a reference (`$VAR`, `${...}`, `<your key>`, `os.environ[...]`, a call),
-    a placeholder (`***`, `xxxx`) or a word such as `none`. An ALL-CAPS key (`.env`, shell) holds a secret
-    whatever else it is; any other key (code, YAML, JSON) only a quoted string or a word with a digit or a
-    symbol in it, so `pad_token = tokenizer.eos_token` and `token = 12` stay.
-    """
-    start, end = 0, len(value)
-    quoted = end >= 2 and value[0] == value[-1] and value[0] in "\"'"
-    if quoted:
-        start, end = 1, end - 1
-    inner = value[start:end]
-    if inner.strip().lower() in _NOT_A_VALUE or _REFERENCE.match(inner) or set(inner) <= set("*xX.-_ ") \
-            or ("(" in inner and not quoted):
-        return None
-    code_name = _IDENTIFIER.fullmatch(inner) and ("." in inner or not any(c.isdigit() for c in inner))
-    if key.upper() != key and not quoted and (code_name or inner.lstrip("-").isdigit() or " " in inner):
-        return None
-    return start, end
-
-
-@lru_cache(maxsize=1)
-def detectors() -> tuple[tuple[str, re.Pattern[str]], ...]:
-    """Our key shapes, then every regex plugin of detect-secrets as (kind, pattern)."""
-    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-    from detect_secrets.plugins.base import RegexBasedDetector
-    found = list(KEY_SHAPES)
-    plugins: dict[str, type] = get_mapping_from_secret_type_to_class()
-    for secret_type, plugin in sorted(plugins.items()):
-        if issubclass(plugin, RegexBasedDetector) and plugin.__name__ not in _SKIPPED_PLUGINS:
-            kind = re.sub(r"[^a-z0-9]+", "-", secret_type.lower()).strip("-")
-            found.extend((kind, pattern) for pattern in plugin().denylist)
-    return tuple(found)
-
-
-def _span(m: re.Match[str]) -> tuple[int, int]:
-    groups = [i for i in range(1, (m.re.groups or 0) + 1) if m.group(i) and len(m.group(i)) >= _MIN_GROUP]
-    if groups:
-        best = max(groups, key=lambda i: len(m.group(i)))
-        return m.span(best)
-    return m.span()
 
 
 @dataclass(frozen=True)
 class AllowList:
     literals: frozenset[str] = frozenset()
-    patterns: tuple[re.Pattern[str], ...] = ()
+    patterns: tuple[Any, ...] = ()  # RE2 patterns: linear time whatever the pattern and the text
 
     def allows(self, secret: str) -> bool:
         return secret in self.literals or any(p.fullmatch(secret) for p in self.patterns)
@@ -136,12 +68,22 @@ def load_allow_list(data: Path) -> tuple[AllowList, list[CollectError]]:
             continue
         if entry.startswith("re:"):
             try:
-                patterns.append(re.compile(entry[3:]))
-            except re.error as exc:
-                errors.append(CollectError(path, f"line {n}", f"not a valid regular expression: {exc}"))
+                patterns.append(linear(entry[3:]))
+            except re2.error:
+                errors.append(CollectError(path, f"line {n}", _bad_pattern(entry[3:])))
         else:
             literals.add(entry)
     return AllowList(frozenset(literals), tuple(patterns)), errors
+
+
+def _bad_pattern(pattern: str) -> str:
+    """Why an allow-list pattern was refused: RE2 (linear time) cannot run it, or it is no pattern at all."""
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        return f"not a valid regular expression: {exc}"
+    return ("uses look-around or a back-reference, which only a backtracking engine runs (one line of text could "
+            "then stall the build): patterns here run with RE2, so write it without them; the entry is skipped")
 
 
 @dataclass(frozen=True)
@@ -167,7 +109,7 @@ class Redactor:
         return node
 
     def _value(self, key: Any, value: Any, counts: Counter[str]) -> Any:
-        if isinstance(key, str) and isinstance(value, str) and _SECRET_KEY_NAME.fullmatch(key) \
+        if isinstance(key, str) and isinstance(value, str) and SECRET_KEY_NAME.fullmatch(key) \
                 and (span := secret_value(key, value)) is not None and not self.allow.allows(value[span[0]:span[1]]):
             counts[ASSIGNMENT_KIND] += 1
             return f"{value[:span[0]]}[redacted: {ASSIGNMENT_KIND}]{value[span[1]:]}"
@@ -204,13 +146,9 @@ def _cached(allow: AllowList, text: str) -> tuple[str, tuple[tuple[str, int], ..
 
 def _redact(allow: AllowList, text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
     """`text` with its secrets replaced, and how many of each kind."""
-    hits = []
-    for kind, pattern, offset, part in _scans(text):
-        for m in pattern.finditer(part):
-            start, end = _span(m)
-            if end > start and not allow.allows(part[start:end]):
-                hits.append((offset + start, offset + end, kind))
-    hits.extend(h for h in _assignments(text) if not allow.allows(text[h[0]:h[1]]))
+    # One byte per character (anything not ASCII becomes "?"), so a match's byte offsets are the text's.
+    raw = text.encode("ascii", "replace")
+    hits = [h for h in (*_token_hits(raw), *assignment_hits(raw, text)) if not allow.allows(text[h[0]:h[1]])]
     if not hits:
         return text, ()
     out, pos, counts = [], 0, Counter[str]()
@@ -223,47 +161,65 @@ def _redact(allow: AllowList, text: str) -> tuple[str, tuple[tuple[str, int], ..
     return "".join(out) + text[pos:], tuple(sorted(counts.items()))
 
 
-def _assignments(text: str) -> list[tuple[int, int, str]]:
-    """`KEY=VALUE` lines whose key names a secret; the regular expression runs only where a key word occurs."""
-    lowered = text.lower()
-    if not any(n in lowered for n in _ASSIGNMENT_NEEDLES):
-        return []
-    found = []
-    for m in _ASSIGNMENT.finditer(text):
-        span = secret_value(m["key"], m["value"])
-        if span is not None:
-            found.append((m.start("value") + span[0], m.start("value") + span[1], ASSIGNMENT_KIND))
-    return found
+def _token_hits(raw: bytes) -> Iterator[tuple[int, int, str]]:
+    """(start, end, kind) of every detector's secret: key blocks over the whole text, the rest in windows."""
+    if secretrules.block_needed(raw):
+        for rule in secretrules.block_rules():
+            for m in rule.pattern.finditer(raw):
+                yield m.start(), m.end(), rule.kind
+    for start, end in _windows(raw):
+        part = raw[start:end]
+        lowered = part.lower()
+        for rule in secretrules.rules():
+            if rule.kind in secretrules.KEY_BLOCKS or (rule.keywords and not any(k in lowered for k in rule.keywords)):
+                continue
+            for m in rule.pattern.finditer(part):
+                s, e = _span(m)
+                if e > s and rule.accepts(part[s:e]):
+                    yield start + s, start + _extend(part, e), rule.kind
 
 
-def _windows(text: str) -> list[tuple[int, int]]:
-    """Stretches of `text` around every place a secret could be, merged; usually a small part of the text.
+def _span(m: Any) -> tuple[int, int]:
+    """The secret in a match: its longest capture group of `_MIN_GROUP`+ characters, else all of it."""
+    spans: list[tuple[int, int]] = [m.span(i) for i in range(m.re.groups + 1)]
+    groups = [s for s in spans[1:] if s[1] - s[0] >= _MIN_GROUP]
+    return max(groups, key=lambda s: s[1] - s[0]) if groups else spans[0]
 
-    Running ~50 detectors over all of a large trace costs about a second per MB. Every detector's secret
-    is random enough to hold a run of 16+ letters and digits (identifiers are broken up by `_` and `.`),
-    or follows a URL's `://` (basic auth) or `bearer`; private keys are searched apart. detect-secrets
-    itself scans line by line, and its keyword detectors look only a few dozen characters back, so a
-    window of the token's neighbourhood gives the same hits.
+
+def _extend(part: bytes, end: int) -> int:
+    """A hit's end moved past the letters and digits that follow it: the rest of a longer key."""
+    while end < len(part) and _ALNUM_TO_A[part[end]] == 97:
+        end += 1
+    return end
+
+
+def _windows(raw: bytes) -> list[tuple[int, int]]:
+    """Stretches of the text around every place a secret could be, merged; usually a small part of it.
+
+    Running ~170 detectors over all of a large trace would cost seconds per MB. Most detectors' secret
+    holds a run of 16+ letters and digits (identifiers are broken up by `_` and `.`), follows a URL's
+    `://` or `bearer`/`basic`, or starts with its rule's keyword (a vendor prefix: one RE2 pass finds
+    them all); key blocks are searched apart. detect-secrets itself scans line by line, and its keyword
+    detectors look only a few dozen characters back, so a window of the neighbourhood gives the same hits.
     """
-    # One byte per character (anything not ASCII becomes "?"), so byte offsets are text offsets; the
-    # C-level translate/find beat a regular expression over the text by about 20x.
-    raw = text.encode("ascii", "replace")
     flat = raw.translate(_ALNUM_TO_A)
     spans: list[tuple[int, int]] = []
     i = flat.find(_RUN)
     while i >= 0:
         end = flat.find(b" ", i)
         end = len(flat) if end < 0 else end
-        spans.append((i, end))
+        spans.append((i - _CONTEXT, end + _CONTEXT))
         i = flat.find(_RUN, end)
-    for needle, haystack in ((b"://", raw), (b"bearer", raw.lower())):
-        i = haystack.find(needle)
+    lowered = raw.lower()
+    for needle in (b"://", b"bearer", b"basic"):
+        i = lowered.find(needle)
         while i >= 0:
-            spans.append((i, i + len(needle)))
-            i = haystack.find(needle, i + 1)
+            spans.append((i - _CONTEXT, i + len(needle) + _CONTEXT))
+            i = lowered.find(needle, i + 1)
+    spans.extend((m.start() - _CONTEXT, m.start() + _AFTER_KEYWORD) for m in secretrules.keyword_finder().finditer(raw))
     windows: list[tuple[int, int]] = []
     for s, e in sorted(spans):
-        start, end = max(0, s - _CONTEXT), min(len(text), e + _CONTEXT)
+        start, end = max(0, s), min(len(raw), e)
         if windows and start <= windows[-1][1]:
             windows[-1] = (windows[-1][0], max(end, windows[-1][1]))
         else:
@@ -271,21 +227,11 @@ def _windows(text: str) -> list[tuple[int, int]]:
     return windows
 
 
-def _scans(text: str) -> Iterator[tuple[str, re.Pattern[str], int, str]]:
-    """(kind, pattern, offset, part): each detector over each window; private key blocks over the whole text."""
-    if "PRIVATE KEY" in text:
-        yield KEY_SHAPES[0][0], KEY_SHAPES[0][1], 0, text
-    for start, end in _windows(text):
-        part = text[start:end]
-        for kind, pattern in detectors()[1:]:
-            yield kind, pattern, start, part
-
-
 def _merge(hits: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
     """Overlapping hits as one span each, named by the longest of them (the first listed on a tie); a key's
     shape always names it before an assignment does, so `HF_TOKEN=hf_...` counts as a Hugging Face token."""
-    order = {kind: i for i, (kind, _) in enumerate(detectors())} | {ASSIGNMENT_KIND: len(detectors())}
-    hits.sort(key=lambda h: (h[0], -(h[1] - h[0]), order[h[2]]))
+    order = _kind_order()
+    hits.sort(key=lambda h: (h[0], -(h[1] - h[0]), order.get(h[2], len(order))))
     merged: list[list[Any]] = []
     for start, end, kind in hits:
         if merged and start < merged[-1][1]:
@@ -296,6 +242,14 @@ def _merge(hits: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
         else:
             merged.append([start, end, kind, end - start])
     return [(s, e, k) for s, e, k, _ in merged]
+
+
+@lru_cache(maxsize=1)
+def _kind_order() -> dict[str, int]:
+    order: dict[str, int] = {}
+    for rule in secretrules.rules():
+        order.setdefault(rule.kind, len(order))
+    return order
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,92 @@
+"""Secrets found by the name they are given: `DB_PASSWORD=...`, `"api_key":"..."`, `--password ...`,
+`Authorization: token ...`, wherever on a line they stand (`cd /app && PGPASSWORD=... psql`,
+`# SIGNING_KEY=...`, compact JSON). Which values are secrets is `secret_value`'s rule; every pattern is
+RE2 (linear time), run over the one-byte-per-character form of the text (`redact.py`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from .secretrules import linear
+
+ASSIGNMENT_KIND = "secret-assignment"
+# A key ENDS in a word naming a secret: `DB_PASSWORD`, `GITHUB_TOKEN`, `SIGNING_KEY`, `client_secret`, and
+# `MYSQL_PWD`/`SMTP_PASS` after a separator (`PWD` alone is the shell's folder, `bypass` is no password);
+# not `max_tokens` or `token_count`, whose key names a count.
+_KEY_WORDS = (r"(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API[_-]?KEY|APIKEY|CREDENTIALS?|DSN|"
+              r"(?:PRIVATE|ACCESS|SECRET|SIGNING|ENCRYPTION|MASTER|CLIENT|SESSION|ACCOUNT|SERVICE|DEPLOY|WEBHOOK|HMAC|"
+              r"JWT|LICENSE|AUTH)[_-]?KEY)")
+SECRET_KEY = rf"(?:[A-Za-z0-9_.-]*?{_KEY_WORDS}|[A-Za-z0-9_.-]*[_.-](?:PWD|PASS))"
+SECRET_KEY_NAME = re.compile(SECRET_KEY, re.I)  # a JSON object's key, matched whole (`Redactor.document`)
+_VALUE = r"(\"[^\"\r\n]*\"|'[^'\r\n]*'|[^\s\"'`=,;&)}\]][^\s\"'`,;&)}\]]*)"
+# Anywhere on a line: an optionally quoted key, `=`, `:`, `:=` or `=>`, and one quoted or unquoted value.
+_ANYWHERE = linear(rf"({SECRET_KEY})[\"']?[ \t]*(?::=|=>|=|:)[ \t]*{_VALUE}".encode(), "i")
+# A `.env` or shell line: the whole rest of the line is the value (`DB_PASSWORD=correct horse battery`).
+_LINE = linear(rf"(?m)^[ \t]*(?:export[ \t]+|set[ \t]+)?[\"']?({SECRET_KEY})[\"']?[ \t]*[:=][ \t]*"
+               r"([^\r\n]*?)[ \t]*[,;]?[ \t]*$".encode(), "i")
+# A command-line option: `--password=...`, `--db-password ...`, `--api-key ...`.
+_FLAG = linear(br"(?:^|[\s\"'(=])--?((?:[a-z0-9]+-)*(?:password|passwd|passphrase|pwd|token|secret|api-?key|"
+               br"access-key|secret-key|auth-token|private-key))(?:=|[ \t]+)"
+               br"(\"[^\"\r\n]*\"|'[^'\r\n]*'|[^\s\"'-][^\s\"']*)", "i")
+# An HTTP Authorization header of any scheme (`token <40 hex>`, the legacy GitHub form, included).
+_HEADER = linear(br"authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:basic|bearer|token|digest|apikey|api-key)[ \t]+)?"
+                 br"([A-Za-z0-9._~+/=:-]{8,})", "i")
+_NEEDLES = (b"passw", b"passphrase", b"secret", b"token", b"key", b"credential", b"pwd", b"pass", b"dsn", b"authorization")
+
+_REFERENCE = re.compile(r"[$%{<(\[]|os\.|getenv|environ")  # a variable, template, placeholder or code, not a value
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_NOT_A_VALUE = {"", "none", "null", "nil", "true", "false", "undefined", "required", "optional", "str", "string"}
+
+
+def secret_value(key: str, value: str) -> tuple[int, int] | None:
+    """Where the secret is in `value`, assigned to a key that names one; None when it is not a value.
+
+    Never a secret: an empty value, a reference (`$VAR`, `${...}`, `<your key>`, `os.environ[...]`, a call),
+    a placeholder (`***`, `xxxx`) or a word such as `none`. An ALL-CAPS key (`.env`, shell) holds a secret
+    whatever else it is; any other key (code, YAML, JSON) only a quoted string or a word with a digit or a
+    symbol in it, so `pad_token = tokenizer.eos_token` and `token = 12` stay.
+    """
+    start, end = 0, len(value)
+    quoted = end >= 2 and value[0] == value[-1] and value[0] in "\"'"
+    if quoted:
+        start, end = 1, end - 1
+    inner = value[start:end]
+    if inner.strip().lower() in _NOT_A_VALUE or _REFERENCE.match(inner) or set(inner) <= set("*xX.-_ ") \
+            or ("(" in inner and not quoted):
+        return None
+    code_name = _IDENTIFIER.fullmatch(inner) and ("." in inner or not any(c.isdigit() for c in inner))
+    if key.upper() != key and not quoted and (code_name or inner.lstrip("-").isdigit() or " " in inner):
+        return None
+    return start, end
+
+
+def assignment_hits(raw: bytes, text: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, kind) of each value that a key, option or header names as a secret."""
+    lowered = raw.lower()
+    if not any(n in lowered for n in _NEEDLES):
+        return
+    # (pattern, its key group or 0: the header, which names no key, caps: the key's case does not
+    # matter, as a shell option or header always holds a secret; a header value must have a digit, so
+    # `authorization: completed` in prose stays)
+    for pattern, key_group, caps in ((_LINE, 1, False), (_ANYWHERE, 1, False), (_FLAG, 1, True), (_HEADER, 0, True)):
+        value_group = key_group + 1
+        for m in pattern.finditer(raw):
+            value_start, value_end = m.span(value_group)
+            value = text[value_start:value_end]
+            key = m.group(key_group).decode("ascii", "replace") if key_group else "AUTHORIZATION"
+            if pattern is _ANYWHERE and _prose(raw, m, key):
+                continue
+            span = secret_value(key.upper() if caps else key, value)
+            if span is not None and span[1] > span[0] and (key_group or any(c.isdigit() for c in value)):
+                yield value_start + span[0], value_start + span[1], ASSIGNMENT_KIND
+
+
+def _prose(raw: bytes, m: Any, key: str) -> bool:
+    """`per token: 16*4=64` is a sentence, not YAML: mid-line, a lower-case key and `:` make an assignment
+    only in JSON or code, where the key or the value is quoted (`"api_key":"..."`)."""
+    between = raw[m.end(1):m.start(2)]
+    quoted = raw[m.start(1) - 1:m.start(1)] in (b'"', b"'") or raw[m.start(2):m.start(2) + 1] in (b'"', b"'")
+    return b":" in between and b"=" not in between and key.upper() != key and not quoted
