@@ -38,7 +38,7 @@ AREA_TESTS: dict[str, tuple[str, ...]] = {
     "publish": ("tests/test_publish.py",),
     "aggregates": ("tests/test_aggregates.py", "tests/test_boards.py", "tests/test_gold_pages.py"),
     "ncu+figures": ("tests/test_gpu_metrics.py",),
-    "redact": ("tests/test_redact_boundary.py", "tests/test_redact.py"),
+    "redact": ("tests/test_redact_boundary.py", "tests/test_redact.py", "tests/test_redact_kinds.py"),
     "numbers": ("tests/test_numbers.py", "tests/test_text.py", "tests/test_timing_view.py", "tests/test_boards.py",
                 "tests/test_gold_pages.py"),
     "templates": ("tests/test_gold_pages.py", "tests/test_render.py", "tests/test_trust_pages.py"),
@@ -71,6 +71,7 @@ CHK, PUB, AGS, NCF, RED, NUM, TPL, CHT, TRC, SIO, TXT, INC, VAL = AREA_TESTS
 CHECKS, FIGURES, NCU = "reporter/core/checks.py", "reporter/collect/figures.py", "reporter/collect/ncu.py"
 AGG, REDACT, NUMBERS = "reporter/aggregates/scope.py", "reporter/collect/redact.py", "reporter/render/numbers.py"
 AGG_BOARD, AGG_GRID, AGG_DEN = "reporter/aggregates/board.py", "reporter/aggregates/grid.py", "reporter/aggregates/denominators.py"
+ASSIGN, RULES = "reporter/collect/assign.py", "reporter/collect/secretrules.py"
 SAFEIO, TEXT, PLAN = "reporter/core/safeio.py", "reporter/render/text.py", "reporter/render/plan.py"
 WORKER, RECORDER = "reporter/validate/worker.py", "reporter/validate/recorder.py"
 
@@ -140,15 +141,15 @@ FAULTS: list[Fault] = [
     Fault("ncu-stalls-asc", NCF, FIGURES, "raw_stalls.items()), key=lambda x: (-x[1], x[0]))",
           "raw_stalls.items()), key=lambda x: (x[1], x[0]))", "the 'top 5 stalls' of a launch are its five smallest"),
     # collect/redact.py
-    Fault("red-caps", RED, REDACT, "if key.upper() != key and not quoted", "if key.lower() != key and not quoted",
+    Fault("red-caps", RED, ASSIGN, "if key.upper() != key and not quoted", "if key.lower() != key and not quoted",
           "an ALL-CAPS .env secret that reads like a word (DB_PASSWORD=hunter) is kept"),
     Fault("red-newlines", RED, REDACT, 'f"[redacted: {kind}]" + "\\n" * text.count("\\n", start, end))',
           'f"[redacted: {kind}]")', "a redacted private-key block swallows its lines: later line numbers shift"),
-    Fault("red-skip-shape", RED, REDACT, "for kind, pattern in detectors()[1:]:", "for kind, pattern in detectors()[2:]:",
+    Fault("red-skip-shape", RED, RULES, "for kind, p, check in _SHAPES]", "for kind, p, check in _SHAPES[:2] + _SHAPES[3:]]",
           "the Anthropic key shape is never scanned (its keys are counted as OpenAI keys)"),
     Fault("red-allow-strip", RED, REDACT, "        entry = line.strip()\n", "        entry = line\n",
           "an allow-list entry with a trailing space or indentation allows nothing"),
-    Fault("red-keyword-drop", RED, REDACT, "(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|", "(?:PASSWORD|PASSWD|SECRET|",
+    Fault("red-keyword-drop", RED, ASSIGN, "(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|", "(?:PASSWORD|PASSWD|SECRET|",
           "assignments to *_PASSPHRASE are no longer redacted (a rule-table entry dropped)"),
     # render/numbers.py
     Fault("num-common-max", NUM, NUMBERS, "return time_unit(min(known))", "return time_unit(max(known))",
