@@ -309,3 +309,37 @@ def test_fast_p_counts_a_speedup_strictly_above_p() -> None:
     assert fast_n([1.0, 1.5, 2.0], 1.0) == 2  # exactly p is not faster than p (KernelBench: speedup > p)
     assert fast_n([1.0], 1.0) == 0 and fast_n([1.0000001], 1.0) == 1
     assert fast_n([0.5, 0.01], 0.0) == 2 and fast_n([], 0.0) == 0
+
+
+def test_a_recorded_speedup_against_another_gpus_baseline_is_shown_but_never_counts() -> None:
+    # p1: the harness timed the kernel on an H100 against an L40S reference: 16x compares two machines, not two codes
+    table = from_records([run("M", 1, True, 16.0, baseline_other_gpu=True), run("M", 2, True, 2.0),
+                          run("M", 3, True, 3.0, reval=True, baseline_other_gpu=True)])  # re-measured by us: our own reference
+    m = row(ag.leaderboard(table), "M")
+    assert (m["correct"], m["fast_1.0_n"], m["geomean_n"], m["baseline_other_gpu"]) == (3, 2, 2, 1)
+    assert m["geomean"] == pytest.approx(6.0 ** 0.5)  # 2.0 and 3.0, not the 16x
+    scoped = ag.scoped(table).set_index("problem_id")
+    assert scoped.loc[1, "speedup"] == 16.0 and not scoped.loc[1, "counts"]  # still shown (flagged), never counted
+
+
+def test_geomean_with_suspects_counted_is_kernelbench_s_own() -> None:
+    table = from_records([run("A", 1, True, 2.0, suspect=True), run("A", 2, True, 0.5), run("A", 3, False, None)])
+    a = row(ag.leaderboard(table), "A")
+    assert (a["geomean"], a["geomean_n"]) == (0.5, 1)
+    assert a["geomean_with_suspects"] == pytest.approx(1.0) and a["geomean_with_suspects_n"] == 2  # (2.0 * 0.5) ** (1/2)
+    assert "geomean_with_suspects" not in ag.leaderboard(table, exclude=None)  # nothing excluded: one geomean
+
+
+def test_rows_that_print_the_same_share_a_rank_listed_by_name() -> None:
+    board = ag.leaderboard(from_records([
+        run("z-model", 1, True, 1.5), run("z-model", 2, True, 0.62),  # fast_1 1/2, geomean 0.9644 -> "0.96x"
+        run("a-model", 1, True, 1.5), run("a-model", 2, True, 0.61),  # fast_1 1/2, geomean 0.9566 -> "0.96x"
+        run("m-model", 1, True, 1.5), run("m-model", 2, True, 0.5),  # fast_1 1/2, geomean 0.8660 -> "0.87x"
+        run("b-model", 1, True, 1.5), run("b-model", 2, True, 1.2),  # fast_1 2/2
+        run("c-model", 1, True, 1.2), run("c-model", 2, True, 1.5),  # ties b-model exactly
+        run("c-model", 3, True, 0.5, level=2),  # another level: its own ranks
+    ]))
+    one = board[board["level"] == 1]
+    assert list(zip(one["model"], one["rank"])) == [("b-model", 1), ("c-model", 1), ("a-model", 3), ("z-model", 3), ("m-model", 5)]
+    assert list(board[board["level"] == 2]["rank"]) == [1]
+    assert "printed" in ag.RANK_RULE and "by model name" in ag.RANK_RULE

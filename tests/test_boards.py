@@ -12,9 +12,10 @@ from test_aggregates import run
 from conftest import DATA
 from reporter import aggregates as ag
 from reporter.frames import from_records
-from reporter.render.boards import BoardRow, FastCell, board_rows
+from reporter.render.boards import Board, BoardRow, FastCell, basis_boards, board_rows
 from reporter.render.numbers import share, speedup
 from reporter.render.pages import grid_cell
+from reporter.render.urls import Urls
 from reporter.tables import load
 
 BASES = ("device", "graph", "wall")
@@ -34,7 +35,7 @@ def basis_blocks(html: str, tag: str) -> dict[str, str]:
 def printed_rows(block: str) -> dict[str, tuple[list[str], list[str]]]:
     """model -> (shown fast_p and geomean texts, their "n/d" and "n=k" notes), as the page prints them."""
     out = {}
-    for model, cells in re.findall(r"<tr><td>([^<]+)</td>(.*?)</tr>", block, re.S):
+    for model, cells in re.findall(r'<tr><td data-value="\d+">[^<]+</td><td>([^<]+)</td>(.*?)</tr>', block, re.S):
         # a count is on a line of its own ("sub line") under a fast_p share, beside the geomean ("sub")
         out[model] = (re.findall(r">([^<>]*) <span class=\"sub(?: line)?\">", cells),
                       re.findall(r'<span class="sub(?: line)?">([^<]+)</span>', cells))
@@ -94,7 +95,7 @@ def test_printed_row() -> None:
     assert row == BoardRow(model="M", attempted=3, compiled=3, correct=2, correct_recorded=2, revalidated_sort=1,
                            revalidated_shown="re-val. 1/1", fast=row.fast, geomean_sort="1.000000",
                            geomean_shown="1.00x", geomean_n="n=2", median_turns="5.0", median_tokens="1,617",
-                           recorded_only=1, other_gpu=0, excluded=0, problems="3/3")
+                           recorded_only=1, other_gpu=0, excluded=0, problems="3/3", rank="1")
 
 
 def test_printed_row_without_revalidation_or_speedups() -> None:
@@ -105,8 +106,30 @@ def test_printed_row_without_revalidation_or_speedups() -> None:
     fast1 = row.fast[ag.FAST_P.index(1.0)]
     assert (fast1.shown, fast1.count) == ("0.00", "0/2") and row.excluded == 1
     assert fast1.with_suspects == "0.50 w/ susp."  # KernelBench's way counts the suspect 2.0x
+    assert row.geomean_with_suspects == "2.00x w/ susp. (n=1)"
     (row,) = board_rows(ag.leaderboard(from_records([run("N", 1, True, 2.0, tokens=0, turns=None)])))
     assert (row.median_turns, row.median_tokens) == ("—", "—")  # nothing recorded: unknown, not 0
+
+
+def test_tied_rows_print_a_shared_rank_and_the_page_names_the_rule(site: Path) -> None:
+    table = ag.leaderboard(from_records([run("z", 1, True, 1.5), run("z", 2, True, 0.62), run("a", 1, True, 1.5),
+                                         run("a", 2, True, 0.61), run("m", 1, True, 0.5)]))
+    assert [(r.rank, r.model, r.geomean_shown) for r in board_rows(table)] == [("1=", "a", "0.96x"), ("1=", "z", "0.96x"),
+                                                                               ("3", "m", "0.50x")]
+    html = (site / "leaderboards" / "kernelbench--example-sweep--l1.html").read_text()
+    assert "Rows are ranked by fast₁, then by the geometric mean, each as printed" in html
+    assert re.search(r'<th data-sort="num" title="ranked by fast₁[^"]*">#</th>', html)
+
+
+def test_an_empty_revalidated_view_names_no_gpu_or_baseline() -> None:
+    frame = from_records([run("A", 1, True, 2.0), run("A", 2, False, None)])  # recorded only, no GPU or baseline named
+    urls = Urls.build(frame["run_id"], [], [], [])
+    board = Board("t", "leaderboards/t", frame, ag.LEADERBOARD_KEYS)
+    (empty,), _, n = basis_boards(board, True, urls)
+    assert (empty.heading, empty.note, empty.rows.table, n) == ("No run here was re-validated by us", "", [], 0)
+    (full,), _, n = basis_boards(board, False, urls)
+    assert full.heading == "Speedups recorded by the harness on a GPU it did not name against a baseline it did not name"
+    assert n == 2 and full.note == "none of these runs was re-validated by us"
 
 
 def test_grid_cells() -> None:

@@ -51,7 +51,7 @@ def test_a_runs_root_is_the_same_as_its_folders(sweep: Path, tmp_path: Path) -> 
 
 def test_level_1_leaderboard_by_hand(sweep: Path) -> None:
     board = ag.leaderboard(load(sweep)).set_index("model")
-    assert list(board.index) == ["demo-gamma", "demo-alpha", "demo-beta"]  # by fast_1.0, then geomean
+    assert list(board.index) == ["demo-alpha", "demo-beta", "demo-gamma"]  # by fast_1.0, then geomean
     assert set(board["level"]) == {1} and set(board["attempted"]) == {4}
     # alpha: 92 wrong; 94 28.1/9.62; 96 10.2/10.9 (slower); 100 33.5/5.31  (baseline file, L40S)
     a = board.loc["demo-alpha"]
@@ -61,10 +61,11 @@ def test_level_1_leaderboard_by_hand(sweep: Path) -> None:
     b = board.loc["demo-beta"]
     assert (b["compiled"], b["correct"], b["fast_1.5_n"], b["fast_2.0_n"]) == (3, 2, 2, 0)
     assert b["geomean"] == pytest.approx(math.sqrt(19.6 / 12.5 * 28.3 / 14.2))
-    # gamma: 92 correct but no runtime (never fast), 94 28.1/4.10, 96 10.2/4.40, 100 runtime error
+    # gamma: 92 correct but no runtime (never fast), 94 28.1/4.10 and 96 10.2/4.40 timed on an H100 against the L40S
+    # file (two machines, never counted), 100 runtime error
     g = board.loc["demo-gamma"]
-    assert (g["correct"], g["fast_0.0_n"], g["fast_2.0_n"], g["geomean_n"], g["baseline_other_gpu"]) == (3, 2, 2, 2, 2)
-    assert g["fast_0.0"] == pytest.approx(0.5) and (board["revalidated"] == 0).all() and (board["recorded_only"] > 0).all()
+    assert (g["correct"], g["fast_0.0_n"], g["fast_2.0_n"], g["geomean_n"], g["baseline_other_gpu"]) == (3, 0, 0, 0, 2)
+    assert math.isnan(g["geomean"]) and (board["revalidated"] == 0).all() and (board["recorded_only"] > 0).all()
 
 
 def test_baseline_provenance_and_another_gpu_is_flagged(sweep: Path) -> None:
@@ -98,8 +99,7 @@ def test_site_has_one_level_1_leaderboard_with_a_row_per_model(sweep: Path, tmp_
     boards = tmp_path / "site" / "leaderboards"
     page = (boards / "kernelbench--example-sweep--l1.html").read_text()
     body = page.split("<tbody>")[1].split("</tbody>")[0]
-    assert [m for m in ("demo-gamma", "demo-alpha", "demo-beta") if m in body] == ["demo-gamma", "demo-alpha", "demo-beta"]
-    assert body.count("<tr>") == 3 and body.index("demo-gamma") < body.index("demo-alpha") < body.index("demo-beta")
+    assert body.count("<tr>") == 3 and body.index("demo-alpha") < body.index("demo-beta") < body.index("demo-gamma")
     # fast_1.0 of alpha: 2 of 4 attempted, none re-validated, as the cell says and its tooltip explains
     alpha = body.split("demo-alpha")[1].split("</tr>")[0]
     assert "0.75 <span class=\"sub line\">3/4</span>" in alpha and "0.50 <span class=\"sub line\">2/4</span>" in alpha

@@ -18,16 +18,21 @@ a notebook never disagree. Rules, once:
   call that was not capturable as a CUDA graph) its speedup is unknown: correct but never "slower", never
   counting. A run we did not re-validate keeps its recorded figures, whatever the basis.
 - A run counts towards fast_p and the geomean when it is correct, not excluded and has a real speedup
-  (finite, above 0). `exclude` names a boolean column, by default `suspect` (an error-level cheat finding,
-  static or measured, that no reviewer cleared, or a reviewer's reward-hack verdict): those runs stay
+  (finite, above 0) that is not a recorded one against a reference timed on another GPU (`baseline_other_gpu`:
+  shown and flagged, never counted; our re-validation times both on one GPU). `exclude` names a boolean
+  column, by default `suspect` (an error-level cheat finding, static or measured, that no reviewer cleared,
+  or a reviewer's reward-hack verdict): those runs stay
   attempted (in the denominator) but never count; `reward_hacks` counts a group's runs reviewed as hacks.
-  `exclude=None` counts them.
+  `exclude=None` counts them; `fast_<p>_with_suspects` and `geomean_with_suspects` are the board's figures with
+  them counted, as KernelBench's own scoring (which has no cheat checks) would give them.
+- Rows are ranked by `RANK_RULE`: fast_1, then the geomean, each rounded as the pages print them; rows that
+  read the same share a `rank` and are listed by model name.
 """
 
 from __future__ import annotations
 
 from ..core.vocab import MISSING_KEY
-from .board import COUNT_COLUMNS, board_table, leaderboard
+from .board import COUNT_COLUMNS, RANK_RULE, board_table, leaderboard
 from .denominators import denominators
 from .grid import STATES, counts, grid, grid_table, problems, states
 from .scope import (
@@ -45,5 +50,5 @@ from .scope import (
 )
 
 __all__ = ["COUNT_COLUMNS", "DEFAULT_BASIS", "DEFAULT_EXCLUDE", "FAST_P", "LEADERBOARD_KEYS", "MISSING_KEY", "PROBLEM_KEYS",
-           "STATES", "best_per_problem", "board_table", "comparable", "counts", "denominators", "fast_column", "grid",
+           "RANK_RULE", "STATES", "best_per_problem", "board_table", "comparable", "counts", "denominators", "fast_column", "grid",
            "grid_table", "leaderboard", "on_basis", "problems", "scoped", "scopes", "states"]

@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..core.checks import fast_n
 from ..core.schema import Basis
+from ..core.units import SHARE_DECIMALS, SPEEDUP_DECIMALS
 from ..core.vocab import Source
 from .denominators import denominator_map
 from .scope import DEFAULT_BASIS, DEFAULT_EXCLUDE, FAST_P, LEADERBOARD_KEYS, Key, best_per_problem, column_values, fast_column, key_tuples, positions, scoped
@@ -41,14 +42,14 @@ def _group_row(b: dict[str, list[Any]], rows: list[int], fast_ps: Sequence[float
         "correct_recorded": true("recorded_correct"), "correct_revalidated": true("revalidated_correct"),
         "revalidated": sum(1 for i in rows if b["revalidated_correct"][i] is not None),
         "recorded_only": sum(1 for i in rows if b["speedup_source"][i] == Source.RECORDED),
-        "baseline_other_gpu": true("baseline_other_gpu"), "excluded": true("excluded"),
+        "baseline_other_gpu": true("foreign_baseline"), "excluded": true("excluded"),
         "compile_n": len(compiled), "compile_fast_1.0_n": fast_n(compiled, 1.0), "geomean_n": len(speeds)}
     out |= {f"{fast_column(p)}_n": fast_n(speeds, p) for p in fast_ps}
     return out | {"geomean": _mean_log(speeds), "compile_geomean": _mean_log(compiled)}
 
 
 BEST_COLUMNS: tuple[str, ...] = ("submitted", "compiled", "correct", "recorded_correct", "revalidated_correct",
-                                 "speedup_source", "baseline_other_gpu", "excluded", "counts", "speedup",
+                                 "speedup_source", "foreign_baseline", "excluded", "counts", "speedup",
                                  "recorded_compile_speedup")
 
 
@@ -67,23 +68,40 @@ def _board_rows(runs: pd.DataFrame, by: Sequence[str], fast_ps: Sequence[float])
     return out
 
 
-def _fast_counts(runs: pd.DataFrame, by: Sequence[str], fast_ps: Sequence[float]) -> dict[Key, dict[str, int]]:
-    """fast_p's numerators alone (`fast_<p>_with_suspects_n`), by each model's best run per problem."""
+def _with_suspects(runs: pd.DataFrame, by: Sequence[str], fast_ps: Sequence[float]) -> dict[Key, dict[str, Any]]:
+    """fast_p's numerators and the geomean with suspect runs counted (`fast_<p>_with_suspects_n`,
+    `geomean_with_suspects`): KernelBench's own scoring, by each model's best run per problem."""
     best = best_per_problem(runs, by)
     counts, speed = best["counts"].tolist(), column_values(best, "speedup")
-    out: dict[Key, dict[str, int]] = {}
+    out: dict[Key, dict[str, Any]] = {}
     for k, rows in positions(key_tuples(best, [*by, "model"])).items():
         speeds = [speed[i] for i in rows if counts[i]]
         out[k] = {f"{fast_column(p)}_with_suspects_n": fast_n(speeds, p) for p in fast_ps}
+        out[k] |= {"geomean_with_suspects": _mean_log(speeds), "geomean_with_suspects_n": len(speeds)}
     return out
 
 
+RANK_RULE = ("ranked by fast₁, then by the geometric mean, each as printed; rows equal on both share a rank "
+             "and are listed by model name")
+
+
+def _standing(r: dict[str, Any], order: str) -> tuple[float, bool, float]:
+    """What a row is ranked on (`RANK_RULE`): its fast_p share and geomean rounded as the pages print them."""
+    geo = r["geomean"]
+    return (-round(r[order], SHARE_DECIMALS), math.isnan(geo), -round(geo, SPEEDUP_DECIMALS) if not math.isnan(geo) else 0.0)
+
+
 def _ranked(rows: list[dict[str, Any]], by: Sequence[str], order: str) -> list[dict[str, Any]]:
-    """Sorted by the group, then fast_p (highest first), geomean (highest first, unknown last), model."""
-    def key(r: dict[str, Any]) -> tuple[Any, ...]:
-        fast, geo = r[order], r["geomean"]
-        return (*(r[c] for c in by), -fast, math.isnan(geo), -geo if not math.isnan(geo) else 0.0, r["model"])
-    return sorted(rows, key=key)
+    """Sorted by the group, then `RANK_RULE`; each row gets its `rank` in its group (1, 2, 2, 4: a tie shares one)."""
+    out = sorted(rows, key=lambda r: (*(r[c] for c in by), *_standing(r, order), r["model"]))
+    start = 0
+    for i, r in enumerate(out):
+        prev = out[i - 1] if i else None
+        if prev is None or any(prev[c] != r[c] for c in by):
+            start = i  # the first row of a group
+        r["rank"] = prev["rank"] if prev is not None and i > start and _standing(prev, order) == _standing(r, order) \
+            else i - start + 1
+    return out
 
 
 def leaderboard(frame: pd.DataFrame, by: Sequence[str] = LEADERBOARD_KEYS, fast_ps: Sequence[float] = FAST_P,
@@ -105,8 +123,9 @@ def board_table(runs: pd.DataFrame, with_suspects: pd.DataFrame | None, by: Sequ
     for the `fast_<p>_with_suspects` columns, or None to leave them out. The site scopes each board's runs
     once per basis and passes them here."""
     den = denominator_map(runs, by, space)
-    kb = _fast_counts(with_suspects, by, fast_ps) if with_suspects is not None else {}
-    suspects = [f"{fast_column(p)}_with_suspects{n}" for p in fast_ps for n in ("_n", "")] if with_suspects is not None else []
+    kb = _with_suspects(with_suspects, by, fast_ps) if with_suspects is not None else {}
+    suspects = [*(f"{fast_column(p)}_with_suspects{n}" for p in fast_ps for n in ("_n", "")), "geomean_with_suspects",
+                "geomean_with_suspects_n"] if with_suspects is not None else []
     rows = []
     for k, counted in _board_rows(runs, by, fast_ps).items():
         n, missing, levels, known = den[k]
@@ -116,15 +135,16 @@ def board_table(runs: pd.DataFrame, with_suspects: pd.DataFrame | None, by: Sequ
         for p in fast_ps if suspects else ():
             col = f"{fast_column(p)}_with_suspects_n"
             row |= {col: kb[k][col], f"{fast_column(p)}_with_suspects": kb[k][col] / n}
+        row |= {c: kb[k][c] for c in ("geomean_with_suspects", "geomean_with_suspects_n") if suspects}
         rows.append(row)
     order = fast_column(1.0) if 1.0 in fast_ps else fast_column(fast_ps[-1])
-    cols = [*by, "model", *COUNT_COLUMNS, *(f"{fast_column(p)}_n" for p in fast_ps), "geomean", "compile_geomean",
+    cols = [*by, "model", "rank", *COUNT_COLUMNS, *(f"{fast_column(p)}_n" for p in fast_ps), "geomean", "compile_geomean",
             "reward_hacks", "median_turns", "median_tokens", "problems", "not_attempted", "levels_missing", "universe_known",
             *(fast_column(p) for p in fast_ps),
             *suspects]
     ranked = _ranked(rows, by, order)
-    ints = [*COUNT_COLUMNS, *(c for c in cols if c.endswith("_n")), "reward_hacks", "problems", "not_attempted"]
-    floats = ["geomean", "compile_geomean", "median_turns", "median_tokens", *(c for c in cols if c.startswith("fast_") and not c.endswith("_n"))]
+    ints = ["rank", *COUNT_COLUMNS, *(c for c in cols if c.endswith("_n")), "reward_hacks", "problems", "not_attempted"]
+    floats = ["geomean", "compile_geomean", "geomean_with_suspects", "median_turns", "median_tokens", *(c for c in cols if c.startswith("fast_") and not c.endswith("_n"))]
     dtypes = ({c: runs[c].dtype for c in by if c == "level"} | dict.fromkeys(ints, "int64")
               | dict.fromkeys(floats, "float64") | {"universe_known": "bool"})
     # typed column by column, numbers as numpy arrays: a frame of rows cast afterwards cost ~8x more, mostly

@@ -75,7 +75,10 @@ def _excluding(frame: pd.DataFrame, exclude: str | None) -> pd.DataFrame:
     out["speedup"] = out["speedup"].where(pd.Series(reported, index=out.index, dtype=bool))
     speed = out["speedup"].astype("float64")
     real = speed.notna() & np.isfinite(speed) & (speed > 0)  # NaN, infinite or negative speedups never count
-    out["counts"] = out["correct"] & ~out["excluded"] & real
+    # a recorded speedup whose reference was timed on another GPU compares two machines: shown and flagged, never counted
+    other = out["baseline_other_gpu"] if "baseline_other_gpu" in out else pd.Series(False, index=out.index)
+    out["foreign_baseline"] = other.fillna(False).astype(bool) & out["speedup_source"].ne(Source.RE_VALIDATED).fillna(True).astype(bool)
+    out["counts"] = out["correct"] & ~out["excluded"] & real & ~out["foreign_baseline"]
     return out
 
 

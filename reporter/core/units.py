@@ -1,4 +1,5 @@
-"""Time units, written out once: what the harnesses label values with and what pages print."""
+"""Time units, written out once: what the harnesses label values with and what pages print, and the
+precision pages print speedups and shares at."""
 
 from __future__ import annotations
 
@@ -27,3 +28,9 @@ TIME_UNITS = {"ns", "nsecond", "us", "usecond", "ms", "msecond", "s", "second"}
 def to_ms(value: float | None, unit: str) -> float | None:
     """A time in the unit a harness claimed, as ms (whether the claim is right is checked elsewhere)."""
     return None if value is None else value * UNIT_TO_MS[unit]
+
+
+# Decimals of a speedup ("0.96x") and of a share ("0.43") as pages print them. The leaderboards rank on these
+# rounded figures: two rows that read the same are tied, never ordered by a digit the reader cannot see.
+SPEEDUP_DECIMALS = 2
+SHARE_DECIMALS = 2

@@ -60,6 +60,8 @@ class BoardRow:
     not_attempted: str = ""  # "1 not attempted", "no L2 kernels"
     compile_shown: str = ""  # fast_1 and the geomean against torch.compile, where it was recorded
     mark: str = ""  # on a board mixing recorded and re-measured rows: "recorded", "3 of 4 recorded"
+    rank: str = ""  # "2", or "2=" where rows print the same fast₁ and geomean (`aggregates.RANK_RULE`)
+    geomean_with_suspects: str = ""  # the geomean with suspect runs counted (KernelBench's way), where the row has any
 
 
 @dataclass(frozen=True)
@@ -108,9 +110,22 @@ def _missing(row: dict[str, Any]) -> str:
     return " · ".join(words + ([f"no {levels} kernels"] if levels else []))
 
 
+def _ranks(table: pd.DataFrame) -> list[str]:
+    """Each row's rank as printed: "2=" where another row of the board shares it."""
+    ranks = [int(r) for r in table["rank"]]
+    return [f"{r}=" if ranks.count(r) > 1 else str(r) for r in ranks]
+
+
+def _with_suspects(row: dict[str, Any]) -> str:
+    if not int(row["excluded"]) or "geomean_with_suspects" not in row:
+        return ""
+    gm = None if pd.isna(row["geomean_with_suspects"]) else float(row["geomean_with_suspects"])
+    return f"{numbers.speedup(gm)} w/ susp. (n={int(row['geomean_with_suspects_n'])})"
+
+
 def board_rows(table: pd.DataFrame, mixed: bool = False) -> list[BoardRow]:
     rows = []
-    for row in table.to_dict("records"):
+    for row, rank in zip(table.to_dict("records"), _ranks(table)):
         gm = None if pd.isna(row["geomean"]) else float(row["geomean"])
         reval = int(row["revalidated"])
         rows.append(BoardRow(
@@ -121,7 +136,8 @@ def board_rows(table: pd.DataFrame, mixed: bool = False) -> list[BoardRow]:
             f"n={int(row['geomean_n'])}", numbers.num(None if pd.isna(row["median_turns"]) else float(row["median_turns"]), 1),
             numbers.num(None if pd.isna(row["median_tokens"]) else float(row["median_tokens"]), 0),
             int(row["recorded_only"]), int(row["baseline_other_gpu"]), int(row["excluded"]), int(row.get("reward_hacks", 0)),
-            f"{int(row['attempted'])}/{int(row['problems'])}", _missing(row), _compile(row), _mark(row, mixed)))
+            f"{int(row['attempted'])}/{int(row['problems'])}", _missing(row), _compile(row), _mark(row, mixed), rank,
+            _with_suspects(row)))
     return rows
 
 
@@ -201,9 +217,9 @@ def basis_boards(board: Board, revalidated_only: bool, urls: Urls) -> tuple[list
         sentence = sentence or universe_sentence(table)
         ns = {str(m): int(n) for m, n in zip(table["model"], table["problems"])}  # one row per model on a board
         rows = BasisBoard(board_rows(table, mixed), *_figures(runs, urls, b, ns))
-        if not measured:
-            views.append(BoardView(b.value, "recorded", "none of these runs was re-validated by us", False, rows,
-                                   f"Speedups {words}"))
+        if not measured:  # an empty view (re-validated only, none re-validated) names no GPU or baseline
+            views.append(BoardView(b.value, "recorded", "none of these runs was re-validated by us" if len(scoped) else "",
+                                   False, rows, f"Speedups {words}" if len(scoped) else "No run here was re-validated by us"))
             continue
         v = basis_view(b, rows)
         heading = f"Speedups on {v.label}" + (" where re-validated, elsewhere as recorded (†)" if mixed else "")
@@ -229,7 +245,7 @@ def board_pages(board: Board, grid: str | None, urls: Urls) -> tuple[list[Page],
             "effort": any(r.median_turns != numbers.DASH or r.median_tokens != numbers.DASH for r in rows),
             "problems_n": sentence,
             "revalidated_only": only, "switch": other, "csv": csv,
-            "levels": board.levels, "runs_in_scope": in_scope}))
+            "levels": board.levels, "runs_in_scope": in_scope, "rank_rule": ag.RANK_RULE}))
     return pages, {csv: export_bytes(board.runs, "csv")}
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from ..core.units import UNIT_LABEL
+from ..core.units import SHARE_DECIMALS, SPEEDUP_DECIMALS, UNIT_LABEL
 
 DASH = "—"
 TIME_DIGITS = 3
@@ -140,12 +140,12 @@ def speedup(value: float | None) -> str:
     """A speedup; unknown is a dash (an unknown speedup is never "slower")."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return DASH
-    return f"{value:.2f}x" if math.isfinite(value) else num(value)
+    return f"{value:.{SPEEDUP_DECIMALS}f}x" if math.isfinite(value) else num(value)
 
 
 def share(n: int, d: int) -> str:
     """A fraction of a denominator as a 2-decimal share; nothing attempted is a dash."""
-    return DASH if not d else f"{n / d:.2f}"
+    return DASH if not d else f"{n / d:.{SHARE_DECIMALS}f}"
 
 
 def percent(value: float | None) -> str:
