@@ -53,6 +53,23 @@ def test_each_check_trips_on_its_cheat_only(tmp_path: Path, reference: str, chea
                                  "input_statistics"}
 
 
+def test_a_stateful_reference_is_compared_from_one_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # VanillaRNN keeps its hidden state across calls. The checks call the kernel more often than the reference
+    # (a determinism pair, the aliasing calls, the statistics trials), so the two hidden states drifted apart and
+    # this honest kernel was called suspect on 3 of 4 input distributions.
+    (tmp_path / "fixed").mkdir()
+    out = check(tmp_path / "fixed", "vanilla_rnn", "rnn_honest")
+    assert out["verdict"] == "correct", out["reason"]
+    assert out["stateful_reference"] == ["hidden"]
+    assert tripped(out) == dict.fromkeys(tripped(out), False)
+    assert [t["passed"] for t in out["statistics_trials"]] == [True, True, True, True]
+    # Without comparing from one state (each side called as it is), the drift trips the statistics check.
+    (tmp_path / "drift").mkdir()
+    monkeypatch.setattr(worker, "stateful", lambda ref, new, inputs: ([], ref, new))
+    drifted = check(tmp_path / "drift", "vanilla_rnn", "rnn_honest")
+    assert tripped(drifted)["input_statistics"] is True
+
+
 def test_the_statistics_trials_name_their_inputs_and_keep_the_witness(tmp_path: Path) -> None:
     out = check(tmp_path, "hinge_loss", "hinge_no_clamp")
     rows = {t["inputs"]: t for t in out["statistics_trials"]}

@@ -285,6 +285,9 @@ class WorkerResult:
     problem_names: tuple[str, ...] = field(default=(), metadata=about(
         "Names the kernel uses that only the problem file defines (KernelBench's shared namespace)."))
     trials: tuple[TrialResult, ...] = ()
+    stateful_reference: tuple[str, ...] = field(default=(), metadata=about(
+        "State tensors the reference changes from one call to the next (a hidden state): every comparison then starts "
+        "both models from their state as built."))
     # Empty or None in results written before they were kept (the page says "not measured").
     recheck: TrialResult | None = field(default=None, metadata=about("The comparison after the timed loop (index -1)."))
     statistics_trials: tuple[TrialResult, ...] = field(default=(), metadata=about(

@@ -165,3 +165,74 @@ def poison_allocator(like: list[torch.Tensor], device: str) -> None:
             b.fill_(float("nan"))
             blocks.append(b)
     del blocks
+
+
+def _state_tensors(model: Any) -> list[tuple[Any, str, torch.Tensor]]:
+    """(module, name, tensor) for every buffer and plain tensor attribute of every submodule: where a model keeps
+    state between calls (VanillaRNN's `self.hidden`). Parameters are left out: eval-mode models do not change them,
+    and copying them would double a large model's memory."""
+    if not isinstance(model, torch.nn.Module):
+        return []
+    out = []
+    for mod in model.modules():
+        out += [(mod, name, t) for name, t in mod._buffers.items() if t is not None]
+        out += [(mod, name, t) for name, t in vars(mod).items() if isinstance(t, torch.Tensor)]
+    return out
+
+
+class ModelState:
+    """A copy of a model's state tensors, to tell whether a call changed them and to put them back."""
+
+    def __init__(self, model: Any) -> None:
+        self.saved = [(mod, name, t.detach().clone()) for mod, name, t in _state_tensors(model)]
+        self.keys = {(id(mod), name) for mod, name, _ in self.saved}
+
+    def changed(self, model: Any) -> list[str]:
+        """Names of the state tensors a call replaced, resized or rewrote, and of tensors it added."""
+        out = [name for mod, name, t in self.saved
+               if not isinstance(now := getattr(mod, name, None), torch.Tensor) or now.shape != t.shape
+               or now.device != t.device or not torch.equal(now, t)]
+        out += [name for mod, name, _ in _state_tensors(model) if (id(mod), name) not in self.keys]
+        return sorted(set(out))
+
+    def restore(self, model: Any) -> None:
+        """Every state tensor back as saved: buffers in place, plain attributes as fresh copies."""
+        for mod, name, t in self.saved:
+            now = mod._buffers.get(name) if name in mod._buffers else None
+            if now is not None and now.shape == t.shape and now.dtype == t.dtype and now.device == t.device:
+                now.copy_(t)  # in place: a kernel may hold on to its buffers' storage
+            elif name in mod._buffers:
+                mod._buffers[name] = t.clone()
+            else:
+                mod.__dict__[name] = t.clone()
+        for mod, name, _ in _state_tensors(model):
+            if (id(mod), name) not in self.keys:
+                mod.__dict__.pop(name, None)
+
+
+class FromState:
+    """A model that starts every call from the same state: both sides of a comparison of a stateful problem see the
+    state the reference started from, however often each was called before (the dynamic checks call the kernel
+    more often than the reference)."""
+
+    def __init__(self, model: Any, state: ModelState) -> None:
+        self.model, self.state = model, state
+
+    def __call__(self, *args: Any) -> Any:
+        self.state.restore(self.model)
+        return self.model(*args)
+
+
+def stateful(ref: Any, new: Any, inputs: list[Any]) -> tuple[list[str], Any, Any]:
+    """Which state tensors the reference changes in one call (empty: none), and the two models to compare: each
+    started from its state as built, when the reference keeps state across calls; as they are otherwise."""
+    before = ModelState(ref)
+    try:
+        ref(*clone(inputs))
+    except Exception:  # noqa: BLE001 - a reference that fails says so in the first trial, as "the reference itself fails"
+        return [], ref, new
+    names = before.changed(ref)
+    before.restore(ref)
+    if not names:
+        return [], ref, new
+    return names, FromState(ref, before), FromState(new, ModelState(new))

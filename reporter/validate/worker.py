@@ -30,7 +30,7 @@ from ..core.schema import NO_JITTER_HOOK, NOT_MEASURED, NOT_RUN, CheckSettings, 
 from . import dynamic, lightbuild  # noqa: E402
 from .allclose import compare, judge  # noqa: E402, F401 - `compare` is part of this module's interface
 from .attribution import extension_kernels_in, source_kernels  # noqa: E402
-from .inputs import PopcornJitter, build_models, clone, load, make_inputs, poison_allocator, problem_names_used, shape_of, tensors  # noqa: E402, F401
+from .inputs import PopcornJitter, build_models, clone, load, make_inputs, poison_allocator, problem_names_used, shape_of, stateful, tensors  # noqa: E402, F401
 from .timing import peak_memory, sync, time_all, time_graphs  # noqa: E402
 
 MODES = ("compile", "check", "profile")
@@ -227,31 +227,35 @@ def run_check(job: WorkerJob, out: Draft, save: Callable[[], None] = lambda: Non
     nominal, jittered = seeds[: s.check.nominal_trials], seeds[s.check.nominal_trials:]
     phase = time.perf_counter()
     with torch.no_grad():
+        # A reference that keeps state across calls is compared from one state: `cmp_ref` and `cmp_new` start each call
+        # from the state they were built with (the timed loops call the models as they are: timing does not compare).
+        held, cmp_ref, cmp_new = stateful(ref, new, make_inputs(ns, jitter, nominal[0], False, device))
+        out.result = replace(out.result, stateful_reference=tuple(held))
         for i, seed in enumerate(nominal):  # one at a time: a trial that raises keeps those before it
-            out.result = replace(out.result, trials=(*out.result.trials, _trial(ns, ref, new, jitter, i, seed, False, device, atol, rtol)[0]))
+            out.result = replace(out.result, trials=(*out.result.trials, _trial(ns, cmp_ref, cmp_new, jitter, i, seed, False, device, atol, rtol)[0]))
         out.timed("correctness", phase)
         bad = next((t for t in out.result.trials if t.passed is False), None)
         if bad is not None:
             _verdict(out, Verdict.INCORRECT, f"trial {bad.index} (nominal shapes) failed: {bad.problem}")
             return
         first = make_inputs(ns, jitter, nominal[0], False, device)
-        a, b = new(*clone(first)), new(*clone(first))
+        a, b = cmp_new(*clone(first)), cmp_new(*clone(first))
         sync(device)
         out.result = replace(out.result, deterministic=all(torch.equal(x, y) for x, y in zip(tensors(a), tensors(b))))
         sets = _time_and_count(ns, ref, new, jitter, nominal, s, device, out, names)
         phase = time.perf_counter()
-        recheck = _recheck(ref, new, sets[-1], device, atol, rtol)
+        recheck = _recheck(cmp_ref, cmp_new, sets[-1], device, atol, rtol)
         out.result = replace(out.result, recheck=recheck)
         out.timed("recheck", phase)
         if not recheck.passed:
             _verdict(out, Verdict.INCORRECT, f"correct before the timed loop but not after it: {recheck.problem}")
             return
         phase = time.perf_counter()
-        raised = _jittered_trials(ns, ref, new, jitter, jittered, len(nominal), s, device, out)
+        raised = _jittered_trials(ns, cmp_ref, cmp_new, jitter, jittered, len(nominal), s, device, out)
         out.timed("jitter", phase)
         if not raised:
             phase = time.perf_counter()
-            _dynamic_checks(ns, ref, new, jitter, nominal, s, device, out)
+            _dynamic_checks(ns, cmp_ref, cmp_new, jitter, nominal, s, device, out)
             out.timed("dynamic", phase)
         _conclude(out, s)
         if raised:
