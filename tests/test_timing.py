@@ -140,20 +140,31 @@ def test_a_graph_whose_replay_writes_nothing_is_not_capturable() -> None:
     assert replay_recomputes(replay, captured, lambda: (x * 2, torch.arange(3)), lambda: None)
 
 
-def test_a_graph_far_below_the_device_time_is_not_used() -> None:
-    from reporter.core.schema import BasisStats, TimingFigures, checked_graph, doubtful_graph
+def test_a_basis_far_below_the_device_time_is_not_used() -> None:
+    from reporter.core.schema import Basis, BasisStats, TimingFigures, checked_bases, doubtful_basis
 
     def stats(ms: float) -> BasisStats:
         return BasisStats(median_ms=ms, min_ms=ms, max_ms=ms, n=30)
     # KernelBench L1 P2's ReLU, launched on the legacy default stream: an empty graph replayed in 1.28 µs
     fig = TimingFigures(device=stats(0.0049), graph=stats(0.00128), wall=stats(0.0243))
-    checked = checked_graph(fig)
+    checked = checked_bases(fig)
     assert checked.graph is None and checked.device == fig.device and checked.wall == fig.wall
     assert checked.graph_note is not None and "1.28 µs, below the 4.9 µs" in checked.graph_note
     ok = TimingFigures(device=stats(0.0049), graph=stats(0.0049 * 0.8))  # at the limit: launch gaps only add time
-    assert doubtful_graph(ok) is None and checked_graph(ok) is ok
-    assert doubtful_graph(TimingFigures(device=stats(0.0049), graph=stats(0.0049 * 0.79))) is not None
-    assert doubtful_graph(TimingFigures(graph=stats(0.001))) is None  # nothing to compare with
+    assert doubtful_basis(ok, Basis.GRAPH) is None and checked_bases(ok) is ok
+    assert doubtful_basis(TimingFigures(device=stats(0.0049), graph=stats(0.0049 * 0.79)), Basis.GRAPH) is not None
+    assert doubtful_basis(TimingFigures(graph=stats(0.001)), Basis.GRAPH) is None  # nothing to compare with
+    # 1 ms of work on a side stream the call does not wait for (the H200): the graph and the eager events on the
+    # caller's stream both missed it; neither becomes a speedup, and each note keeps the time it measured.
+    side = checked_bases(TimingFigures(device=stats(1.060), graph=stats(0.0013), wall=stats(0.0081)))
+    assert side.graph is None and side.wall is None and side.device is not None
+    assert side.wall_note is not None and "8.1 µs, below the 1.06e+03 µs" in side.wall_note
+    # A kernel that patches time.perf_counter and Event.elapsed_time at import: its wall time (and the
+    # reference's, timed in the same process) is not shown, whatever it says.
+    patched = checked_bases(TimingFigures(device=stats(0.5), wall=stats(0.6)), "line 3: torch.cuda.Event.elapsed_time = fake")
+    assert patched.wall is None and patched.device is not None
+    assert patched.wall_note is not None and "replaces a timer (line 3: torch.cuda.Event.elapsed_time = fake)" in patched.wall_note
+    assert checked_bases(TimingFigures(device=stats(0.5), wall=stats(0.6))).wall is not None  # honest: kept
 
 
 def test_cached_results_lose_a_graph_figure_that_cannot_be_the_calls_time(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from ..core import cache
 from ..core.errors import CollectError, Problem
 from ..core.frozen import freeze
 from ..core.records import ValidationResult
-from ..core.schema import checked_graph
+from ..core.schema import checked_bases
 from . import ncu
 from .redact import Redactor
 from .traces import ProfileSet, RunRecord, redacted_profiles
@@ -58,8 +58,9 @@ def load_validation(data: Path, run: RunRecord, problems: list[Problem] | None =
     if found is None:
         return None
     result, path = found
-    # Stored results keep what was measured; the graph rule is applied here, where every reader gets them.
-    result = result.model_copy(update={side: checked_graph(getattr(result, side)) for side in TIMED_SIDES
+    # Stored results keep what was measured; the basis rules are applied here, where every reader gets them.
+    patched = next((f"line {f.line}: {f.text}" for f in result.static_findings if f.check == "timing_event_patch"), None)
+    result = result.model_copy(update={side: checked_bases(getattr(result, side), patched) for side in TIMED_SIDES
                                        if getattr(result, side) is not None})
     counts: Counter[str] = Counter()
     if redactor is not None:

@@ -76,6 +76,7 @@ class TimingFigures:
     wall: BasisStats | None = None
     graph_note: str | None = None  # why the call is not capturable, when it is not
     device_note: str | None = None  # why there is no device time (no CUDA device, profiler failure)
+    wall_note: str | None = None  # why a wall figure is not shown (it disagrees with the device basis, a patched timer)
 
     def on(self, basis: Basis) -> BasisStats | None:
         return {Basis.DEVICE: self.device, Basis.GRAPH: self.graph, Basis.WALL: self.wall}[basis]
@@ -87,24 +88,36 @@ NOT_MEASURED = "not measured"
 NOT_RUN = "not run"
 
 
-# A graph replays the call's kernels back to back, so its time cannot fall far below their summed
-# device time; when it does, the graph left work out (a kernel launched outside the capturing stream).
-GRAPH_BELOW_DEVICE = 0.8
+# A graph replays the call's kernels back to back, and wall time brackets them with events on the caller's
+# stream, so neither can fall far below their summed device time: when one does, it left work out (a kernel on
+# a stream the caller does not wait for, one launched outside the capture) or its clock was tampered with.
+BELOW_DEVICE = 0.8
 
 
-def doubtful_graph(fig: TimingFigures) -> str | None:
-    """Why a graph figure cannot be the call's time, or None when it can."""
-    if fig.graph is None or fig.device is None or fig.graph.median_ms >= GRAPH_BELOW_DEVICE * fig.device.median_ms:
+def doubtful_basis(fig: TimingFigures, basis: Basis) -> str | None:
+    """Why a graph or wall figure cannot be the call's time (it disagrees with the device basis), or None."""
+    got = fig.on(basis)
+    if got is None or fig.device is None or got.median_ms >= BELOW_DEVICE * fig.device.median_ms:
         return None
-    return (f"not used: the graph replayed in {fig.graph.median_ms * 1e3:.3g} µs, below the {fig.device.median_ms * 1e3:.3g} µs "
-            "its kernels take one after another on the device, so the graph leaves work out (e.g. a kernel launched "
-            "on the legacy default stream) or overlaps kernels on several streams")
+    how = "the graph replayed" if basis == Basis.GRAPH else "the eager call measured"
+    return (f"not used: {how} in {got.median_ms * 1e3:.3g} µs, below the {fig.device.median_ms * 1e3:.3g} µs its "
+            f"kernels take one after another on the device (under {BELOW_DEVICE:g}×), so this basis leaves work out "
+            "(a kernel on a stream the caller does not wait for, or launched outside the captured stream) or its timer "
+            "was tampered with")
 
 
-def checked_graph(fig: TimingFigures) -> TimingFigures:
-    """`fig` without a graph figure that cannot be the call's time; the note says what it was and why."""
-    why = doubtful_graph(fig)
-    return fig if why is None else replace(fig, graph=None, graph_note=why)
+def checked_bases(fig: TimingFigures, timers_patched: str | None = None) -> TimingFigures:
+    """`fig` without the graph or wall figure that disagrees with the device basis, and without the wall figure
+    when the kernel replaces a timer (`timers_patched`: where the static scan saw it); each note says why."""
+    if (why := doubtful_basis(fig, Basis.GRAPH)) is not None:
+        fig = replace(fig, graph=None, graph_note=why)
+    if fig.wall is not None and timers_patched:
+        return replace(fig, wall=None, wall_note=f"not used: {fig.wall.median_ms * 1e3:.3g} µs measured, but the kernel "
+                                                 f"replaces a timer ({timers_patched}), which fakes wall time measured in its "
+                                                 "process; the device basis (CUPTI) is not affected")
+    if (why := doubtful_basis(fig, Basis.WALL)) is not None:
+        fig = replace(fig, wall=None, wall_note=why)
+    return fig
 
 
 class LaunchGroup(StrEnum):

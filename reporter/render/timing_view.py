@@ -77,10 +77,10 @@ def _rows(side: str, figs: TimingFigures, target_pct: float, unit: str | None) -
     rows = []
     for basis in Basis:
         st = figs.on(basis)
-        note = {Basis.DEVICE: figs.device_note, Basis.GRAPH: figs.graph_note}.get(basis) or ""
+        note = {Basis.DEVICE: figs.device_note, Basis.GRAPH: figs.graph_note, Basis.WALL: figs.wall_note}.get(basis) or ""
         if st is None:
             refused = note and "format-3" not in note and not note.startswith(NOT_MEASURED)
-            shown = "not capturable" if basis is Basis.GRAPH and refused else text.DASH
+            shown = "dropped" if note.startswith("not used") else "not capturable" if basis is Basis.GRAPH and refused else text.DASH
             rows.append(TimingRow(side, BASIS_LABEL[basis], shown, text.DASH, text.DASH, text.DASH, text.DASH, note, "missing"))
             continue
         rows.append(TimingRow(side, BASIS_LABEL[basis], time_html(st.median_ms, unit), time_html(st.iqr_ms, unit),
