@@ -296,3 +296,76 @@ def test_a_file_reached_through_a_linked_folder_is_not_published(repo: Path, sit
     assert "index.html" in files and not {f for f in files if f.startswith("runs/")}
     assert f"runs/{page.name}" in done.left_out
     assert subprocess.run(["git", "-C", str(repo), "grep", "-q", "swapped in", "gh-pages"]).returncode == 1
+
+
+# Issue 32, item 4: nothing of the user's replaced, and no program from a repository's config ------------
+
+def test_a_branch_that_publish_did_not_write_is_refused_without_force(repo: Path, site: Path, tmp_path: Path) -> None:
+    git(repo, "branch", "feature")  # a user's branch: neither current nor default
+    tip = git(repo, "rev-parse", "feature")
+    res = CliRunner().invoke(main, ["publish", str(site), "--repo", str(repo), "--branch", "feature"])
+    assert res.exit_code == 4 and "holds no .reporter-site" in res.output and "--force" in res.output, res.output
+    assert git(repo, "rev-parse", "feature") == tip
+    git(repo, "checkout", "-q", "--detach")  # detached HEAD: no branch is current, `trunk` is still the user's
+    git(repo, "branch", "trunk")
+    with pytest.raises(PublishError, match="HEAD is detached"):
+        publish_site(site, repo, branch="trunk")
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(repo, "remote", "add", "origin", str(remote))
+    git(repo, "push", "-q", "origin", "feature:shared")  # only on the remote: ghp-import would build on origin/shared
+    git(repo, "fetch", "-q", "origin")
+    with pytest.raises(PublishError, match="refs/remotes/origin/shared"):
+        publish_site(site, repo, branch="shared")
+    first = publish_site(site, repo)  # gh-pages, new: created, and then recognised by its marker
+    (site / "index.html").write_text("<p>rebuilt</p>")
+    assert publish_site(site, repo).changed and git(repo, "rev-parse", "gh-pages^") == first.commit
+    done = publish_site(site, repo, branch="feature", force=True)  # asked for
+    assert git(repo, "rev-parse", "feature") == done.commit
+
+
+def test_no_program_named_by_the_repositorys_config_runs(repo: Path, site: Path, tmp_path: Path) -> None:
+    ran = tmp_path / "ran"
+    script = tmp_path / "payload.sh"
+    script.write_text(f"#!/bin/sh\necho \"$0 $*\" >> {ran}\n")
+    script.chmod(0o755)
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    for hook in ("reference-transaction", "pre-push", "post-commit", "pre-commit", "post-checkout"):
+        (hooks / hook).symlink_to(script)
+    git(repo, "config", "core.fsmonitor", str(script))
+    git(repo, "config", "core.hooksPath", str(hooks))
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(repo, "remote", "add", "pages", str(remote))
+    publish_site(site, repo, remote="pages")
+    publish_site(site, repo, remote="pages")  # unchanged: the empty commit is dropped with update-ref
+    assert git(remote, "rev-parse", "gh-pages") == git(repo, "rev-parse", "gh-pages")
+    assert not ran.exists(), ran.read_text()
+
+
+def test_a_hard_linked_file_in_site_is_not_published(repo: Path, site: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.html"
+    outside.write_text("<p>an outside file, hard-linked in</p>")
+    (site / "404.html").unlink()
+    os.link(outside, site / "404.html")
+    done = publish_site(site, repo)
+    assert "404.html" in done.left_out and "index.html" not in done.left_out
+    assert subprocess.run(["git", "-C", str(repo), "grep", "-q", "hard-linked in", "gh-pages"]).returncode == 1
+
+
+@pytest.mark.parametrize("linked", ["file", "folder"])
+def test_init_workflow_never_writes_through_a_link(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, linked: str) -> None:
+    monkeypatch.chdir(repo)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "pages.yml").write_text("a user's file\n")
+    (repo / ".github").mkdir()
+    if linked == "file":
+        (repo / ".github" / "workflows").mkdir()
+        (repo / ".github" / "workflows" / "pages.yml").symlink_to(outside / "pages.yml")
+    else:
+        (repo / ".github" / "workflows").symlink_to(outside, target_is_directory=True)
+    res = CliRunner().invoke(main, ["init-workflow", "--force", "--branch", "main", "--install", "reporter==0.1.0"])
+    assert res.exit_code == 2 and "is a link" in res.output, res.output
+    assert (outside / "pages.yml").read_text() == "a user's file\n"

@@ -33,7 +33,7 @@ def publish(state: State, site: Path | None, repo: Path, branch: str | None, cna
     done = publish_site(site, repo, branch=branch, cname=cname or pc.cname, remote=remote, message=message, force=force)
     if done.left_out:
         logging.getLogger(LOGGER).info("not published: %d path(s) in %s that the build did not write or that are not "
-                                       "plain files: %s", len(done.left_out), site, ", ".join(done.left_out[:10]))
+                                       "plain files (links, files with a second hard link): %s", len(done.left_out), site, ", ".join(done.left_out[:10]))
     what = f"published {site} to {branch} as {done.commit[:12]}" if done.changed else \
         f"{branch} already holds this site ({done.commit[:12]}): nothing to commit"
     click.echo(what + (f"; pushed to {remote}" if remote else ""))

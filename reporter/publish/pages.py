@@ -7,8 +7,9 @@ branch's existing CNAME, the commit the site was built from, and no commit when 
 
 Only what the build wrote is published: the files its status lists, copied as regular files (a link is
 never followed, a file someone added to SITE is left out and named). The branch may not be checked out
-in any worktree (ghp-import would move it under that working tree), nor be the current or the default
-branch unless `force`.
+in any worktree (ghp-import would move it under that working tree), nor, unless `force`, be the current or
+the default branch or any branch that a publish did not write (its tip holds no `.reporter-site`). No
+git started here runs a program that a repository's config names (`git_environment`).
 """
 
 from __future__ import annotations
@@ -30,16 +31,39 @@ from ..core import __version__
 from ..core.errors import ConfigError, PublishError
 from ..core.marker import MARKER, SOURCE_PREFIX
 
+# Git settings that run a program (a file-system monitor, hooks) are turned off for every git this module
+# starts, ghp-import's included (they read the environment): publishing runs no program a repository's
+# config names, whoever wrote that config. Passed as GIT_CONFIG_* variables, which outrank every config file.
+_NO_PROGRAMS = (("core.fsmonitor", "false"), ("core.hooksPath", os.devnull))
+
+
+def git_environment(base: dict[str, str] | None = None) -> dict[str, str]:
+    """`base` (default: this process's environment) with `_NO_PROGRAMS` appended to any GIT_CONFIG_* it has."""
+    env = dict(os.environ if base is None else base)
+    n = int(env.get("GIT_CONFIG_COUNT", "0") or 0)
+    for i, (key, value) in enumerate(_NO_PROGRAMS, start=n):
+        env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"] = key, value
+    env["GIT_CONFIG_COUNT"] = str(n + len(_NO_PROGRAMS))
+    return env
+
+
+def _changed(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if os.environ.get(k) != v}
+
+
+def _run_git(repo: Path, args: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=git_environment())
+
 
 def _git_or_none(repo: Path, *args: str) -> str | None:
     """`git -C repo ARGS`'s output, or None when git fails or prints nothing. `repo` is the user's own publishing
     repository, never DATA (the build reads DATA's commit without git: `core.gitread`)."""
-    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+    proc = _run_git(repo, args)
     return (proc.stdout.strip() or None) if proc.returncode == 0 else None
 
 
 def _git(repo: Path, *args: str) -> str:
-    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+    proc = _run_git(repo, args)
     if proc.returncode != 0:
         raise PublishError(f"git {' '.join(args[:2])} failed: {proc.stderr.strip() or proc.stdout.strip()}")
     return proc.stdout.strip()
@@ -68,12 +92,16 @@ def _built_from(site: Path, repo: Path) -> str:
 
 @contextlib.contextmanager
 def _environ(extra: dict[str, str]) -> Iterator[None]:
+    before = {key: os.environ.get(key) for key in extra}
     os.environ.update(extra)
     try:
         yield
     finally:
-        for key in extra:
-            os.environ.pop(key, None)
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 @dataclass(frozen=True)
@@ -86,7 +114,8 @@ class Published:
 @contextlib.contextmanager
 def _published_files(site: Path) -> Iterator[tuple[Path, list[str]]]:
     """A copy beside `site` of what its build wrote there (regular files only, never through a link), and
-    the paths left out: files someone else put in SITE, links, and anything that is no longer a plain file."""
+    the paths left out: files someone else put in SITE, links, hard-linked files, and anything that is no
+    longer a plain file."""
     from ..render.status import is_state, owned_files
     from ..render.writer import foreign_files
     written = owned_files(site) or frozenset()
@@ -98,10 +127,13 @@ def _published_files(site: Path) -> Iterator[tuple[Path, list[str]]]:
         for rel in [*sorted(w for w in written if not is_state(w)), MARKER]:  # the marker names the source commit
             src = site / rel
             try:
-                plain = stat.S_ISREG(os.lstat(src).st_mode) and os.path.realpath(src) == os.path.join(real, rel)
+                st = os.lstat(src)
+                # A second hard link means the same bytes also live elsewhere: maybe a file outside SITE
+                # linked in, whose content the build never wrote.
+                plain = stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and os.path.realpath(src) == os.path.join(real, rel)
             except OSError:
                 plain = False
-            if not plain:  # a link (here or in a folder on the way), a FIFO, or gone
+            if not plain:  # a link (here or in a folder on the way), a hard link, a FIFO, or gone
                 left_out.append(rel)
                 continue
             (tree / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -121,8 +153,9 @@ def _checked_out(repo: Path) -> dict[str, str]:
     return out
 
 
-def check_branch(repo: Path, branch: str, force: bool = False) -> None:
-    """Refuse a branch that is checked out anywhere, or (without `force`) the current or the default branch."""
+def check_branch(repo: Path, branch: str, force: bool = False, remote: str | None = None) -> None:
+    """Refuse a branch that is checked out anywhere, or (without `force`) the current or the default branch, or
+    one that exists here or on `remote` (ghp-import builds on the remote's) and was not written by a publish."""
     checked_out = _checked_out(repo)
     if branch in checked_out:
         raise PublishError(f"{branch} is checked out in {checked_out[branch]}: publishing would replace the branch under "
@@ -130,6 +163,13 @@ def check_branch(repo: Path, branch: str, force: bool = False) -> None:
     if not force and branch in {_git_or_none(repo, "symbolic-ref", "--quiet", "--short", "HEAD"), default_branch(repo)}:
         raise PublishError(f"{branch} is this repository's current or default branch: publishing replaces its whole "
                            "content with the site. Choose another --branch (e.g. gh-pages), or pass --force")
+    for ref in (f"refs/heads/{branch}", f"refs/remotes/{remote or 'origin'}/{branch}"):
+        tip = _git_or_none(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+        if tip and not force and _git_or_none(repo, "cat-file", "-t", f"{tip}:{MARKER}") != "blob":
+            detached = "" if _git_or_none(repo, "symbolic-ref", "--quiet", "HEAD") else " (HEAD is detached, so it is no one's current branch)"
+            raise PublishError(f"{branch} exists ({ref}) and holds no {MARKER}, so `reporter publish` did not write it{detached}: "
+                               "publishing would replace its whole content with the site. Choose another --branch (e.g. "
+                               "gh-pages), or pass --force to publish over it")
 
 
 def publish_site(site: Path, repo: Path, branch: str = "gh-pages", cname: str | None = None,
@@ -139,7 +179,7 @@ def publish_site(site: Path, repo: Path, branch: str = "gh-pages", cname: str | 
     check_site(site)
     if _git_or_none(repo, "rev-parse", "--git-dir") is None:
         raise PublishError(f"{repo} is not a git repository")
-    check_branch(repo, branch, force)
+    check_branch(repo, branch, force, remote)
     ref = f"refs/heads/{branch}"
     parent = _git_or_none(repo, "rev-parse", "--verify", "--quiet", ref)
     if cname is None and parent is not None:
@@ -149,7 +189,7 @@ def publish_site(site: Path, repo: Path, branch: str = "gh-pages", cname: str | 
     who = {k: v for k, v in (("GIT_COMMITTER_NAME", "reporter"), ("GIT_COMMITTER_EMAIL", "reporter@localhost"))
            if k not in os.environ and not _git_or_none(repo, "config", "user." + k.rsplit("_", 1)[1].lower())}
     try:
-        with contextlib.chdir(repo), _environ(who), _published_files(site) as (tree, left_out):  # ghp-import runs git in the cwd
+        with contextlib.chdir(repo), _environ({**who, **_changed(git_environment())}), _published_files(site) as (tree, left_out):  # ghp-import runs git in the cwd
             ghp_import.ghp_import(str(tree), mesg=msg, branch=branch, nojekyll=True,
                                   cname=cname.strip() if cname else None, remote=remote or "origin")
     except ghp_import.GhpError as exc:
@@ -188,16 +228,33 @@ def write_workflow(path: Path, data: str = "data", branch: str | None = None, *,
     branch = branch or default_branch(Path.cwd())
     if not branch:
         raise ConfigError("cannot tell this repository's default branch; pass --branch NAME")
+    _refuse_links(path)
     if path.exists() and not force:
         raise ConfigError(f"{path} already exists; pass --force to overwrite it")
     spec = install_spec(install)
     path.parent.mkdir(parents=True, exist_ok=True)
+    # O_NOFOLLOW: a link put there since the check is refused too, never written through.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_TRUNC if force else os.O_EXCL)
     try:
-        with open(path, "w" if force else "x", encoding="utf-8") as fh:
-            fh.write(workflow_yaml(data, branch, spec))
+        fd = os.open(path, flags, 0o644)
     except FileExistsError as exc:
         raise ConfigError(f"{path} already exists; pass --force to overwrite it") from exc
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror}") from exc
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(workflow_yaml(data, branch, spec))
     return branch, spec
+
+
+def _refuse_links(path: Path) -> None:
+    """No write follows a link: not `path` itself, nor a folder on its way below the current one (`.github`)."""
+    here = Path.cwd()
+    full = path if path.is_absolute() else here / path
+    inside = [p for p in full.parents if here in p.parents]
+    for p in (full, *inside):
+        if p.is_symlink():
+            raise ConfigError(f"{p} is a link (to {os.readlink(p)}): reporter writes no file through a link, --force "
+                              "or not. Remove the link, or pass another --path")
 
 
 def workflow_yaml(data: str = "data", branch: str = "main", install: str = "reporter") -> str:
