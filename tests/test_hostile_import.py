@@ -101,7 +101,10 @@ def test_hostile_generation_config_is_one_message(run: Path, tmp_path: Path, yam
     assert doc["run"]["model"] == "run_new"
 
 
-def test_an_out_path_that_is_a_link_is_replaced_not_written_through(run: Path, tmp_path: Path) -> None:
+def test_an_out_path_that_is_a_link_is_never_written_through(run: Path, tmp_path: Path) -> None:
+    """A link standing where a trace goes is no import's: kept (one message) and, with --force, replaced,
+    never written through."""
+    from reporter.collect.kernelbench import ImportOptions
     victim = tmp_path / "victim.txt"
     victim.write_text("precious")
     dest = tmp_path / "out" / "kernelbench-run_new" / "l1-p1-s0"
@@ -112,9 +115,12 @@ def test_an_out_path_that_is_a_link_is_replaced_not_written_through(run: Path, t
     (tmp_path / "out" / "kernelbench-run_new" / "l1-p2-s0").symlink_to(elsewhere, target_is_directory=True)
     rep = import_kernelbench(run, KB / "problems", tmp_path / "out")
     assert victim.read_text() == "precious" and list(elsewhere.iterdir()) == []
-    assert not (dest / "trace.json").is_symlink() and json.loads((dest / "trace.json").read_text())["run"]["problem_id"] == 1
+    assert (dest / "trace.json").is_symlink() and any("was not written by an import" in m for m in rep.messages)
     (msg,) = [m for m in rep.messages if "l1-p2-s0" in m]
     assert "refusing to write through it" in msg
+    import_kernelbench(run, KB / "problems", tmp_path / "out", options=ImportOptions(force=True))
+    assert victim.read_text() == "precious" and list(elsewhere.iterdir()) == []
+    assert not (dest / "trace.json").is_symlink() and json.loads((dest / "trace.json").read_text())["run"]["problem_id"] == 1
 
 
 def test_duplicate_samples_are_kept_under_distinct_ids(run: Path, tmp_path: Path) -> None:
@@ -136,3 +142,39 @@ def test_a_linked_run_folder_inside_a_runs_root_is_not_followed(tmp_path: Path) 
     shutil.copytree(KB / "run_new", root / "mine")
     (root / "linked").symlink_to(KB / "run_old", target_is_directory=True)
     assert run_dirs([root]) == [root / "mine"]
+
+
+# Issue 32, item 4: an import replaces nothing it did not write ------------------------------------------
+
+def test_two_run_folders_of_the_same_name_are_refused_without_force(run: Path, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from reporter.cli import main
+    other = tmp_path / "b" / "run_new"
+    shutil.copytree(run, other)
+    (other / "level_1_problem_1_sample_0_kernel.py").write_text("# b's kernel\nclass ModelNew:\n    pass\n")
+    out = tmp_path / "out"
+    args = ["import", "kernelbench", str(run), str(other), "--problems", str(KB / "problems"), "--out", str(out)]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 2 and "would both be imported as kernelbench-run_new" in res.output and not out.exists(), res.output
+    res = CliRunner().invoke(main, [*args[:3], "--problems", str(KB / "problems"), "--out", str(out)])  # one of them: fine
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(main, [*args, "--force"])
+    assert res.exit_code == 0 and "b's kernel" in (out / "kernelbench-run_new" / "l1-p1-s0" / "trace.json").read_text()
+
+
+def test_a_re_import_keeps_a_hand_edited_trace_and_replaces_its_own(run: Path, tmp_path: Path) -> None:
+    from reporter.collect.kernelbench import ImportOptions
+    out = tmp_path / "out"
+    import_kernelbench(run, KB / "problems", out)
+    edited, untouched = (out / "kernelbench-run_new" / f"l1-p{p}-s0" / "trace.json" for p in (1, 2))
+    doc = json.loads(edited.read_text())
+    doc["run"]["notes"] = "checked by hand"
+    edited.write_text(json.dumps(doc))
+    (run / "level_1_problem_2_sample_0_kernel.py").write_text("# a newer kernel\n")
+    rep = import_kernelbench(run, KB / "problems", out)
+    assert json.loads(edited.read_text())["run"]["notes"] == "checked by hand"
+    assert [m for m in rep.messages if "was edited since the last import wrote it" in m and "l1-p1-s0" in m]
+    assert "a newer kernel" in untouched.read_text()  # its own, unedited trace: replaced
+    rep = import_kernelbench(run, KB / "problems", out, options=ImportOptions(force=True))
+    assert "notes" not in json.loads(edited.read_text())["run"] and not [m for m in rep.messages if "edited" in m]

@@ -30,20 +30,25 @@ def import_group() -> None:
 @click.option("--note", default=None, help="A caveat added to every imported run's source note (shown on its page).")
 @click.option("--allow-missing-reference", is_flag=True,
               help="Import kernels whose problem file is not under --problems (they cannot be re-validated).")
+@click.option("--force", is_flag=True, help="Replace traces under OUT that no import wrote or that were edited since, and "
+              "let run folders of the same name share one output folder (the later one's traces win).")
 @click.pass_obj
 def import_kernelbench(state: State, run_dirs: tuple[Path, ...], problems: Path, out: Path, model: str | None,
                        configuration: str | None, gpu: str | None, baseline: Path | None, baseline_compile: Path | None,
-                       note: str | None, allow_missing_reference: bool) -> None:
+                       note: str | None, allow_missing_reference: bool, force: bool) -> None:
     """Convert KernelBench run folders (kernels + eval_results.json), or a runs/ root holding them, into traces under OUT.
 
     --problems is KernelBench's problem folder (KernelBench/KernelBench in its checkout, holding level1/,
     level2/, ...): each kernel's problem file becomes the run's reference, which re-validation runs against.
     """
     from ..collect import kernelbench as kb
+    from ..collect.imported import same_names
     folders = kb.run_dirs(list(run_dirs))
     if not folders:
         raise ConfigError(f"no KernelBench run folder (level_L_problem_P_sample_S_kernel.py files or eval_results.json) "
                           f"in {', '.join(map(str, run_dirs))} or directly inside it")
+    if not force and (clash := same_names(folders)):
+        raise ConfigError(clash + "; nothing was written")
     missing = kb.missing_references(folders, problems)
     if missing and not allow_missing_reference:
         raise ConfigError(missing + "; nothing was written")
@@ -51,7 +56,7 @@ def import_kernelbench(state: State, run_dirs: tuple[Path, ...], problems: Path,
     today, messages = problemset.scan(problems)  # the universe of the leaderboards' denominators
     drift = problemset.record(out, today)[1]
     opts = kb.ImportOptions(model, configuration, gpu, kb.read_baseline(baseline) if baseline else None,
-                            kb.read_baseline(baseline_compile) if baseline_compile else None, note, drift)
+                            kb.read_baseline(baseline_compile) if baseline_compile else None, note, drift, force)
     done, total = [0], sum(len(kb.kernel_files(f)) for f in folders)
 
     def step() -> None:

@@ -29,8 +29,9 @@ from pydantic import ValidationError
 from ..core import limits
 from ..core.errors import CollectError, printable
 from ..core.records import Trace
-from ..core.safeio import parse_json, parse_yaml, read_bounded, write_inside
+from ..core.safeio import parse_json, parse_yaml, read_bounded
 from ..core.vocab import RunVerdict
+from .imported import ImportLog
 from .kbbaseline import Baseline, read_baseline
 from .kbbaseline import num as _num
 from .problemset import Drift
@@ -250,6 +251,7 @@ class ImportOptions:
     baseline_compile: Baseline | None = None
     note: str | None = None
     drift: Mapping[tuple[int, int], Drift] = field(default_factory=dict)  # (level, problem) -> how it drifted
+    force: bool = False  # replace traces no import wrote, or that were edited since (`imported.ImportLog`)
 
 
 def is_run_dir(path: Path) -> bool:
@@ -333,9 +335,9 @@ def _sample_name(ids: tuple[int, int, int], copy: int) -> str:
     return f"l{ids[0]}-p{ids[1]}-s{ids[2]}" + (f"-copy{copy}" if copy > 1 else "")
 
 
-def _import_one(run_dir: Path, path: Path, ids: tuple[int, int, int], ctx: tuple[Path, Path, dict[Any, EvalEntry],
+def _import_one(run_dir: Path, path: Path, ids: tuple[int, int, int], ctx: tuple[Path, ImportLog, dict[Any, EvalEntry],
                 dict[str, Any], ImportOptions], name: str, report: ImportReport) -> Path:
-    problems, out, results, cfg, opts = ctx
+    problems, log, results, cfg, opts = ctx
     prob = problem_file(problems, ids[0], ids[1])
     if prob is None:
         report.messages.append(f"{path}: no problem file {ids[1]}_*.py under {problems}/level{ids[0]}; imported without a reference")
@@ -352,7 +354,7 @@ def _import_one(run_dir: Path, path: Path, ids: tuple[int, int, int], ctx: tuple
     text = json.dumps(trace, indent=1, ensure_ascii=False) + "\n"
     if len(text.encode("utf-8", "surrogatepass")) > limits.MAX_TRACE_BYTES:
         raise CollectError(path, "(trace)", f"the trace would be over the limit {limits.describe('MAX_TRACE_BYTES')}; not imported")
-    return write_inside(out, (f"kernelbench-{run_dir.name}", name, "trace.json"), text)
+    return log.write((f"kernelbench-{run_dir.name}", name, "trace.json"), text)
 
 
 def import_kernelbench(run_dir: Path, problems: Path, out: Path, model: str | None = None,
@@ -366,7 +368,7 @@ def import_kernelbench(run_dir: Path, problems: Path, out: Path, model: str | No
         report.messages.append(f"{run_dir}: no level_L_problem_P_sample_S_kernel.py files found")
         return report
     results = read_eval_results(run_dir, {int(m.group(2)): int(m.group(1)) for m, _ in kernels}, report)
-    ctx = (problems, out, results, _settings(run_dir, report), opts)
+    ctx = (problems, ImportLog.load(out, opts.force), results, _settings(run_dir, report), opts)
     first: dict[tuple[int, int, int], str] = {}
     used: set[str] = set()
     for m, path in kernels:
