@@ -66,3 +66,23 @@ def test_a_model_named_unknown_is_not_a_missing_model(tmp_path: Path) -> None:
     assert len(named) == 1 and len(missing) == 1 and named != missing
     assert "model not recorded" in missing[0] and "model not recorded" not in named[0]
     assert {r["digest"]["model"] for r in runs.values()} == {"unknown", ""}
+
+
+def test_problem_files_that_differ_only_by_py_get_a_page_each_named_for_its_own_file() -> None:
+    from reporter.render.urls import Urls
+    urls = Urls.build([], [], [], [(1, 19, "19_ReLU.py"), (1, 19, "19_ReLU"), (1, 20, "20_GELU.py")])
+    pages = {k: urls.problem(k) for k in urls.problems}
+    assert len(set(pages.values())) == 3, pages
+    assert pages[(1, 19, "19_ReLU.py")] != pages[(1, 19, "19_ReLU")]
+    assert "py" in pages[(1, 19, "19_ReLU.py")] and pages[(1, 20, "20_GELU.py")] == "problems/l1-p20--20-gelu.html"
+
+
+def test_two_runs_of_colliding_problem_files_are_both_shown(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    for n, name in enumerate(("19_ReLU.py", "19_ReLU")):
+        doc = minimal_trace(model=f"m{n}", level=1, problem_id=19, problem_file=name)
+        write_trace(data, f"r{n}", doc)
+    build(data, tmp_path / "site")
+    pages = sorted((tmp_path / "site" / "problems").glob("l1-p19*.html"))
+    assert len(pages) == 2, pages
+    assert [("19_ReLU.py" in p.read_text(), "m0" in p.read_text()) for p in pages].count((True, True)) == 1

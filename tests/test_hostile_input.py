@@ -180,6 +180,15 @@ def test_profiler_trace_with_a_non_numeric_dur(data: Path, dur: str) -> None:
     assert err.path.endswith("att/p.json") and err.field == "traceEvents[1].dur"
 
 
+def test_profiler_durations_that_overflow_their_sum_are_one_message_and_the_run_keeps_its_page(data: Path, tmp_path: Path) -> None:
+    """Two durations of 1e308 µs are each finite, their sum is not: fsum raised and the run lost its page."""
+    events = '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "dur": 1e308}, {"ph": "X", "cat": "kernel", "name": "k", "dur": 1e308}]}'
+    (err,) = _with_attachment(data, "torch_profiler_trace", "p.json", events)
+    assert err.field == "traceEvents[].dur" and "add up past the largest number" in err.message
+    out = build(data, tmp_path / "site")
+    assert "1 page that failed" not in out and len(list((tmp_path / "site" / "runs").glob("att*.html"))) == 1, out
+
+
 HEADER = '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","gpu__time_duration.sum"\n'
 UNITS = '"","","","","","","","","","","","nsecond"\n'
 

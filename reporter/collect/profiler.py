@@ -56,4 +56,11 @@ def parse_chrome_trace(path: Path, root: Path | None = None) -> ProfilerSummary:
             memcpy += 1
         elif cat == "gpu_memset":
             memset += 1
+    try:
+        total = math.fsum(d for _, d in kernels)
+    except OverflowError:
+        total = math.inf
+    if not math.isfinite(total):  # each duration is finite, their sum (the page's total CUDA time) must be too
+        raise CollectError(path, "traceEvents[].dur", f"the {len(kernels)} kernels' durations add up past the largest "
+                           "number a float holds: not a real profile; it is not read")
     return ProfilerSummary(kernels, memcpy, memset)

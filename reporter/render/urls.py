@@ -7,6 +7,7 @@ the other. Slugs are computed once per site from every name in it.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -38,7 +39,11 @@ class Urls:
         # Sorted, so the maps' order (and anything hashed or listed from them) is the same in every process:
         # a set's order of strings changes with Python's hash seed.
         models = sorted(set(models), key=repr)
-        problem_names = {p: (f"l{p[0]}-p{p[1]}", p[2].removesuffix(".py") or "unnamed") for p in sorted(set(problems), key=repr)}
+        # A problem is named without its ".py", unless that makes two of them one (`19_ReLU.py`, `19_ReLU`): those
+        # keep their whole names, so each has its own page.
+        short = {p: (f"l{p[0]}-p{p[1]}", p[2].removesuffix(".py") or "unnamed") for p in sorted(set(problems), key=repr)}
+        shared = {n for n, k in Counter(short.values()).items() if k > 1}
+        problem_names = {p: (n[0], p[2] or "unnamed") if n in shared else n for p, n in short.items()}
         by_name = _composite(problem_names.values())
         model_slugs = _composite((*g, m) for g, m in models)
         groups_slugs = _composite(set(groups))
