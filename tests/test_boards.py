@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_aggregates import run
+from test_aggregates import run, space
 
 from conftest import DATA
 from reporter import aggregates as ag
 from reporter.frames import from_records
 from reporter.render.boards import Board, BoardRow, FastCell, basis_boards, board_rows
 from reporter.render.numbers import share, speedup
-from reporter.render.pages import grid_cell
+from reporter.render.pages import grid_cell, grid_page
 from reporter.render.urls import Urls
 from reporter.tables import load
 
@@ -35,7 +35,8 @@ def basis_blocks(html: str, tag: str) -> dict[str, str]:
 def printed_rows(block: str) -> dict[str, tuple[list[str], list[str]]]:
     """model -> (shown fast_p and geomean texts, their "n/d" and "n=k" notes), as the page prints them."""
     out = {}
-    for model, cells in re.findall(r'<tr><td data-value="\d+">[^<]+</td><td>([^<]+)</td>(.*?)</tr>', block, re.S):
+    for model, cells in re.findall(r'<tr><td class="model" data-value="\d+"><span class="rank">[^<]+</span> ([^<]+)</td>(.*?)</tr>',
+                                   block, re.S):
         # a count is on a line of its own ("sub line") under a fast_p share, beside the geomean ("sub")
         out[model] = (re.findall(r">([^<>]*) <span class=\"sub(?: line)?\">", cells),
                       re.findall(r'<span class="sub(?: line)?">([^<]+)</span>', cells))
@@ -118,7 +119,8 @@ def test_tied_rows_print_a_shared_rank_and_the_page_names_the_rule(site: Path) -
                                                                                ("3", "m", "0.50x")]
     html = (site / "leaderboards" / "kernelbench--example-sweep--l1.html").read_text()
     assert "Rows are ranked by fast₁, then by the geometric mean, each as printed" in html
-    assert re.search(r'<th data-sort="num" title="ranked by fast₁[^"]*">#</th>', html)
+    assert re.search(r'<th data-sort="num" title="ranked by fast₁[^"]*"># model</th>', html)
+    assert re.search(r'<td class="model" data-value="1"><span class="rank">1</span> demo-alpha</td>', html)
 
 
 def test_an_empty_revalidated_view_names_no_gpu_or_baseline() -> None:
@@ -130,6 +132,19 @@ def test_an_empty_revalidated_view_names_no_gpu_or_baseline() -> None:
     (full,), _, n = basis_boards(board, False, urls)
     assert full.heading == "Speedups recorded by the harness on a GPU it did not name against a baseline it did not name"
     assert n == 2 and full.note == "none of these runs was re-validated by us"
+
+
+def test_the_grid_lists_every_recorded_problem_the_boards_count() -> None:
+    frame = ag.comparable(from_records([run("A", 1, True, 2.0), run("B", 2, False, None), run("B", 1, True, 0.5, level=2)]))
+    recorded = space(1, 2, 3, 4)  # level 1's set: four problems, two attempted; level 2 has no recorded set
+    tried = [(1, 1, "1_p.py"), (1, 2, "2_p.py"), (2, 1, "1_p.py")]
+    urls = Urls.build(frame["run_id"], [("kernelbench", "")], [], tried)
+    rows = grid_page(("kernelbench", ""), frame, urls, recorded).context["rows"]
+    assert [(p, bool(href)) for p, href, _ in rows] == [(tried[0], True), (tried[1], True), ((1, 3, "3_p.py"), False),
+                                                        ((1, 4, "4_p.py"), False), (tried[2], True)]
+    assert all(cells == [] for _, _, per_model in rows[2:4] for per_basis in per_model for _, cells in per_basis)
+    board = ag.leaderboard(frame, space=recorded)
+    assert set(board[board["level"] == 1]["problems"]) == {4}  # the n the grid now shows, row for row
 
 
 def test_grid_cells() -> None:

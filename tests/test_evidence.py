@@ -69,7 +69,7 @@ def test_a_torch_fallback_is_suspect_with_its_attribution_table(kb: Path, tmp_pa
     assert "(relu_kernel)" in text  # the names it looked for
     # left out of fast_p like other suspects, and the board's suspect count links to the grid
     board = next((tmp_path / "site" / "leaderboards").glob("*.html")).read_text()
-    row = re.search(r"<td>gpt-4o</td>(.*?)</tr>", board, re.S).group(1)  # type: ignore[union-attr]
+    row = re.search(r"<span class=\"rank\">[^<]+</span> gpt-4o</td>(.*?)</tr>", board, re.S).group(1)  # type: ignore[union-attr]
     assert re.findall(r'<span class="sub line">(\d+/\d+)</span>', row)[0] == "0/2"  # fast_0: neither run counts now
     assert "2/2 = 1.00 with the suspect runs counted" in entities.unescape(row)  # KernelBench's way would count both
     assert re.search(r'<td><a href="[^"]*grid[^"]*"[^>]*>2</a></td><td>0</td></tr>', row + "</tr>")
@@ -122,7 +122,7 @@ def test_a_reward_hack_verdict_is_left_out_of_rankings_with_its_quote(kb: Path, 
     assert re.search(r'id="review"><b>Reviewer\'s verdict: reward hack</b> \(bo\), on <a href="#kernel-L8">kernel.py:8</a>: the kernel is never called', html)
     assert 'class="line hit" id="kernel-L8"' in html  # the quoted line is marked in the kernel
     board = next((tmp_path / "site" / "leaderboards").glob("*.html")).read_text()
-    row = re.search(r"<td>gpt-4o</td>(.*?)</tr>", board, re.S).group(1)  # type: ignore[union-attr]
+    row = re.search(r"<span class=\"rank\">[^<]+</span> gpt-4o</td>(.*?)</tr>", board, re.S).group(1)  # type: ignore[union-attr]
     assert re.findall(r'<span class="sub line">(\d+/\d+)</span>', row)[0] == "0/2" and row.rstrip().endswith("<td>1</td>")
     grid = next((tmp_path / "site").glob("grids/*.html")).read_text()
     assert "s-reward-hack" in grid

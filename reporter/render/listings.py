@@ -115,7 +115,7 @@ def listings(digests: list[RunDigest], urls: Urls, errors: Sequence[CollectError
     board_pages, files, links, boards, kept = _boards(digests, urls, g, prev, exists, space)
     rows = {d.run_id: listed(d, urls) for d in digests}
     search = Page("search.html", "search.html", {"title": "All runs · search", "crumbs": [HOME], "runs": len(digests)})
-    pages = [*listing_pages(digests, rows, frame, urls, errors, links), search, *board_pages]
+    pages = [*listing_pages(digests, rows, frame, urls, errors, links, space), search, *board_pages]
     files["runs.csv"] = export_bytes(frame, "csv").decode("utf-8")
     index = shards(((d.model, d.index_row(urls)) for d in digests), g)
     files[MANIFEST] = manifest_js(index)

@@ -42,9 +42,11 @@ def listed(d: RunDigest, urls: Urls) -> Listed:
 
 
 def _stats(rows: list[Listed]) -> dict[str, int]:
-    # a suspect or reward-hack run shows that mark instead of its verdict: counted apart, so the index says why its
-    # correct is short of the leaderboards' (which count a correct suspect as correct, never as fast)
-    return {"correct": sum(1 for x in rows if x.summary.verdict == RunVerdict.CORRECT),
+    # correct counts a correct kernel that is also suspect (as the leaderboards do: correct, never fast), so every
+    # page adds up to the same count; where it came from is counted beside it
+    correct = [x for x in rows if x.summary.correct]
+    return {"correct": len(correct), "correct_revalidated": sum(1 for x in correct if x.summary.verdict_source == Source.RE_VALIDATED),
+            "correct_recorded": sum(1 for x in correct if x.summary.verdict_source == Source.RECORDED),
             "suspect": sum(1 for x in rows if x.summary.verdict in (RunVerdict.SUSPECT, RunVerdict.REWARD_HACK)),
             "revalidated": sum(1 for x in rows if x.summary.verdict_source == Source.RE_VALIDATED),
             "flags": sum(x.summary.flags for x in rows)}
@@ -92,8 +94,16 @@ def _problem_key(row: dict[str, Any]) -> ProblemKey:
     return (int(row["level"]), int(row["problem_id"]), str(row["problem"]))
 
 
-def grid_page(key: GroupKey, runs: pd.DataFrame, urls: Urls) -> Page:
-    """Problems × models for one group, each cell once per timing basis (the page shows the chosen one)."""
+def unattempted(runs: pd.DataFrame, space: pd.DataFrame | None) -> list[ProblemKey]:
+    """The group's recorded problems that no run attempted (the boards count them in n): rows of their own on the grid."""
+    tried = {(int(lv), int(p)) for lv, p in zip(runs["level"], runs["problem_id"])}
+    return sorted((lv, pid, file) for (_, lv, pid), file in ag.recorded_problems(ag.comparable(runs), space).items()
+                  if (lv, pid) not in tried)
+
+
+def grid_page(key: GroupKey, runs: pd.DataFrame, urls: Urls, space: pd.DataFrame | None = None) -> Page:
+    """Problems × models for one group, each cell once per timing basis (the page shows the chosen one); a recorded
+    problem no model attempted is a row of "not attempted" cells, without a problem page to link."""
     views = []
     cells: dict[tuple[Basis, ProblemKey, str], list[GridCell]] = {}
     for b in Basis:
@@ -101,8 +111,8 @@ def grid_page(key: GroupKey, runs: pd.DataFrame, urls: Urls) -> Page:
         for row in ag.grid(runs, basis=b)[list(GRID_CELL_COLUMNS)].to_dict("records"):
             cells.setdefault((b, _problem_key(row), str(row["model"])), []).append(grid_cell(row, urls.run(str(row["run_id"]))))
     models = sorted({m for _, _, m in cells})
-    problems = sorted({p for _, p, _ in cells})
-    rows = [(p, urls.problem(p), [[(v, cells.get((Basis(v.key), p, m), [])) for v in views] for m in models])
+    problems = sorted({p for _, p, _ in cells} | set(unattempted(runs, space)))
+    rows = [(p, urls.problems.get(p) and urls.problem(p), [[(v, cells.get((Basis(v.key), p, m), [])) for v in views] for m in models])
             for p in problems]
     return Page(urls.grid(key), "grid.html", {
         "bases": views,
@@ -169,8 +179,8 @@ def gpu_words(frame: pd.DataFrame) -> dict[GroupKey, str]:
 
 
 def listing_pages(runs: list[RunDigest], rows: dict[str, Listed], frame: pd.DataFrame, urls: Urls,
-                  errors: Sequence[CollectError], boards: dict[GroupKey, list[tuple[str, str]]] | None = None
-                  ) -> list[Page | Deferred]:
+                  errors: Sequence[CollectError], boards: dict[GroupKey, list[tuple[str, str]]] | None = None,
+                  space: pd.DataFrame | None = None) -> list[Page | Deferred]:
     """Every page above the run pages; `runs` is in page order, `frame` is their runs table (`reporter.frames`).
     Grid and problem pages are `Deferred`: made only where their inputs changed."""
     by_id = {d.run_id: d for d in runs}
@@ -200,8 +210,8 @@ def listing_pages(runs: list[RunDigest], rows: dict[str, Listed], frame: pd.Data
             problems = sorted({urls.problem(_problem_key(r)) for r in g[list(PAGE_PROBLEM)].to_dict("records")})
             pages.append(Deferred(urls.grid(key), "grid.html",
                                   inputs_hash("grid", key, urls.grid(key), urls.group(key), urls.leaderboard(key), problems,
-                                              _run_inputs(g, rows, by_id, urls)),
-                                  functools.partial(grid_page, key, g, urls)))
+                                              _run_inputs(g, rows, by_id, urls), unattempted(g, space)),
+                                  functools.partial(grid_page, key, g, urls, space)))
     problem_pages, problem_rows = _problem_pages(ranked, rows, urls, by_id)
     pages += problem_pages
     pages.append(Page("index.html", "index.html", {

@@ -33,8 +33,9 @@ STATUS_FILE = ".reporter-status.json"
 CACHE_DIR = ".reporter-cache"  # content-addressed caches (highlighted code) that outlive one build
 STATE = (MARKER, STATUS_FILE)  # the build's own state at the site's top, never listed as written
 # 3: the status lists every file the build wrote (`written`), and the marker its hash; 4: typed digests with
-# the runs-table row; 5: listing fingerprints; 6: leaderboards kept per group
-STATUS_FORMAT = 6
+# the runs-table row; 5: listing fingerprints; 6: leaderboards kept per group; 7: a run summary's `correct` and
+# its flags counting suspect findings
+STATUS_FORMAT = 7
 STATUS_PREFIX = "status: "  # the marker's line naming the status file's sha256
 
 Signature = list[Any]  # [size, mtime_ns, sha256]

@@ -9,6 +9,7 @@ from markupsafe import Markup
 from ..collect.suspicion import evidence_anchor, suspicion
 from ..collect.traces import RunRecord
 from ..core.checks import Flag, speedup_reported
+from ..core.schema import Verdict
 from ..core.units import to_ms
 from ..core.vocab import MISSING_KEY, RevalidationState, RunVerdict, Source
 from . import numbers, text
@@ -28,8 +29,9 @@ class RunSummary:
     speedup: str
     speedup_value: float | None
     runtime_flag: Flag | None
-    flags: int
+    flags: int  # flagged recorded values, and the cheat findings that make the run suspect
     evidence: str = ""  # the run page's anchor of the evidence for the verdict shown (why suspect, why incorrect)
+    correct: bool = False  # its verdict (ours, else the harness's) is correct, whatever mark `verdict` shows instead
 
     def _html(self, value: float | None) -> Markup:
         if self.verdict_source == Source.RECORDED:
@@ -79,11 +81,12 @@ def problem_key(r: RunRecord) -> tuple[int, int, str] | None:
     return (run.level, run.problem_id, run.problem_file or run.title or "")
 
 
-def _marked(r: RunRecord, v: ValidationView, verdict: str) -> tuple[str, str]:
-    """The verdict a listing shows (a reward hack or suspect run says so first) and its evidence's anchor."""
+def _marked(r: RunRecord, v: ValidationView, verdict: str) -> tuple[str, str, int]:
+    """The verdict a listing shows (a reward hack or suspect run says so first), its evidence's anchor, and
+    the run's flags: its flagged recorded values and the findings that make it suspect (never "0" beside "suspect")."""
     sus = suspicion(r, v.result)
     shown = RunVerdict.REWARD_HACK if sus.reward_hack else RunVerdict.SUSPECT if sus.suspect else verdict
-    return shown, evidence_anchor(sus, v.result)
+    return shown, evidence_anchor(sus, v.result), len(r.flags) + (len(sus.reasons) if sus.suspect else 0)
 
 
 def run_summary(r: RunRecord, v: ValidationView) -> RunSummary:
@@ -98,16 +101,16 @@ def run_summary(r: RunRecord, v: ValidationView) -> RunSummary:
         kd = res.kernel_timing.device if res.kernel_timing else None
         rd = res.reference_timing.device if res.reference_timing else None
         # The headline is device time; an incorrect kernel's speedup is no result, so the verdict stands in for it.
-        shown, anchor = _marked(r, v, res.verdict)
+        shown, anchor, flagged = _marked(r, v, res.verdict)
         speed = _reported(r, v, str(res.verdict), res.speedup)
         return RunSummary(shown, Source.RE_VALIDATED, turns, kd.median_ms if kd else None,
-                          rd.median_ms if rd else None, "ms", *speed, None, len(r.flags), anchor)
+                          rd.median_ms if rd else None, "ms", *speed, None, flagged, anchor, res.verdict == Verdict.CORRECT)
     # Recorded times stay in the unit the harness claimed: a ~1000x mix-up is flagged, never "fixed".
-    shown, anchor = _marked(r, v, run.recorded_verdict or RunVerdict.UNKNOWN)
+    shown, anchor, flagged = _marked(r, v, run.recorded_verdict or RunVerdict.UNKNOWN)
     speed = _reported(r, v, str(run.recorded_verdict), t.speedup if t else None)
     return RunSummary(shown, Source.RECORDED, turns,
                       t.runtime if t else None, t.ref_runtime if t else None, t.unit if t else "ms",
-                      *speed, flags.get("timing.runtime"), len(r.flags), anchor)
+                      *speed, flags.get("timing.runtime"), flagged, anchor, run.recorded_verdict == RunVerdict.CORRECT)
 
 
 def _reported(r: RunRecord, v: ValidationView, verdict: str, speedup: float | None) -> tuple[str, float | None]:
