@@ -178,3 +178,12 @@ def test_listing_rows_sort_times_by_their_value_in_ms(site: Path) -> None:
         value, unit = title.split(" ")[:2]
         factor = {"ms": 1.0, "μs": 1e-3, "ns": 1e-6, "s": 1e3}[unit]
         assert float(sort) == pytest.approx(float(value) * factor)
+
+
+def test_a_run_page_names_its_baseline_file_and_the_torch_compile_speedup(site: Path) -> None:
+    html = (site / "runs" / "kernelbench-sweep-kernelbench-level1-demo-gamma-l1-p94-s0.html").read_text()
+    text = re.sub(r"<[^>]+>", " ", html)
+    assert re.search(r"reference time from\s+KernelBench baseline L40S_example/baseline_time_torch\.json", text)
+    assert re.search(r"reference timed on\s+NVIDIA L40S\s+⚠ check\s+baseline from another GPU", text)
+    # 9.71 ms under torch.compile (the baseline-compile file) against the kernel's recorded 4.10 ms
+    assert re.search(r"torch\.compile ref runtime\s+9\.71 ms", text) and re.search(r"speedup vs torch\.compile\s+2\.37x", text)

@@ -20,8 +20,8 @@ The sweep: level 1 has 5 problems, level 2 has 2 (the --problems folder).
 from __future__ import annotations
 
 import json
-import re
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -177,6 +177,21 @@ def test_a_changed_problem_file_is_one_message_per_kernel_naming_both_hashes(tmp
     assert "Problem drift" in trace["run"]["source_note"] and old[:12] in trace["run"]["source_note"]
     recorded = json.loads((out / "kernelbench-problems.json").read_text())
     assert recorded["levels"]["1"]["1"]["sha256"] == old  # the record is never rewritten
+
+
+def test_without_a_recorded_set_today_s_files_are_compared_with_the_imported_references(tmp_path: Path) -> None:
+    import hashlib
+    out = tmp_path / "data"
+    imported(sweep(tmp_path / "then"), out)
+    (out / "kernelbench-problems.json").unlink()  # imported by a reporter that recorded no problem set
+    changed = "import torch\n\n\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x * 3\n"
+    res = imported(sweep(tmp_path / "now", edit={(1, 1): changed}), out)
+    old = hashlib.sha256(PROBLEM.format(k=0).encode()).hexdigest()
+    lines = [ln for ln in res.output.splitlines() if "level 1 problem 1:" in ln]
+    assert len(lines) == 2 and all("1_A.py changed" in ln and old[:12] in ln for ln in lines)
+    recorded = json.loads((out / "kernelbench-problems.json").read_text())
+    assert recorded["levels"]["1"]["1"]["sha256"] == old  # the reference the runs were imported with, not today's
+    assert recorded["levels"]["1"]["2"]["sha256"] == hashlib.sha256(PROBLEM.format(k=1).encode()).hexdigest()
 
 
 def test_a_renamed_problem_file_names_both_files(tmp_path: Path) -> None:

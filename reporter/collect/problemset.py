@@ -5,7 +5,8 @@ its sha256 (and the KernelBench commit, when DIR is inside a git checkout) in OU
 KernelBench's fast_p divides by the level's problems, not by the kernels a run folder happens to hold, so
 the leaderboards of the runs below OUT count a problem with no kernel as "not attempted".
 
-The first import records a problem; a later import never rewrites it. A problem file whose hash differs
+The first import records a problem (or, for a folder imported before sets were recorded, the reference its
+traces already hold); a later import never rewrites it. A problem file whose hash differs
 from the recorded one, or a recorded problem that is missing or renamed under today's DIR, is one message
 per kernel naming run, problem and both hashes, and the trace's source note says so (shown on its page):
 re-validation would otherwise test a kernel against a problem it was never given.
@@ -145,11 +146,33 @@ class Drift:
                 f"{rec.sha256[:12]} recorded{same}; the reference imported is today's file, not the one recorded")
 
 
+def imported_before(out: Path, benchmark: str) -> ProblemSet:
+    """The references that imports already wrote into OUT's traces, as a problem set: what its runs are checked
+    against. For an OUT without a problem set (imported before sets were recorded), so that today's files are
+    compared with them instead of silently taking their place. The first trace (by path) of a problem names it."""
+    found: dict[tuple[int, int], Problem] = {}
+    for folder, dirs, names in os.walk(out):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(n for n in names if n == "trace.json" or n.endswith(".trace.json")):
+            try:
+                doc = parse_json(read_bounded(Path(folder) / name, out, "(file)", "MAX_TRACE_BYTES"), Path(folder) / name)
+            except CollectError:
+                continue  # a trace that cannot be read names no reference; the build reports it
+            run, ref = doc.get("run") if isinstance(doc, dict) else None, doc.get("reference_source") if isinstance(doc, dict) else None
+            if not isinstance(run, dict) or not isinstance(ref, str) or run.get("benchmark") != benchmark:
+                continue
+            level, pid, file = run.get("level"), run.get("problem_id"), run.get("problem_file")
+            if isinstance(level, int) and isinstance(pid, int) and isinstance(file, str):
+                found.setdefault((level, pid), Problem(benchmark, level, pid, file, hashlib.sha256(ref.encode("utf-8")).hexdigest()))
+    return ProblemSet(benchmark, found)
+
+
 def record(out: Path, today: ProblemSet) -> tuple[ProblemSet, dict[tuple[int, int], Drift]]:
     """Merge today's problems into OUT's problem set (new problems are added, recorded ones never changed)
-    and write it; returns the set as recorded and each recorded problem that drifted."""
+    and write it; returns the set as recorded and each recorded problem that drifted. Without a set in OUT, the
+    references its traces already hold are the recorded ones (`imported_before`)."""
     path = out / PROBLEMSET_FILE
-    old = read(path, out) if path.is_file() and not path.is_symlink() else ProblemSet(today.benchmark, {})
+    old = read(path, out) if path.is_file() and not path.is_symlink() else imported_before(out, today.benchmark)
     drift = {key: Drift(rec, now) for key, rec in old.problems.items() if key[0] in today.levels()
              and ((now := today.problems.get(key)) is None or (now.file, now.sha256) != (rec.file, rec.sha256))}
     merged = ProblemSet(today.benchmark, {**today.problems, **old.problems}, old.source or today.source,

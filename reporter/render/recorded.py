@@ -78,13 +78,19 @@ def _three(a: float | None, b: float | None, c: float | None, unit: str) -> Mark
 
 def _timing(t: TimingMetrics, flag: Lookup) -> Section:
     u = UNIT_LABEL[t.unit]
-    rows = (
+    rows: tuple[Row, ...] = (
         Row("kernel runtime", numbers.recorded_time_html(t.runtime, t.unit), flag("timing.runtime")),
         Row("ref runtime", numbers.recorded_time_html(t.ref_runtime, t.unit), flag("timing.ref_runtime")),
         Row("speedup", text.speedup(t.speedup), flag("timing.speedup")),
         Row("kernel mean / median / std", _three(t.kernel_mean, t.kernel_median, t.kernel_std, t.unit), flag("timing.kernel_mean")),
         Row("ref mean / median / std", _three(t.ref_mean, t.ref_median, t.ref_std, t.unit), flag("timing.ref_mean")),
+        # where the reference time came from: a baseline file is the first thing to check when a speedup looks wrong
+        Row("reference time from", t.ref_source or "not recorded", wide=bool(t.ref_source)),
+        Row("reference timed on", t.ref_gpu or "not recorded", flag("timing.ref_gpu")),
     )
+    if t.compile_ref_runtime is not None or t.compile_speedup is not None:
+        rows += (Row("torch.compile ref runtime", numbers.recorded_time_html(t.compile_ref_runtime, t.unit)),
+                 Row("speedup vs torch.compile", text.speedup(t.compile_speedup)))
     return Section("timing", SECTION_TITLES["timing"], t.source, rows, note=f"values carry the unit the harness claimed ({u})")
 
 
