@@ -65,6 +65,7 @@ COLUMNS: dict[str, str] = {
     "cleared": _BOOL, "review": _STR, "reviewed_hack": _BOOL, "evidence": _STR,
     # what re-validation measured of the submission beside its verdict (`core.suspects`)
     "own_kernel_share": _FLOAT, "checks_incomplete": _BOOL, "incomplete_checks": _STR,
+    "weak_check": _STR, "strengthened_inputs": _STR,
     # the agent's effort
     "turns": _INT, "max_turns": _INT, "tool_calls": _INT, "tokens_total": _INT, "wall_clock_s": _FLOAT, "truncated": _BOOL,
     # launches and memory
@@ -193,11 +194,14 @@ def run_row(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
 
 
 def _measured_properties(res: ValidationResult) -> dict[str, Any]:
-    """The own-kernel share (a property, never a verdict) and the suspect checks that did not run."""
-    from .core.suspects import measured_attribution, missing_checks, own_kernel_share
+    """The own-kernel share (a property, never a verdict), the checks that did not run, and how strong the problem's
+    comparison is: what would also pass it (a weak check), and the inputs that strengthened it."""
+    from .core.suspects import measured_attribution, missing_checks, own_kernel_share, weak_check
     missing = missing_checks(res)
+    strengthened = res.check_strength.strengthen if res.check_strength else ()
     return {"own_kernel_share": own_kernel_share(measured_attribution(res)), "checks_incomplete": bool(missing),
-            "incomplete_checks": ", ".join(missing) or None}
+            "incomplete_checks": ", ".join(missing) or None, "weak_check": weak_check(res),
+            "strengthened_inputs": ", ".join(strengthened) or None}
 
 
 def _held(value: Any) -> Any:

@@ -141,7 +141,8 @@ def test_a_graph_whose_replay_writes_nothing_is_not_capturable() -> None:
 
 
 def test_a_basis_far_below_the_device_time_is_not_used() -> None:
-    from reporter.core.schema import Basis, BasisStats, TimingFigures, checked_bases, doubtful_basis
+    from reporter.core.bases import checked_bases, doubtful_basis
+    from reporter.core.schema import Basis, BasisStats, TimingFigures
 
     def stats(ms: float) -> BasisStats:
         return BasisStats(median_ms=ms, min_ms=ms, max_ms=ms, n=30)

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core import cache
+from ..core.bases import checked_bases
 from ..core.errors import CollectError, Problem
 from ..core.frozen import freeze
 from ..core.records import ValidationResult
-from ..core.schema import checked_bases
 from . import ncu
 from .redact import Redactor
 from .traces import ProfileSet, RunRecord, redacted_profiles

@@ -272,6 +272,7 @@ VALIDATION_FORMAT = 5  # 5: correctness before graph capture, attribution, dynam
 SHOWN_FORMATS = (4,)  # pages still show these until a GPU re-measures; their new figures "not measured"
 # The folder under DATA that holds cached validation results (never read as traces).
 CACHE_DIR = "validation"
+PROBLEMS_DIR = "problems"  # DATA/validation/problems/: per-problem results (`validate.problemcheck`), not kernel entries
 # The precision a kernel is checked at when its trace records none; the page says it was assumed.
 DEFAULT_PRECISION: Precision = "fp32"
 

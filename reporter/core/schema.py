@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass, replace
+from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
 from enum import Enum, StrEnum
 from types import UnionType
 from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
@@ -86,38 +86,6 @@ class TimingFigures:
 NOT_MEASURED = "not measured"
 # How a dynamic check's detail begins when the check could not run (out of memory, a fault): `checks incomplete`.
 NOT_RUN = "not run"
-
-
-# A graph replays the call's kernels back to back, and wall time brackets them with events on the caller's
-# stream, so neither can fall far below their summed device time: when one does, it left work out (a kernel on
-# a stream the caller does not wait for, one launched outside the capture) or its clock was tampered with.
-BELOW_DEVICE = 0.8
-
-
-def doubtful_basis(fig: TimingFigures, basis: Basis) -> str | None:
-    """Why a graph or wall figure cannot be the call's time (it disagrees with the device basis), or None."""
-    got = fig.on(basis)
-    if got is None or fig.device is None or got.median_ms >= BELOW_DEVICE * fig.device.median_ms:
-        return None
-    how = "the graph replayed" if basis == Basis.GRAPH else "the eager call measured"
-    return (f"not used: {how} in {got.median_ms * 1e3:.3g} µs, below the {fig.device.median_ms * 1e3:.3g} µs its "
-            f"kernels take one after another on the device (under {BELOW_DEVICE:g}×), so this basis leaves work out "
-            "(a kernel on a stream the caller does not wait for, or launched outside the captured stream) or its timer "
-            "was tampered with")
-
-
-def checked_bases(fig: TimingFigures, timers_patched: str | None = None) -> TimingFigures:
-    """`fig` without the graph or wall figure that disagrees with the device basis, and without the wall figure
-    when the kernel replaces a timer (`timers_patched`: where the static scan saw it); each note says why."""
-    if (why := doubtful_basis(fig, Basis.GRAPH)) is not None:
-        fig = replace(fig, graph=None, graph_note=why)
-    if fig.wall is not None and timers_patched:
-        return replace(fig, wall=None, wall_note=f"not used: {fig.wall.median_ms * 1e3:.3g} µs measured, but the kernel "
-                                                 f"replaces a timer ({timers_patched}), which fakes wall time measured in its "
-                                                 "process; the device basis (CUPTI) is not affected")
-    if (why := doubtful_basis(fig, Basis.WALL)) is not None:
-        fig = replace(fig, wall=None, wall_note=why)
-    return fig
 
 
 class LaunchGroup(StrEnum):
@@ -225,6 +193,23 @@ class DynamicResult:
     detail: str = ""
 
 
+@dataclass(frozen=True)
+class CheckStrength:
+    """Whether a problem's comparison can fail (`validate.strength`): wrong answers put through it at the nominal
+    shapes, and the inputs added to the correctness trials under which they fail."""
+
+    passes: tuple[str, ...] = ()  # wrong answers the default comparison accepts on the problem's own inputs
+    equivalent: tuple[str, ...] = ()  # accepted on every input tried: the same function within tolerance, not counted
+    strengthen: tuple[str, ...] = ()  # input transforms added to the correctness trials (`strength.TRANSFORMS`)
+    still_pass: tuple[str, ...] = ()  # wrong answers accepted even so: every "correct" here is a weak check
+    note: str = ""  # why the strength is unknown, when it is
+
+    @property
+    def weak(self) -> bool:
+        """The default comparison accepts a wrong answer on the problem's own inputs."""
+        return bool(self.passes)
+
+
 # A check's phases in the order they run, as `WorkerResult.phase_s` names them. "device+profile" is the device
 # basis with the profiled call set in it (launch counts, attribution, peak memory): one profiler session.
 PHASES = ("load", "correctness", "warmup", "wall", "device+profile", "recheck", "jitter", "dynamic", "graph")
@@ -271,6 +256,7 @@ class WorkerJob:
     precision: str = "fp32"
     extensions_dir: str | None = None  # where the compile step built the kernel's extension
     role: str | None = None  # profile mode: the side profiled ("kernel" or "reference")
+    strength: CheckStrength | None = None  # the problem's check strength: its transforms join the correctness trials
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -298,6 +284,9 @@ class WorkerResult:
     problem_names: tuple[str, ...] = field(default=(), metadata=about(
         "Names the kernel uses that only the problem file defines (KernelBench's shared namespace)."))
     trials: tuple[TrialResult, ...] = ()
+    check_strength: CheckStrength | None = field(default=None, metadata=about(
+        "How strong the problem's comparison is (`validate.strength`), as the check was given it: its strengthening "
+        "transforms are trials above."))
     stateful_reference: tuple[str, ...] = field(default=(), metadata=about(
         "State tensors the reference changes from one call to the next (a hidden state): every comparison then starts "
         "both models from their state as built."))

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from .checks import Flag
 from .records import ValidationResult
-from .schema import NOT_RUN, Attribution, DynamicResult, LaunchGroup, Verdict
+from .schema import NOT_RUN, Attribution, CheckStrength, DynamicResult, LaunchGroup, Verdict
 
 # The leaderboards' strict view ("own kernels only"): the submission's own kernels do at least this share of
 # one call's kernel time. The default boards follow KernelBench, which lets a kernel call cuBLAS or cuDNN.
@@ -103,10 +103,12 @@ def attribution_flags(att: Attribution | None) -> list[Flag]:
     return flags
 
 
-def incomplete_checks(verdict: str, dynamic: Sequence[DynamicResult], attribution_measured: bool | None) -> tuple[str, ...]:
-    """The suspect checks that did not run on a correct kernel (out of memory, a fault, an older result without
-    them): its "correct" stands, but nothing says it is clean. Checks of a kernel already found incorrect or
-    failed are not expected to run. `attribution_measured`: None where no attribution can exist (no CUDA)."""
+def incomplete_checks(verdict: str, dynamic: Sequence[DynamicResult], attribution_measured: bool | None,
+                      strength: CheckStrength | None = None) -> tuple[str, ...]:
+    """The checks that did not run on a correct kernel (out of memory, a fault, an older result without them): its
+    "correct" stands, but nothing says it is clean, or that its problem's comparison could have failed. Checks of a
+    kernel already found incorrect or failed are not expected to run. `attribution_measured`: None where no
+    attribution can exist (no CUDA)."""
     if verdict != Verdict.CORRECT:
         return ()
     out: list[str] = [d.check for d in dynamic if d.tripped is None and d.detail.startswith(NOT_RUN)]
@@ -114,6 +116,8 @@ def incomplete_checks(verdict: str, dynamic: Sequence[DynamicResult], attributio
         out.append("dynamic checks")
     if attribution_measured is False:
         out.append("launch attribution")
+    if strength is None or strength.note:
+        out.append("check strength")
     return tuple(out)
 
 
@@ -124,4 +128,14 @@ def measured_attribution(res: ValidationResult) -> Attribution | None:
 def missing_checks(res: ValidationResult) -> tuple[str, ...]:
     """`incomplete_checks` of one stored result: attribution is expected of every result measured on a GPU."""
     on_cuda = res.environment.gpu not in (None, "cpu")
-    return incomplete_checks(res.verdict, res.dynamic_checks, measured_attribution(res) is not None if on_cuda else None)
+    return incomplete_checks(res.verdict, res.dynamic_checks, measured_attribution(res) is not None if on_cuda else None,
+                             res.check_strength)
+
+
+def weak_check(res: ValidationResult) -> str | None:
+    """For a correct verdict on a problem whose comparison accepts a wrong answer even with strengthened inputs:
+    what would also pass (shown as "weak check: ..."; the boards do not count the run as a win). None otherwise."""
+    cs = res.check_strength
+    if res.verdict != Verdict.CORRECT or cs is None or not cs.still_pass:
+        return None
+    return ", ".join(cs.still_pass)

@@ -124,3 +124,28 @@ def dynamic_rows(res: ValidationResult | None) -> tuple[DynamicRow, ...]:
     return tuple(DynamicRow(f"evidence-dynamic-{d.check}", "bad" if d.tripped else "good" if d.tripped is False else "",
                             DYNAMIC_LABEL.get(DynamicCheck(d.check), d.check), "TRIPPED" if d.tripped else "passed" if d.tripped is False else "not run",
                             d.detail) for d in res.dynamic_checks)
+
+
+def strength_lines(res: ValidationResult | None) -> tuple[str, ...]:
+    """What the run page says of its problem's comparison (`validate.strength`): can it fail, and how it was made to."""
+    if res is None:
+        return ()
+    cs = res.check_strength
+    if cs is None:
+        return ("Check strength: not measured (a result written before problems' checks were tested); whether this "
+                "problem's comparison can fail is unknown.",)
+    if cs.note:
+        return (f"Check strength: {cs.note}.",)
+    if not cs.weak:
+        return ("Check strength: zeros, another input's answer, the input itself and mutants of the reference all fail "
+                "this problem's comparison on its own inputs.",)
+    out = [f"Check strength: on the problem's own inputs the comparison also accepts {', '.join(cs.passes)}."]
+    if cs.strengthen:
+        out.append(f"So the correctness trials above include inputs under which they fail ({', '.join(cs.strengthen)}), "
+                   "compared as strictly as the problem's own.")
+    if cs.still_pass:
+        out.append(f"Still accepted even so: {', '.join(cs.still_pass)}. A \"correct\" here is a weak result, and the "
+                   "boards do not count it as a win.")
+    if cs.equivalent:
+        out.append(f"Not counted, as they pass on every input tried (the same function within tolerance): {', '.join(cs.equivalent)}.")
+    return tuple(out)

@@ -17,7 +17,7 @@ from ..core.schema import BASIS_LABEL
 from ..core.vocab import MISSING_KEY, RevalidationState, Source, shown
 from . import charts, text
 from .counters import CountersView, counters_view
-from .evidence import NOT_MEASURED, attribution_view, dynamic_rows, verdict_evidence
+from .evidence import NOT_MEASURED, attribution_view, dynamic_rows, strength_lines, verdict_evidence
 from .evolution import kernel_versions
 from .findings import KERNEL_LINE, FindingsView, findings_view
 from .recorded import Row, recorded_sections
@@ -132,7 +132,8 @@ def _evidence(r: RunRecord, cached: CachedValidation | None, v: ValidationView) 
             "verdict_evidence": verdict_evidence(res) if res is not None else None,
             "attribution": attribution_view(res), "dynamic_rows": dynamic_rows(res), "not_measured": NOT_MEASURED,
             "statistics_rows": statistics_rows(res, r.trace.run.precision) if res is not None else (), "kernel_marks": _kernel_marks(fv),
-            "incomplete": suspects.missing_checks(res) if res is not None else ()}
+            "incomplete": suspects.missing_checks(res) if res is not None else (),
+            "weak": suspects.weak_check(res) if res is not None else None, "strength_lines": strength_lines(res)}
 
 
 def run_page(r: RunRecord, cached: CachedValidation | None, urls: Urls, prev: str | None, nxt: str | None) -> Page:

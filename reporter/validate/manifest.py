@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..core import __version__, cache
 from ..core.errors import CollectError, Problem
-from ..core.records import VALIDATION_FORMAT, ValidationResult
+from ..core.records import PROBLEMS_DIR, VALIDATION_FORMAT, ValidationResult
 from ..core.safeio import hash_bounded, read_bounded
 
 log = logging.getLogger(__name__)
@@ -97,7 +97,7 @@ def scan(data: Path) -> Scan:
     out = Scan()
     if not root.is_dir():
         return out
-    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and p.name != PROBLEMS_DIR):
         for path in sorted(folder.iterdir()):
             rel = f"{folder.name}/{path.name}"
             out.files.add(rel)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from ..core import cache
 from ..core.errors import Problem
 from ..core.records import ValidationResult, ValidationSettings
-from . import buildcache
+from . import buildcache, problemcheck
 from .executors.local import LocalExecutor
 from .machine import environment, import_torch
 from .recorder import Recorder, RunStats, make_items, toolchain
@@ -91,6 +91,10 @@ def validate_runs(data: Path, runs: Sequence[RunRecord], settings: ValidationSet
     root = buildcache.default_root()
     tools = toolchain(env, arch)
     items = make_items(todo, settings, device, tools, root)
+    if not remote:  # each problem's check strength first: its strengthening transforms are trials of every kernel of it
+        found = problemcheck.strengths(data, (it.job for it in items), local_gpus() if device == "cuda" else [],
+                                       checks_per_gpu, settings.timeout_s, env.gpu or "cpu", progress)
+        items = [dataclasses.replace(it, job=problemcheck.with_strength(it.job, found)) for it in items]
     recorder = Recorder(data, {r.run_id: r for r, _ in todo}, settings, env, len(items), progress)
     toolchain_env: dict[str, str | None] = {"TORCH_CUDA_ARCH_LIST": tools["TORCH_CUDA_ARCH_LIST"]} if tools["TORCH_CUDA_ARCH_LIST"] else {}
     if remote:

@@ -27,13 +27,13 @@ warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 import torch  # noqa: E402
 
 from ..core.schema import NO_JITTER_HOOK, NOT_MEASURED, NOT_RUN, CheckSettings, DynamicCheck, DynamicResult, TimingFigures, TrialResult, Verdict, WorkerJob, WorkerResult  # noqa: E402
-from . import dynamic, lightbuild  # noqa: E402
+from . import dynamic, lightbuild, strength  # noqa: E402
 from .allclose import compare, judge  # noqa: E402, F401 - `compare` is part of this module's interface
 from .attribution import extension_kernels_in, source_kernels  # noqa: E402
 from .inputs import PopcornJitter, build_models, clone, load, make_inputs, poison_allocator, problem_names_used, shape_of, stateful, tensors  # noqa: E402, F401
 from .timing import peak_memory, sync, time_all, time_graphs  # noqa: E402
 
-MODES = ("compile", "check", "profile")
+MODES = ("compile", "check", "profile", "strength")
 UNTRUSTED = f"{NOT_RUN}: a jittered trial raised, so the CUDA context can no longer be trusted"
 
 
@@ -55,10 +55,15 @@ class Settings:
 
 
 def _trial(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitter, i: int, seed: int, jittered: bool,
-           device: str, atol: float, rtol: float) -> tuple[TrialResult, bool]:
-    """One correctness trial and whether the kernel raised; raises only when it fails at the nominal shapes."""
+           device: str, atol: float, rtol: float, strengthen: str | None = None) -> tuple[TrialResult, bool]:
+    """One correctness trial and whether the kernel raised; raises only when it fails at the nominal shapes.
+    `strengthen`: a transform of the nominal inputs under which the problem's wrong answers fail (`strength`)."""
     inputs = make_inputs(ns, jitter, seed, jittered, device)
-    row = TrialResult(index=i, seed=seed, jittered=jittered, passed=None, input_shapes=tuple(shape_of(x) for x in inputs))
+    row = TrialResult(index=i, seed=seed, jittered=jittered, passed=None, input_shapes=tuple(shape_of(x) for x in inputs),
+                      inputs=f"strengthened: {strengthen}" if strengthen else None)
+    if strengthen:
+        nominal_out = ref(*clone(inputs))
+        inputs = strength.transformed(inputs, strengthen, seed, device)
     pristine = clone(inputs)
     try:
         ref_out = ref(*clone(inputs))
@@ -68,6 +73,10 @@ def _trial(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitter, i: int
             raise RuntimeError(f"the reference Model itself fails: {exc}") from exc
         # The problem does not support these shapes; that says nothing about the kernel.
         return replace(row, problem=f"skipped: the reference raised {type(exc).__name__}"), False
+    if strengthen:
+        if not strength.usable(ref_out, nominal_out):
+            return replace(row, problem="skipped: the reference's own output is not finite or is constant on these inputs"), False
+        atol = strength.scaled_atol(atol, ref_out, nominal_out)
     poison_allocator(tensors(ref_out), device)
     k_inputs = clone(inputs)
     try:
@@ -84,6 +93,32 @@ def _trial(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitter, i: int
     if mutated and ok:
         ok, problem = False, f"the kernel modified its input(s) {mutated}"
     return replace(row, max_abs_error=mabs, max_rel_error=mrel, passed=ok, problem=problem, mismatch=witness), False
+
+
+def _nominal_trials(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitter, nominal: list[int], job: WorkerJob,
+                    device: str, out: Draft) -> bool:
+    """The trials at the nominal shapes, then one per strengthening transform of the problem's check (`job.strength`);
+    True when one failed (the verdict is then incorrect)."""
+    s = Settings(job.settings, job.precision)
+    plan = [(seed, None) for seed in nominal] + [(nominal[0], name) for name in (job.strength.strengthen if job.strength else ())]
+    out.result = replace(out.result, check_strength=job.strength)
+    for i, (seed, name) in enumerate(plan):  # one at a time: a trial that raises keeps those before it
+        row = _trial(ns, ref, new, jitter, i, seed, False, device, s.atol, s.rtol, name)[0]
+        out.result = replace(out.result, trials=(*out.result.trials, row))
+    bad = next((t for t in out.result.trials if t.passed is False), None)
+    if bad is not None:
+        where = f"{bad.inputs} inputs at the nominal shapes" if bad.inputs else "nominal shapes"
+        _verdict(out, Verdict.INCORRECT, f"trial {bad.index} ({where}) failed: {bad.problem}")
+    return bad is not None
+
+
+def run_strength(job: WorkerJob, out: Draft) -> None:
+    """The problem's check strength, on the reference alone (no kernel is loaded in this process)."""
+    s = Settings(job.settings, job.precision)
+    t0 = time.perf_counter()
+    found = strength.strength_entry(job.reference, job.device, s.check.seed, s.atol, s.rtol)
+    out.result = replace(out.result, verdict=Verdict.CORRECT, reason="check strength measured", check_strength=found)
+    out.timed("strength", t0)
 
 
 class Draft:
@@ -231,12 +266,9 @@ def run_check(job: WorkerJob, out: Draft, save: Callable[[], None] = lambda: Non
         # from the state they were built with (the timed loops call the models as they are: timing does not compare).
         held, cmp_ref, cmp_new = stateful(ref, new, make_inputs(ns, jitter, nominal[0], False, device))
         out.result = replace(out.result, stateful_reference=tuple(held))
-        for i, seed in enumerate(nominal):  # one at a time: a trial that raises keeps those before it
-            out.result = replace(out.result, trials=(*out.result.trials, _trial(ns, cmp_ref, cmp_new, jitter, i, seed, False, device, atol, rtol)[0]))
+        failed = _nominal_trials(ns, cmp_ref, cmp_new, jitter, nominal, job, device, out)
         out.timed("correctness", phase)
-        bad = next((t for t in out.result.trials if t.passed is False), None)
-        if bad is not None:
-            _verdict(out, Verdict.INCORRECT, f"trial {bad.index} (nominal shapes) failed: {bad.problem}")
+        if failed:
             return
         first = make_inputs(ns, jitter, nominal[0], False, device)
         a, b = cmp_new(*clone(first)), cmp_new(*clone(first))
@@ -323,6 +355,8 @@ def main(argv: list[str]) -> int:
             out.timed("compile", t0)
         elif mode == "check":
             run_check(job, out, save)
+        elif mode == "strength":
+            run_strength(job, out)
         else:
             run_profile(job, out)
     except Exception as exc:  # noqa: BLE001 - every failure becomes a verdict with its reason
