@@ -22,8 +22,9 @@ import pytest
 from pydantic import ValidationError
 
 from conftest import ROOT
+from reporter.core.decode import from_doc
 from reporter.core.records import ValidationResult, ValidationSettings, measured, result_model
-from reporter.core.schema import CheckSettings, TimingFigures, TrialResult, Verdict, WorkerJob, WorkerResult, about, from_doc
+from reporter.core.schema import CheckSettings, TimingFigures, TrialResult, Verdict, WorkerJob, WorkerResult, about
 from reporter.validate import buildcache, forkserver
 from reporter.validate.process import read_result
 from reporter.validate.recorder import Item, Outcome, RunStats, check_settings
@@ -154,7 +155,8 @@ STORED_ORDER = [
     "precision", "precision_assumed", "reason", "log", "output_tail", "weights_note", "jitter_note", "problem_names",
     "trials", "check_strength", "stateful_reference", "recheck", "statistics_trials", "dynamic_checks", "pending", "kernel_timing", "reference_timing",
     "compile_timing", "kernel_launches", "reference_launches", "kernel_peak_bytes", "reference_peak_bytes",
-    "deterministic", "build_note", "static_findings", "phase_s", "ncu_files"]
+    "deterministic", "reference_from", "reference_not_reused", "gpu_reading", "build_note", "static_findings", "phase_s",
+    "ncu_files"]
 PARENT_FIELDS = {"format", "kernel_sha256", "reference_sha256", "settings", "environment", "machine", "measured_at",
                  "precision", "precision_assumed", "static_findings", "ncu_files"}
 

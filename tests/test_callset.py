@@ -191,8 +191,8 @@ def test_the_call_set_on_a_cuda_timeline(monkeypatch: pytest.MonkeyPatch, cheat:
     gpu.install(monkeypatch)
     phases: dict[str, float] = {}
     names = [({"matmul_tiled_kernel"}, set()), None]
-    figures, calls = timing.time_all(_fns(gpu, cheat), [[1], [2]], SETTINGS, "cuda", names, phases)
-    assert calls is not None and set(phases) == {"warmup", "wall", "device+profile"}
+    figures, calls, _ = timing.time_all(_fns(gpu, cheat), [[1], [2]], SETTINGS, "cuda", names, phases)
+    assert calls is not None and set(phases) == {"warmup", "wall", "callset", "device", "exclusive", "host_quiet", "gate_wait"}
     kernel, reference = calls.launches
     assert kernel is not None and kernel.attribution is not None and reference is not None
     att = kernel.attribution
@@ -202,8 +202,8 @@ def test_the_call_set_on_a_cuda_timeline(monkeypatch: pytest.MonkeyPatch, cheat:
     assert calls.peak_bytes == (64, 32)  # the flush buffer the timer holds is not the call's memory
     assert figures[1].device is not None and figures[1].device.median_ms == pytest.approx(0.020)
     if cheat != "pool stream":  # (work that waits for nothing may start before the call's first marker: not timed)
-        # Deterministic durations converge at the floor: one profiler session gave every figure above.
-        assert gpu.sessions == [True]
+        # Deterministic durations converge at the floor: one device-time session after the call set's own.
+        assert gpu.sessions == [True, True]
         assert [f.device.n for f in figures if f.device] == [SETTINGS.perf_trials] * 2
 
 
@@ -223,5 +223,41 @@ def test_device_events_that_need_cpu_activity_are_still_read(monkeypatch: pytest
     gpu = FakeGPU()
     gpu.install(monkeypatch)
     gpu.cuda_only_works = False
-    figures, calls = timing.time_all(_fns(gpu, "honest"), [[1]], SETTINGS, "cuda", None)
-    assert gpu.sessions == [True, False] and calls is not None and figures[0].device is not None
+    figures, calls, _ = timing.time_all(_fns(gpu, "honest"), [[1]], SETTINGS, "cuda", None)
+    # the call set's session finds no marker, tries again with CPU activity, and the device basis keeps it
+    assert gpu.sessions == [True, False, False] and calls is not None and figures[0].device is not None
+
+
+def test_only_the_timed_loops_hold_the_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Warm-up and wall time in a window with the host quiet, each device-time session in one without (CPU
+    # load does not move device time); the call set's profiled calls in none: they need no quiet GPU.
+    import contextlib
+
+    from reporter.validate import timing
+    gpu = FakeGPU()
+    gpu.install(monkeypatch)
+    held: list[bool | None] = [None]  # the open window's quiet_host, None when none is open
+    seen: list[tuple[str, bool | None]] = []
+
+    @contextlib.contextmanager
+    def window(folder: str | None = None, quiet_host: bool = True, spent: object = None, lane: str | None = None):  # type: ignore[no-untyped-def]
+        held[0] = quiet_host
+        yield
+        held[0] = None
+
+    real_wall, real_profiler = timing._Timer.wall, timing._profiler
+
+    def wall(self: timing._Timer) -> list[list[float]]:
+        seen.append(("wall", held[0]))
+        return real_wall(self)
+
+    def profiler(cuda_only: bool) -> object:
+        seen.append(("profiler session", held[0]))
+        return real_profiler(cuda_only)
+    monkeypatch.setattr(timing, "timing_window", window)
+    monkeypatch.setattr(timing._Timer, "wall", wall)
+    monkeypatch.setattr(timing, "_profiler", profiler)
+    timing.time_all(_fns(gpu, "honest"), [[1]], SETTINGS, "cuda", None)
+    assert seen[0] == ("wall", True) and {s for s in seen if s[0] == "wall"} == {("wall", True)}
+    sessions = [h for what, h in seen if what == "profiler session"]
+    assert sessions == [None, False]  # the call set outside any window, then one device-time session

@@ -179,6 +179,7 @@ def test_compile_pool_is_sized_from_measured_builds(tmp_path: Path) -> None:
 
 def test_the_progress_line_gives_a_checks_phases_in_the_order_they_ran() -> None:
     from reporter.validate.recorder import phases_text
-    got = phases_text({"graph": 0.31, "load": 0.52, "compile": 40.0, "device+profile": 1.26, "correctness": 1.04, "jitter": 0.2})
-    assert got == ": load 0.5, correctness 1.0, device+profile 1.3, jitter 0.2, graph 0.3"
+    got = phases_text({"graph": 0.31, "load": 0.52, "compile": 40.0, "device": 1.26, "correctness": 1.04, "jitter": 0.2,
+                       "exclusive": 1.94, "start": 0.04})
+    assert got == ": start 0.0, load 0.5, correctness 1.0, device 1.3, jitter 0.2, graph 0.3; the GPU to itself 1.9"
     assert phases_text({"compile": 40.0}) == "" and phases_text({}) == ""

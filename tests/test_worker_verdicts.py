@@ -175,7 +175,8 @@ def test_a_correct_kernel_passes_every_trial_in_order(tmp_path: Path) -> None:
     assert len({t["seed"] for t in trials}) == 5
     assert out["deterministic"] is True
     # every phase the check ran has its seconds, in the order it ran (on CPU: no device basis)
-    assert list(out["phase_s"]) == ["load", "correctness", "warmup", "wall", "recheck", "jitter", "dynamic", "graph"]
+    assert list(out["phase_s"]) == ["load", "correctness", "warmup", "wall", "gate_wait", "exclusive", "host_quiet",
+                                    "recheck", "jitter", "dynamic", "graph"]
     assert all(v >= 0 for v in out["phase_s"].values())
 
 
@@ -333,7 +334,7 @@ def test_a_capture_that_poisons_the_process_changes_no_verdict(tmp_path: Path, m
                                                                capture_raises: bool) -> None:
     # The graph basis is optional: it runs after every correctness check (nominal, re-check after the timed
     # loop, jittered, input statistics, dynamic checks), so what a failed capture breaks decides nothing.
-    def poisoning_capture(fns: list[Any], sets: list[Any], s: CheckSettings, device: str) -> list[Any]:
+    def poisoning_capture(fns: list[Any], sets: list[Any], s: CheckSettings, device: str, *_: Any) -> list[Any]:
         _poison(monkeypatch)
         if capture_raises:
             raise RuntimeError("capture blew up")
@@ -355,7 +356,7 @@ def test_the_verdict_is_saved_before_the_graph_step(tmp_path: Path, monkeypatch:
     # A capture that kills the worker (or hangs past the timeout) must leave the saved verdict standing.
     seen: list[dict[str, Any]] = []
 
-    def dies_in_capture(fns: list[Any], sets: list[Any], s: CheckSettings, device: str) -> list[Any]:
+    def dies_in_capture(fns: list[Any], sets: list[Any], s: CheckSettings, device: str, *_: Any) -> list[Any]:
         seen.append(json.loads((tmp_path / "check.json").read_text(encoding="utf-8")))
         raise SystemExit(0)  # stands in for the process dying here: nothing after this line runs
 

@@ -39,16 +39,19 @@ def _tolerances(items: tuple[str, ...]) -> dict[str, float]:
 @click.option("--compile-during-timing", is_flag=True,
               help="Let compiles run through timing windows (only when the timing basis is immune to CPU load).")
 @click.option("--compile-baseline", is_flag=True, default=None, help="Also time the reference under torch.compile (a separate cache entry).")
+@click.option("--quiet", is_flag=True, help="No per-kernel progress lines, and the summary in one line.")
 @click.option("--tol", "tolerances", multiple=True, metavar="PREC=VALUE",
               help="atol and rtol for one precision, e.g. --tol fp32=1e-3 (defaults: fp32 1e-4, fp16/bf16 1e-2).")
 @click.pass_obj
 def validate(state: State, data: Path | None, run_ids: tuple[str, ...], ncu: bool | None, force: bool,
              trials: int | None, jitter_trials: int | None, perf_trials: int | None, jobs: int | None, executor: str,
-             address: str | None, compile_during_timing: bool, compile_baseline: bool | None,
+             address: str | None, compile_during_timing: bool, compile_baseline: bool | None, quiet: bool,
              tolerances: tuple[str, ...]) -> None:
-    """Re-check submitted kernels on this machine's GPU; results are cached in DATA/validation."""
+    """Re-check submitted kernels on this machine's GPU; results are cached in DATA/validation, with the call's
+    summary (kernels/hour, the GPU's busy share and time to itself, where the time went) beside them."""
     from ..collect import collect
     from ..validate import gpu_available, torch_installed, validate_runs
+    from ..validate.throughput import Summary, lines, one_line
 
     cfg = state.config
     data = given(data, cfg.data_dir, "DATA")
@@ -68,12 +71,16 @@ def validate(state: State, data: Path | None, run_ids: tuple[str, ...], ncu: boo
     missing = set(run_ids) - {r.run_id for r in runs}
     if missing:
         raise ConfigError(f"no run with id {', '.join(sorted(missing))} under {data}")
+    summaries: list[Summary] = []
+    quiet = quiet or state.quiet
     results = validate_runs(data, runs, settings, ncu=bool(ncu if ncu is not None else cfg.validation.ncu), force=force,
-                            progress=state.progress, jobs=jobs or cfg.validation.jobs, executor=executor,
-                            address=address, gate=not compile_during_timing)
+                            progress=state.progress and not quiet, jobs=jobs or cfg.validation.jobs, executor=executor,
+                            address=address, gate=not compile_during_timing, summaries=summaries)
     by_id = {r.run_id: r for r in runs}
     for run_id, (res, cached) in sorted(results.items()):
         click.echo(result_line(by_id[run_id], res, cached))
+    for summary in summaries:  # none when every result came from the cache
+        click.echo(one_line(summary) if quiet else "\n".join(lines(summary)))
 
 
 def result_line(run: RunRecord, res: ValidationResult, cached: bool) -> str:

@@ -6,17 +6,17 @@ library and torch only: the GPU image has no pydantic) fills a `WorkerResult` an
 only places either record is serialised, and `from_doc` is the one decoder behind them. The parent's
 pydantic models `records.ValidationResult` and `records.ValidationSettings` are derived from
 `WorkerResult` and `CheckSettings` (`core.derive`), so their fields are declared here once. Nothing here
-imports anything outside the standard library.
+imports anything outside the standard library (`decode` is the decoder behind `from_json`).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
-from enum import Enum, StrEnum
-from types import UnionType
-from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+
+from .decode import from_doc
 
 
 class Verdict(StrEnum):
@@ -210,10 +210,15 @@ class CheckStrength:
         return bool(self.passes)
 
 
-# A check's phases in the order they run, as `WorkerResult.phase_s` names them. "device+profile" is the device
-# basis with the profiled call set in it (launch counts, attribution, peak memory): one profiler session.
-PHASES = ("load", "correctness", "warmup", "wall", "device+profile", "recheck", "jitter", "dynamic", "graph")
-R = TypeVar("R")
+# A check's phases in the order they run, as `WorkerResult.phase_s` names them: "start" is the fork to the
+# worker's first line, "cuda" the device's initialisation, "callset" the profiled calls (launch counts,
+# attribution, peak memory), "reference" the reference timed on its own for later kernels of its problem.
+PHASES = ("reference", "start", "cuda", "load", "correctness", "warmup", "wall", "callset", "device", "recheck", "jitter",
+          "dynamic", "graph")
+# Totals beside the phases: seconds this check held the GPU to itself (timing windows), of which with the host
+# quiet too (compiles stopped), and seconds it waited for a window.
+EXCLUSIVE, HOST_QUIET, GATE_WAIT = "exclusive", "host_quiet", "gate_wait"
+TOTALS = (EXCLUSIVE, HOST_QUIET, GATE_WAIT)
 
 
 def about(text: str) -> dict[str, str]:
@@ -242,6 +247,39 @@ class CheckSettings:
     excessive_speedup: float = 10.0
 
 
+# Reusing a reference's timing across the kernels of its problem (a sweep checks models x samples against one
+# reference). The drift guard: a stored timing is taken again once this many checks have used it, and not used
+# when the GPU's SM clock or temperature (read after the warm-up, both times) has moved this far since.
+REFERENCE_RETIME_AFTER = 20
+REFERENCE_CLOCK_MOVE = 0.02  # share of the SM clock then
+REFERENCE_TEMPERATURE_MOVE_C = 10
+# A reference is timed on its own (and stored) when one call checks at least this many kernels of its problem.
+REFERENCE_SHARED_FROM = 2
+
+
+@dataclass(frozen=True)
+class GpuReading:
+    """The GPU's SM clock and temperature, read after the warm-up (None: NVML could not say)."""
+
+    sm_clock_mhz: int | None = None
+    temperature_c: int | None = None
+
+
+@dataclass(frozen=True)
+class ReferenceTiming:
+    """A reference's timing taken in a worker that ran no submission, kept on the checking machine and reused by
+    later checks of the same problem (reference source, precision, settings and GPU) until the drift guard."""
+
+    taken_at: str  # UTC, ISO 8601
+    gpu: str  # the GPU's UUID
+    torch: str
+    input_shapes: tuple[str, ...] = ()
+    reading: GpuReading = field(default_factory=GpuReading)
+    uses: int = 0  # checks that used it before this one
+    replaced: str | None = None  # why the timing it replaced was taken again, and how far this one is from it
+    figures: TimingFigures | None = None  # in the store and a job; a result keeps them as `reference_timing`
+
+
 @dataclass(frozen=True)
 class WorkerJob:
     """One kernel for the worker: the sources it executes (trace content, kept as data) and how to check it.
@@ -257,6 +295,7 @@ class WorkerJob:
     extensions_dir: str | None = None  # where the compile step built the kernel's extension
     role: str | None = None  # profile mode: the side profiled ("kernel" or "reference")
     strength: CheckStrength | None = None  # the problem's check strength: its transforms join the correctness trials
+    stored_reference: ReferenceTiming | None = None  # a stored timing of the reference this check may use
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -305,6 +344,13 @@ class WorkerResult:
     kernel_peak_bytes: int | None = None
     reference_peak_bytes: int | None = None
     deterministic: bool | None = None
+    reference_from: ReferenceTiming | None = field(default=None, metadata=about(
+        "The stored reference timing the speedup used, timed in a worker that ran no submission; None: the reference "
+        "was timed in this check, interleaved with the kernel."))
+    reference_not_reused: str | None = field(default=None, metadata=about(
+        "Why a stored reference timing was not used (the GPU's clock or temperature had moved, other shapes)."))
+    gpu_reading: GpuReading | None = field(default=None, metadata=about(
+        "The GPU's SM clock and temperature after the warm-up, before the timed calls."))
     build_note: str | None = field(default=None, metadata=about(
         "How the kernel's extension was built: light torch headers, or exactly as written (and why)."))
     phase_s: Mapping[str, float] = field(default_factory=dict, metadata=about(
@@ -317,59 +363,6 @@ class WorkerResult:
     @classmethod
     def from_json(cls, text: str) -> WorkerResult:
         return from_doc(cls, json.loads(text))
-
-
-# Reading these records back from JSON, standard library only: the one decoder of every record in this
-# module (and of the validator's other stdlib records). Exact: an unknown or missing field, or a value
-# of another type, is a ValueError that names the field, never a record half-filled.
-
-_HINTS: dict[type, dict[str, Any]] = {}  # each record's resolved annotations, worked out once
-
-
-def _hints(cls: type) -> dict[str, Any]:
-    if cls not in _HINTS:
-        _HINTS[cls] = get_type_hints(cls)
-    return _HINTS[cls]
-
-
-def from_doc(cls: type[R], doc: Any, where: str = "") -> R:
-    """The dataclass `cls` from a parsed JSON object."""
-    name = where or cls.__name__
-    if not isinstance(doc, dict):
-        raise ValueError(f"{name}: a {cls.__name__} must be a JSON object")
-    known = {f.name: f for f in fields(cls)}  # type: ignore[arg-type]
-    unknown = sorted(set(doc) - set(known))
-    missing = [n for n, f in known.items() if n not in doc and f.default is MISSING and f.default_factory is MISSING]
-    if unknown or missing:
-        raise ValueError(f"{name}: " + (f"{cls.__name__} has no field {unknown[0]!r}" if unknown else f"missing {missing[0]!r}"))
-    hints = _hints(cls)
-    return cls(**{k: _decode(hints[k], v, f"{name}.{k}") for k, v in doc.items()})
-
-
-def _decode(tp: Any, value: Any, where: str) -> Any:
-    """`value` as `tp`: the kinds these records use (dataclasses, enums, X | None, tuple[X, ...], mappings
-    with string keys, scalars)."""
-    origin, args = get_origin(tp), get_args(tp)
-    if origin in (Union, UnionType):
-        if value is None and type(None) in args:
-            return None
-        (tp,) = [a for a in args if a is not type(None)]  # only `X | None` is used
-        origin, args = get_origin(tp), get_args(tp)
-    if is_dataclass(tp):
-        return from_doc(tp, value, where)  # type: ignore[arg-type]
-    if isinstance(tp, type) and issubclass(tp, Enum):
-        if value not in {m.value for m in tp}:
-            raise ValueError(f"{where}: {value!r} is not one of {[m.value for m in tp]}")
-        return tp(value)
-    if origin is tuple and isinstance(value, list):
-        return tuple(_decode(args[0], v, f"{where}[{i}]") for i, v in enumerate(value))
-    if origin in (dict, Mapping) and isinstance(value, dict):
-        return {k: _decode(args[1], v, f"{where}.{k}") for k, v in value.items()}
-    if tp is float and isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    if tp in (int, str, bool) and isinstance(value, tp) and not (tp is int and isinstance(value, bool)):
-        return value
-    raise ValueError(f"{where}: expected {getattr(tp, '__name__', tp)}, got {type(value).__name__}")
 
 
 # The jitter hook is `popcorn_pri.jitter_int(...)` inside get_inputs(); problems without one say so.

@@ -12,7 +12,7 @@ from markupsafe import Markup
 
 from ..core.checks import HOST_BOUND_RATIO, HOST_BOUND_SENTENCE, gpu_label, gpu_relation, host_bound, tolerance_note
 from ..core.records import MachineState, ValidationResult
-from ..core.schema import BASIS_LABEL, NOT_MEASURED, Basis, BasisStats, StopReason, TimingFigures, Verdict
+from ..core.schema import BASIS_LABEL, NOT_MEASURED, Basis, BasisStats, GpuReading, StopReason, TimingFigures, Verdict
 from . import text
 from .numbers import common_unit, time_html
 
@@ -62,6 +62,7 @@ class TimingView:
     tolerance: str
     machine: str
     old_format: str  # non-empty for results written by an older harness
+    reference: str = ""  # which reference timing the speedup used, when it was not this check's own
 
 
 def _stop(st: BasisStats, target_pct: float) -> str:
@@ -123,9 +124,30 @@ def timing_view(res: ValidationResult, recorded_gpu: str | None) -> TimingView:
     speedups = [(BASIS_LABEL[b], text.speedup(res.speedup_on(b)) if correct else "kernel incorrect",
                  "headline" if b is DEFAULT_BASIS else "") for b in Basis]
     s = res.settings
-    method = (f"three bases, kernel and reference interleaved; each repeated until the median's 95% CI is within "
+    how = "the kernel timed here, the reference's stored timing reused" if res.reference_from else "kernel and reference interleaved"
+    method = (f"three bases, {how}; each repeated until the median's 95% CI is within "
               f"±{s.ci_target_pct:g}% or {s.time_cap_s:g} s have passed")
     old = (f"Measured by an older harness (format {res.format}): wall time only, no IQR or confidence interval."
            if res.format < 4 else "")
     return TimingView(rows, method, speedups, host_bound_sentences(res), gpu_label(recorded_gpu, res.environment.gpu),
-                      tolerance_note(gpu_relation(recorded_gpu, res.environment.gpu)), machine_line(res.machine), old)
+                      tolerance_note(gpu_relation(recorded_gpu, res.environment.gpu)), machine_line(res.machine), old,
+                      reference_line(res))
+
+
+def reading_text(r: GpuReading) -> str:
+    parts = [f"SM clock {r.sm_clock_mhz} MHz" if r.sm_clock_mhz else "", f"{r.temperature_c} °C" if r.temperature_c is not None else ""]
+    return ", ".join(p for p in parts if p) or "clock and temperature not read"
+
+
+def reference_line(res: ValidationResult) -> str:
+    """Which reference timing the speedup used and when it was taken, when it was not this check's own
+    interleaved timing; or why a stored one was not used."""
+    ref = res.reference_from
+    if ref is not None:
+        uses = "the first check to use it" if ref.uses == 0 else f"used by {ref.uses} check{'s' if ref.uses != 1 else ''} before this one"
+        line = (f"The reference's timing was taken on its own at {ref.taken_at}, in a worker that ran no submission, on this "
+                f"GPU ({reading_text(ref.reading)}), and reused: {uses}.")
+        return line + (f" It replaced an earlier timing: {ref.replaced}." if ref.replaced else "")
+    if res.reference_not_reused:
+        return f"A stored timing of the reference was not used ({res.reference_not_reused}): the reference was timed here."
+    return ""

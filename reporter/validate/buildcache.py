@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..core.schema import from_doc
+from ..core.decode import from_doc
 from . import lightbuild
 
 MARKER = "BUILT.json"

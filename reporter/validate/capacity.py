@@ -1,20 +1,28 @@
 """A throughput model of `reporter validate` for planning: kernels/hour on N cores and M GPUs.
 
-The local executor compiles in even waves (`buildcache.pool_size`): `jobs` builds at once per machine,
-each lasting `build_wall_s` and keeping `build_cpu_s / build_wall_s` cores busy, so a wave ends every
-`build_wall_s` (longer when the jobs ask for more cores than there are). Kernels with nothing to build
-are ready at once. Each ready kernel then costs its GPU `gpu_s` seconds (time with at least one check on
-the GPU, per kernel): more while compiles compete for the CPU, `gpu_tail_s` once they are done, which
-is when the last wave's kernels are checked. The GPUs take kernels in the order they become ready:
+What a kernel costs, as one call measured it (`Measured`, from `throughput.measured`):
+
+- its build: `build_cpu_s` CPU-seconds over `build_wall_s` (kernels with nothing to build cost none);
+- its GPU: `exclusive_s` seconds holding the GPU to itself (the timing windows, one at a time per GPU)
+  and `shared_s` seconds of check work beside the other check slots (`slots` of them per GPU), so a
+  GPU takes a kernel every `gpu_s = exclusive_s + shared_s / slots` seconds;
+- its host: `host_quiet_s` seconds with every compile on its machine stopped (the windows of the wall and
+  graph bases) and `check_cpu_s` CPU-seconds of the check itself, out of the compiles' cores.
+
+A machine of C cores then compiles at most C / (build_share x build_cpu_s + check_cpu_s + C x host_quiet_s)
+kernels a second, and its G GPUs check at most G / gpu_s: a long sweep runs at the smaller of the two,
+summed over machines. A finite run also fills and drains: builds run in even waves
+(`buildcache.pool_size`), each stretched when the jobs ask for more cores than there are and by the
+share of time compiles stand stopped; kernels with nothing to build are checked first; the GPUs take
+kernels in the order they become ready:
 
     GPU free = max(GPU free, wave ready) + kernels of the wave x gpu_s / GPUs, wave after wave
     wall     = setup + max(GPU free after the last wave, last wave ready + one check's wall)
 
-and a long sweep runs at min(machines x jobs / build wall / share of kernels built, GPUs / gpu_s).
-Assumptions, all taken from the measured run: a build takes as long and keeps as many cores busy as
-there, a check costs the GPU what it cost there, the machines of a cluster add their cores and GPUs
-and move builds for free, and the kernels are like the measured ones. Standard library only (issue
-26's two-GPU run reuses it).
+Assumptions, all taken from the measured run: builds and checks cost what they cost there, the machines
+of a cluster add their cores and GPUs and move builds for free, the GPUs of one machine time side by
+side (one gate lane each) but stop the same compiles, and the kernels are like the measured ones.
+Standard library only.
 """
 
 from __future__ import annotations
@@ -24,6 +32,9 @@ from dataclasses import dataclass
 
 from .buildcache import pool_size
 
+# The share of time compiles may stand stopped before the model calls the machine's compiles starved.
+MAX_HOST_QUIET = 0.95
+
 
 @dataclass(frozen=True)
 class Measured:
@@ -32,14 +43,22 @@ class Measured:
     build_share: float  # share of the kernels that compiled something (pure-PyTorch kernels build nothing)
     build_cpu_s: float  # CPU-seconds of one such build
     build_wall_s: float  # wall seconds of one such build, under the run's contention
-    gpu_s: float  # GPU-seconds per kernel for checks that ran beside compiles
-    gpu_tail_s: float  # GPU-seconds per kernel for checks that ran after the last compile
+    exclusive_s: float  # seconds a kernel held its GPU to itself (its reference's own timing included)
+    shared_s: float  # seconds of a check outside timing windows, with nothing stopping it
+    host_quiet_s: float  # seconds with the machine's compiles stopped for it
+    check_cpu_s: float  # CPU-seconds of one check
     check_wall_s: float  # one check's wall time
     setup_s: float  # environment probe, cache lookups and server start, before the first compile
+    slots: int = 4  # checks at once per GPU
 
     @property
     def build_cores(self) -> float:
         return self.build_cpu_s / max(self.build_wall_s, 1e-9)
+
+    @property
+    def gpu_s(self) -> float:
+        """GPU time per kernel: its windows, and its share of the time the slots work side by side."""
+        return self.exclusive_s + self.shared_s / max(1, self.slots)
 
 
 @dataclass(frozen=True)
@@ -58,32 +77,41 @@ class Prediction:
     wall_s: float
     kernels_per_hour: float
     steady_per_hour: float  # a long sweep, fill and tail left out
-    bound: str  # "CPU" or "GPU": the side that ends the run
+    bound: str  # "CPU" or "GPU": the side that limits a long sweep
     jobs: int  # compiles at once per machine
     waves: int
-    build_wall_s: float  # one build, stretched when the jobs ask for more cores than there are
-    gpu_busy: float  # share of the run with a check on the GPU, all GPUs averaged
+    build_wall_s: float  # one build, stretched when the jobs ask for more cores than there are or stand stopped
+    gpu_busy: float  # share of the run with a kernel's GPU time under way, all GPUs averaged
+
+
+def steady_rates(m: Measured, plan: Plan) -> tuple[float, float]:
+    """(kernels a second the compiles allow, kernels a second the GPUs allow), summed over the machines."""
+    per_kernel_cpu = m.build_share * m.build_cpu_s + m.check_cpu_s + plan.cores * m.host_quiet_s
+    cpu = plan.machines * plan.cores / max(per_kernel_cpu, 1e-9)
+    gpu = plan.machines * plan.gpus / max(m.gpu_s, 1e-9)
+    return cpu, gpu
 
 
 def predict(m: Measured, plan: Plan, kernels: int) -> Prediction:
+    cpu_rate, gpu_rate = steady_rates(m, plan)
+    rate = min(cpu_rate, gpu_rate)
     builds = round(kernels * m.build_share)
     per_machine = -(-builds // plan.machines)
     jobs = plan.jobs or pool_size(plan.cores, m.build_wall_s, m.build_cpu_s, max(1, per_machine))
-    wall_b = m.build_wall_s * max(1.0, jobs * m.build_cores / plan.cores)
+    # Compiles stand stopped while any GPU of their machine times with the host quiet.
+    quiet = min(MAX_HOST_QUIET, rate / plan.machines * m.host_quiet_s)
+    wall_b = m.build_wall_s * max(1.0, jobs * m.build_cores / plan.cores) / (1.0 - quiet)
     waves = math.ceil(per_machine / jobs) if builds else 0
     gpus = max(1, plan.machines * plan.gpus)
     busy = (kernels - builds) * m.gpu_s / gpus  # kernels with nothing to build are checked first
     free, at, left = busy, 0.0, builds
     for wave in range(1, waves + 1):
         at, n = wave * wall_b, min(left, jobs * plan.machines)
-        cost = n * (m.gpu_tail_s if wave == waves else m.gpu_s) / gpus
+        cost = n * m.gpu_s / gpus
         free, busy, left = max(free, at) + cost, busy + cost, left - n
-    cpu_end = at + m.check_wall_s
-    wall = m.setup_s + max(free, cpu_end)
-    build_rate = plan.machines * jobs / wall_b / max(m.build_share, 1e-9)
-    steady = 3600.0 * min(build_rate, gpus / max(m.gpu_s, 1e-9))
-    return Prediction(kernels, wall, kernels * 3600.0 / wall, steady, "GPU" if free > cpu_end else "CPU", jobs, waves,
-                      wall_b, min(1.0, busy / wall))
+    wall = m.setup_s + max(free, at + m.check_wall_s)
+    return Prediction(kernels, wall, kernels * 3600.0 / wall, 3600.0 * rate, "GPU" if gpu_rate <= cpu_rate else "CPU",
+                      jobs, waves, wall_b, min(1.0, busy / wall))
 
 
 def busy_time(intervals: list[tuple[float, float]]) -> float:

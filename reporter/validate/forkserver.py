@@ -25,11 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from ..core.schema import from_doc
-
-# Functions of the worker whose run is a timing window: compiles and other checks pause while one runs
-# (the worker's timing code names it one way or the other; at least one must exist).
-TIMED_FUNCTIONS = ("time_calls", "time_all", "time_graphs")
+from ..core.decode import from_doc
 
 
 @dataclass(frozen=True)
@@ -40,6 +36,7 @@ class Request:
     mode: str
     job_dir: str
     env: Mapping[str, str | None]
+    sent_at: float = 0.0  # time.monotonic() when sent: the worker's "start" phase runs from here to its first line
 
 
 @dataclass(frozen=True)
@@ -73,15 +70,6 @@ def reply_from(line: str) -> Started | Reaped:
     return from_doc(Reaped, doc)
 
 
-def _gated(fn: Any) -> Any:
-    from .gate import timing_window
-
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        with timing_window():
-            return fn(*args, **kwargs)
-    return wrapper
-
-
 def _child(req: Request) -> int:
     """In the forked child: own session, own log, own environment, then the worker's entry point."""
     os.setsid()
@@ -102,13 +90,8 @@ def _child(req: Request) -> int:
     if os.environ.get("REPORTER_THREADS"):
         import torch
         torch.set_num_threads(int(os.environ["REPORTER_THREADS"]))
-    from . import worker
-    if os.environ.get("REPORTER_GATE_DIR"):
-        timed = [name for name in TIMED_FUNCTIONS if hasattr(worker, name)]
-        if not timed:
-            raise SystemExit(f"forkserver: reporter.validate.worker has none of {TIMED_FUNCTIONS}; update TIMED_FUNCTIONS")
-        for name in timed:
-            setattr(worker, name, _gated(getattr(worker, name)))
+    os.environ["REPORTER_SENT_AT"] = repr(req.sent_at)
+    from . import worker  # the timing code opens its own timing windows (gate.timing_window)
     return worker.main([req.mode, str(job_dir)])
 
 
@@ -220,7 +203,7 @@ class ForkServer:
             self.next_id += 1
             self.pending[rid] = p
             assert self.proc.stdin is not None
-            self.proc.stdin.write(to_line(Request(rid, mode, str(job_dir), env)))
+            self.proc.stdin.write(to_line(Request(rid, mode, str(job_dir), env, time.monotonic())))
             self.proc.stdin.flush()
         try:
             p.started.wait()

@@ -112,6 +112,16 @@ def build_models(ns: dict[str, Any], device: str, seed: int) -> tuple[Any, Any, 
     return ref.to(device).eval(), new.to(device).eval(), note
 
 
+def reference_model(reference: str, jitter: PopcornJitter, device: str, seed: int) -> tuple[dict[str, Any], Any]:
+    """The problem's namespace and its reference Model alone, built as `build_models` builds it: for a worker
+    that loads no submission (`reftiming`)."""
+    ns = _namespace(jitter)
+    exec(compile(reference, "reference.py", "exec"), ns)  # noqa: S102 - isolated worker, by design
+    init = ns["get_init_inputs"]()
+    torch.manual_seed(seed)
+    return ns, ns["Model"](*init).to(device).eval()
+
+
 def to_device(x: Any, device: str) -> Any:
     if isinstance(x, torch.Tensor):
         return x.to(device)

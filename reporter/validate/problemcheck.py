@@ -18,10 +18,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, replace
 from pathlib import Path
 
+from ..core.decode import from_doc
 from ..core.errors import CollectError
 from ..core.records import CACHE_DIR, PROBLEMS_DIR, sha256_text
 from ..core.safeio import parse_json, read_bounded, write_inside
-from ..core.schema import CheckStrength, Verdict, WorkerJob, from_doc
+from ..core.schema import CheckStrength, Verdict, WorkerJob
 from .forkserver import ForkServer
 from .process import package_env, run_forked
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from ..core.cheats import scan
 from ..core.records import DEFAULT_PRECISION, Environment, MachineState, StaticFinding, ValidationResult, ValidationSettings, measured, sha256_text
-from ..core.schema import PHASES, CheckSettings, WorkerJob, WorkerResult
+from ..core.schema import EXCLUSIVE, PHASES, CheckSettings, WorkerJob, WorkerResult
 from . import buildcache, manifest
 from .machine import machine_state
 
@@ -54,6 +54,8 @@ class Outcome:
     build: str = ""
     worker: str = ""
     ncu_files: Mapping[str, Path] = field(default_factory=dict)
+    gpu: str = ""  # the GPU (local: its CUDA_VISIBLE_DEVICES value; Ray: its node) the check ran on
+    ncu_s: float = 0.0  # the Nsight Compute round after the check (--ncu)
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ class RunStats:
     check_workers: int = 0
     paused_s: float = 0.0
     timing_windows: int = 0
+    exclusive_s: float = 0.0  # seconds with a timing window open: the GPU held by one check (or reference)
     retried_alone: tuple[str, ...] = ()  # checks run again alone after running out of GPU memory beside others
     outcomes: tuple[Outcome, ...] = ()
     stored_at: Mapping[str, float] = field(default_factory=dict)  # run id -> seconds after the start when stored
@@ -110,7 +113,8 @@ def make_items(todo: list[tuple[RunRecord, str]], settings: ValidationSettings, 
 def phases_text(phase_s: Mapping[str, float]) -> str:
     """A check's phase times for its progress line, in the order they ran ("" for a result without any)."""
     shown = [(p, phase_s[p]) for p in PHASES if p in phase_s]
-    return (": " + ", ".join(f"{p} {v:.1f}" for p, v in shown)) if shown else ""
+    alone = f"; the GPU to itself {phase_s[EXCLUSIVE]:.1f}" if EXCLUSIVE in phase_s and shown else ""
+    return (": " + ", ".join(f"{p} {v:.1f}" for p, v in shown) + alone) if shown else ""
 
 
 def check_settings(settings: ValidationSettings) -> CheckSettings:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -19,10 +21,11 @@ from typing import TYPE_CHECKING
 from ..core import cache
 from ..core.errors import Problem
 from ..core.records import ValidationResult, ValidationSettings
-from . import buildcache, problemcheck
+from . import buildcache, problemcheck, throughput
 from .executors.local import LocalExecutor
 from .machine import environment, import_torch
-from .recorder import Recorder, RunStats, make_items, toolchain
+from .recorder import Item, Recorder, RunStats, make_items, toolchain
+from .throughput import Summary
 
 if TYPE_CHECKING:
     from ..collect.traces import RunRecord
@@ -56,15 +59,51 @@ def local_gpus() -> list[str]:
     return [str(i) for i in range(torch.cuda.device_count())]
 
 
+@dataclass(frozen=True)
+class Run:
+    """What an executor is handed for one call."""
+
+    items: list[Item]
+    recorder: Recorder
+    root: Path
+    toolchain_env: dict[str, str | None]
+    timeout_s: float
+    gate: bool
+    ncu: bool
+    checks_per_gpu: int
+    jobs: int | None
+
+
+def _local(r: Run, device: str) -> tuple[RunStats, int, int]:
+    """The run on this machine's cores and GPUs; (its stats, cores, GPUs)."""
+    wall, cpu, _ = buildcache.measured_cost(r.root)
+    to_build = sum(1 for it in r.items if buildcache.built(r.root, it.build_key) is None)
+    compile_jobs = r.jobs or buildcache.pool_size(len(os.sched_getaffinity(0)), wall, cpu, max(1, to_build))
+    gpus = local_gpus() if device == "cuda" else []
+    stats = LocalExecutor(gpus, compile_jobs, r.root, r.toolchain_env, r.timeout_s, r.gate, r.ncu,
+                          r.checks_per_gpu).run(r.items, r.recorder)
+    return stats, len(os.sched_getaffinity(0)), max(1, len(gpus))
+
+
+def _ray(r: Run, address: str | None) -> tuple[RunStats, int, int]:
+    """The run on a Ray cluster; (its stats, the cluster's CPUs, its GPUs)."""
+    from .executors.ray import RayExecutor
+    stats = RayExecutor(address, r.toolchain_env, r.timeout_s, r.gate).run(r.items, r.recorder)
+    return stats, stats.compile_jobs, stats.check_workers
+
+
 def validate_runs(data: Path, runs: Sequence[RunRecord], settings: ValidationSettings, *, ncu: bool = False,
                   force: bool = False, progress: bool = False, jobs: int | None = None, device: str | None = None,
                   executor: str = "local", address: str | None = None, gate: bool = True, checks_per_gpu: int = 4,
-                  stats: list[RunStats] | None = None) -> dict[str, tuple[ValidationResult, bool]]:
+                  stats: list[RunStats] | None = None, summaries: list[Summary] | None = None,
+                  ) -> dict[str, tuple[ValidationResult, bool]]:
     """Validate every run that has a final kernel; returns run id -> (result, came from cache).
 
-    Results are written to DATA/validation/ as each kernel finishes; `stats`, when given, receives the
-    run's time split. `jobs`: compiles at once (default: sized from the measured cost of a build).
+    Results are written to DATA/validation/ as each kernel finishes, and the call's summary
+    (`throughput`) beside them at the end; `stats` and `summaries`, when given, receive the run's time
+    split and that summary. `jobs`: compiles at once (default: sized from the measured cost of a build).
     """
+    t0 = time.perf_counter()
     remote = executor == "ray"
     if remote:
         from .executors.ray import probe_environment
@@ -97,18 +136,14 @@ def validate_runs(data: Path, runs: Sequence[RunRecord], settings: ValidationSet
         items = [dataclasses.replace(it, job=problemcheck.with_strength(it.job, found)) for it in items]
     recorder = Recorder(data, {r.run_id: r for r, _ in todo}, settings, env, len(items), progress)
     toolchain_env: dict[str, str | None] = {"TORCH_CUDA_ARCH_LIST": tools["TORCH_CUDA_ARCH_LIST"]} if tools["TORCH_CUDA_ARCH_LIST"] else {}
-    if remote:
-        from .executors.ray import RayExecutor
-        run_stats = RayExecutor(address, toolchain_env, settings.timeout_s, gate).run(items, recorder)
-    else:
-        wall, cpu, _ = buildcache.measured_cost(root)
-        to_build = sum(1 for it in items if buildcache.built(root, it.build_key) is None)
-        compile_jobs = jobs or buildcache.pool_size(len(os.sched_getaffinity(0)), wall, cpu, max(1, to_build))
-        gpus = local_gpus() if device == "cuda" else []
-        run_stats = LocalExecutor(gpus, compile_jobs, root, toolchain_env, settings.timeout_s, gate, ncu,
-                                  checks_per_gpu).run(items, recorder)
+    executor_run = Run(items, recorder, root, toolchain_env, settings.timeout_s, gate, ncu, checks_per_gpu, jobs)
+    run_stats, cores, n_gpus = _ray(executor_run, address) if remote else _local(executor_run, device)
     run_stats = dataclasses.replace(run_stats, outcomes=tuple(recorder.outcomes), stored_at=MappingProxyType(recorder.stored_at))
     if stats is not None:
         stats.append(run_stats)
+    summary = throughput.summarize(recorder.outcomes, run_stats.wall_s, time.perf_counter() - t0, cores, n_gpus)
+    throughput.write(data / cache.CACHE_DIR, summary)
+    if summaries is not None:
+        summaries.append(summary)
     results.update(recorder.results)
     return results

@@ -2,8 +2,10 @@
 
 `build` goes through the build cache: a finished build is reused, a missing one is built under the
 accelerations (light torch headers among them: lightbuild.py) and, if that fails to compile, rebuilt
-exactly as written before the kernel is called a compile error. `check` runs the worker's correctness and timing on a build that is ready. Both fork the
-worker from a warm `ForkServer`. Standard library only (Ray GPU workers import this).
+exactly as written before the kernel is called a compile error. `check` runs the worker's correctness and
+timing on a build that is ready, with its problem's stored reference timing (`refstore`; timed first in a
+worker of its own when due). All fork the worker from a warm `ForkServer`. Standard library only (Ray GPU
+workers import this).
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..core.schema import Verdict, WorkerJob, WorkerResult
+from ..core.schema import TOTALS, Verdict, WorkerJob, WorkerResult
 from . import buildcache, lightbuild
 from .forkserver import ForkServer
 from .process import run_forked
+from .refstore import ReferenceStore, moved, store_key
 
 # Variables that change the build; the check repeats the build's values or torch would rebuild.
 BUILD_VARS = ("TORCH_EXTENSION_SKIP_NVCC_GEN_DEPENDENCIES", lightbuild.ENV)
@@ -92,13 +95,44 @@ def build(server: ForkServer, job: WorkerJob, root: Path, key: str, job_dir: Pat
         return StepResult(out, wall, cpu, label, build_env)
 
 
+def _reference(server: ForkServer, job: WorkerJob, refs: ReferenceStore, shared: bool, job_dir: Path, timeout_s: float,
+               env: dict[str, str | None], hooks: tuple[Callable[[int], None] | None, Callable[[int], None] | None],
+               ) -> tuple[WorkerJob, float, dict[str, float]]:
+    """The job with the stored reference timing it may use (timed first, in a worker that loads no submission,
+    when none is stored and `shared`, or when the stored one is due); the CPU seconds and the phases it cost."""
+    t0 = time.perf_counter()
+    key = store_key(job, refs.gpu)
+    cpu, spent = 0.0, dict[str, float]()
+    with refs.locked(key):
+        stored = refs.read(key)
+        if stored is None and not shared:
+            return job, cpu, {}
+        if stored is None or refs.due(stored):
+            got, cpu = _attempt(server, "reference", job, job_dir, timeout_s, env, *hooks)
+            spent = {k: v for k, v in got.phase_s.items() if k in TOTALS}
+            if got.verdict != Verdict.CORRECT or got.reference_from is None:
+                return job, cpu, {"reference": time.perf_counter() - t0, **spent}
+            stored = refs.keep(key, replace(got.reference_from, figures=got.reference_timing), stored)
+        timing = refs.use(key, stored)
+    return replace(job, stored_reference=timing), cpu, {"reference": time.perf_counter() - t0, **spent}
+
+
 def check(server: ForkServer, job: WorkerJob, root: Path, key: str, build_env: Mapping[str, str | None],
           job_dir: Path, timeout_s: float, gate_dir: str | None, on_start: Callable[[int], None] | None = None,
-          on_end: Callable[[int], None] | None = None, threads: int | None = None) -> StepResult:
-    """Correctness and timing of a built kernel, in one forked child (`threads`: its torch CPU threads)."""
+          on_end: Callable[[int], None] | None = None, threads: int | None = None,
+          refs: ReferenceStore | None = None, shared: bool = False) -> StepResult:
+    """Correctness and timing of a built kernel, in one forked child (`threads`: its torch CPU threads), with the
+    reference timing `refs` keeps for its problem (`shared`: more kernels of the problem are checked in this call)."""
     job = replace(job, extensions_dir=str(buildcache.build_dir(root, key)))
     env = {**build_env, "TORCH_EXTENSIONS_DIR": job.extensions_dir, "REPORTER_GATE_DIR": gate_dir,
            "REPORTER_THREADS": str(threads) if threads else None}
     t0 = time.perf_counter()
+    cpu, before = 0.0, dict[str, float]()
+    if refs is not None:
+        job, cpu, before = _reference(server, job, refs, shared, job_dir, timeout_s, env, (on_start, on_end))
     out, cpu_s = _attempt(server, "check", job, job_dir, timeout_s, env, on_start, on_end)
-    return StepResult(out, time.perf_counter() - t0, cpu_s)
+    stored = job.stored_reference
+    if refs is not None and stored is not None and out.reference_not_reused and moved(stored.reading, out.gpu_reading):
+        refs.retime(store_key(job, refs.gpu), out.reference_not_reused)
+    phases = {**before, **out.phase_s, **{k: out.phase_s.get(k, 0.0) + before[k] for k in TOTALS if k in before}}
+    return StepResult(replace(out, phase_s=phases), time.perf_counter() - t0, cpu_s + cpu)

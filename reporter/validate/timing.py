@@ -3,20 +3,21 @@
 - wall: CUDA events around the eager call, L2 flushed before it, inputs rotated (KernelBench's basis).
   For small calls this measures the host as much as the GPU.
 - device: the summed durations of the kernels and memcpy/memset one call launches, from CUPTI through
-  torch.profiler. Calls are told apart by `torch.cuda._sleep` marker kernels launched around each. The
-  first round of the first session is the profiled call set (`callset`): launch counts, launch
-  attribution and peak memory come from those calls, which are device-time samples too.
+  torch.profiler. Calls are told apart by `torch.cuda._sleep` marker kernels launched around each.
 - graph: the call captured once into a CUDA graph and replayed, timed with CUDA events: no launch
   overhead, but the gaps between kernels stay. Capture can fail (host syncs, allocations, dynamic
   shapes); the reason is recorded instead.
 
-Every basis times all functions interleaved (order alternating each round) and repeats adaptively
-(`stats.adaptive`), trying the stop rule after every batch; the device basis's first session holds
-`perf_trials` rounds, so a basis that converges there pays for one profiler session (CUPTI starting up
-and the events read back cost more than the calls). That session's start-up counts against the basis's
-time cap; a basis whose CI is met after it stops as converged whatever its length. Graph capture is a
-step of its own (`time_graphs`), which the worker runs after every correctness check: a failed capture
-is the step most likely to upset the CUDA context.
+Every basis times its functions interleaved (order alternating each round) and repeats adaptively
+(`stats.adaptive`), trying the stop rule after every batch. Only the timed loops hold the GPU to
+themselves (`gate.timing_window`): the warm-up and the wall basis with the host quiet too, each device
+session (its calls, not the reading back of its events) and the graph replays. The profiled call set
+(`callset`: launch counts, launch attribution and peak memory, one call per function) is a profiler
+session of its own between the wall and the device basis, outside any window: it needs no quiet GPU,
+and it starts CUPTI, which, once attached, adds to every launch, after the wall basis is done. A
+device session's start-up counts against the basis's time cap; a basis whose CI is met after the
+first session stops there. Graph capture (`time_graphs`) runs after every correctness check: a failed
+capture is the step most likely to upset the CUDA context.
 
 `s`, the settings these functions take, is the job's typed `CheckSettings`.
 """
@@ -24,14 +25,15 @@ is the step most likely to upset the CUDA context.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection, MutableMapping
 from typing import Any
 
 import torch
 
-from ..core.schema import BasisStats, CheckSettings, TimingFigures
+from ..core.schema import BasisStats, CheckSettings, GpuReading, TimingFigures
 from .attribution import MARKER, Event
 from .callset import CallSet, call_set, per_function_ms, spin_us, split_segments
+from .gate import timing_window
 from .stats import adaptive, summarize
 
 BATCH = 10  # rounds per adaptive batch
@@ -61,20 +63,16 @@ def warm_up(fns: list[Callable[..., Any]], input_sets: list[list[Any]], warmup: 
 
 
 class _Timer:
-    """One basis's batches; `self.round` keeps inputs rotating and order alternating across batches.
-
-    `names` (per function: the submission's kernel names, or None) and `first_rounds` are for the device
-    basis: its first session holds the profiled call set (`callset`) and enough rounds to reach the stop
-    rule's floor, so a basis that converges there costs one profiler session.
-    """
+    """One basis's batches over the functions timed; `self.round` keeps inputs rotating and order alternating
+    across batches. The device basis's first session holds `first_rounds` rounds (the stop rule's floor), so
+    a basis that converges there costs one profiler session. `spent` adds up the timing windows' seconds."""
 
     def __init__(self, fns: list[Callable[..., Any]], input_sets: list[list[Any]], device: str, flush_mb: int,
-                 names: list[tuple[set[str], set[str]] | None] | None = None, first_rounds: int = DEVICE_BATCH) -> None:
+                 first_rounds: int = DEVICE_BATCH, spent: MutableMapping[str, float] | None = None) -> None:
         self.fns, self.input_sets, self.device, self.round = fns, input_sets, device, 0
-        self.cuda_only = True
-        self.names: list[tuple[set[str], set[str]] | None] = list(names) if names is not None else [None] * len(fns)
-        self.first_rounds, self.spins = max(DEVICE_BATCH, first_rounds), [0] * len(fns)
-        self.call_set: CallSet | None = None
+        self.cuda_only, self.sessions = True, 0
+        self.first_rounds = max(DEVICE_BATCH, first_rounds)
+        self.spent: MutableMapping[str, float] = spent if spent is not None else {}
         cuda = device == "cuda"
         before = torch.cuda.memory_allocated() if cuda else 0
         self.flush = torch.empty(flush_mb * 1024 * 1024 // 4, dtype=torch.float32, device=device) if cuda else None
@@ -106,56 +104,78 @@ class _Timer:
             self.round += 1
         return out
 
-    def size_spins(self) -> None:
+    def _spins(self, fns: list[Callable[..., Any]]) -> list[int]:
         """The spin before each function's profiled call (`callset.spin_us`), from one warm call's host time."""
-        per_us = _cycles_per_us()
-        for j, fn in enumerate(self.fns):
+        per_us, spins = _cycles_per_us(), []
+        for fn in fns:
             torch.cuda.synchronize()
             t0 = time.perf_counter()
             fn(*self.input_sets[0])
             host = time.perf_counter() - t0
             torch.cuda.synchronize()
-            self.spins[j] = int(spin_us(host) * per_us)
+            spins.append(int(spin_us(host) * per_us))
+        return spins
 
-    def _profiled_call(self, j: int) -> int:
-        """The call set's call of function j (on the first input set, as every launch count was); its peak memory."""
+    def _profiled_call(self, fn: Callable[..., Any], spin: int) -> int:
+        """A call set's call (on the first input set, as every launch count was); its peak memory."""
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
-        torch.cuda._sleep(self.spins[j])
-        self.fns[j](*self.input_sets[0])
+        torch.cuda._sleep(spin)
+        fn(*self.input_sets[0])
         torch.cuda._sleep(SPIN_CYCLES)
         torch.cuda.synchronize()
         return int(torch.cuda.max_memory_allocated()) - self.flush_bytes
 
-    def device_time(self) -> list[list[float]]:
-        first = self.call_set is None
-        rounds = self.first_rounds if first else DEVICE_BATCH
-        calls: list[int] = []
-        peaks: list[int | None] = [None] * len(self.fns)
+    def profile_calls(self, fns: list[Callable[..., Any]], names: list[tuple[set[str], set[str]] | None]) -> CallSet:
+        """The call set: one profiled call of each of `fns` (`names`: the submission's kernel names, or None)."""
+        spins = self._spins(fns)
+        peaks: list[int | None] = []
         with _profiler(self.cuda_only) as prof:
-            for r in range(rounds):
+            for fn, spin in zip(fns, spins, strict=True):
+                self._flush()
+                peaks.append(self._profiled_call(fn, spin))
+        events = profiled_events(prof)
+        if self.cuda_only and not any(MARKER in e.name for e in events):
+            # Some builds report device events only with CPU activity on: slower to read back, but measured.
+            self.cuda_only = False
+            return self.profile_calls(fns, names)
+        return call_set(split_segments(events, len(fns)), list(range(len(fns))), names, peaks)
+
+    def device_time(self) -> list[list[float]]:
+        """One profiler session of device-time samples: its calls hold the GPU (a timing window), reading its
+        events back does not."""
+        first = self.sessions == 0
+        calls: list[int] = []
+        with timing_window(quiet_host=False, spent=self.spent), _profiler(self.cuda_only) as prof:
+            for _ in range(self.first_rounds if first else DEVICE_BATCH):
                 inputs = self.input_sets[self.round % len(self.input_sets)]
                 for j in _order(len(self.fns), self.round):
                     self._flush()
-                    if first and r == 0:
-                        peaks[j] = self._profiled_call(j)
-                    else:
-                        torch.cuda._sleep(SPIN_CYCLES)
-                        self.fns[j](*inputs)
-                        torch.cuda._sleep(SPIN_CYCLES)
-                        torch.cuda.synchronize()
+                    torch.cuda._sleep(SPIN_CYCLES)
+                    self.fns[j](*inputs)
+                    torch.cuda._sleep(SPIN_CYCLES)
+                    torch.cuda.synchronize()
                     calls.append(j)
                 self.round += 1
+        self.sessions += 1
         events = profiled_events(prof)
         if first and self.cuda_only and not any(MARKER in e.name for e in events):
-            # Some builds report device events only with CPU activity on: slower to read back, but measured.
-            self.cuda_only = False
+            self.cuda_only, self.sessions = False, 0  # as in `profile_calls`, when no call set ran before
             return self.device_time()
-        segments = split_segments(events, len(calls))
-        if first:
-            n = len(self.fns)
-            self.call_set = call_set(segments[:n], calls[:n], self.names, peaks)
-        return per_function_ms(segments, calls, len(self.fns))
+        return per_function_ms(split_segments(events, len(calls)), calls, len(self.fns))
+
+
+def gpu_reading(device: str) -> GpuReading | None:
+    """The GPU's SM clock and temperature now, through NVML (torch asks nvidia-ml-py); None off CUDA."""
+    if device != "cuda":
+        return None
+
+    def read(fn: Callable[[], Any]) -> int | None:
+        try:
+            return int(fn())
+        except Exception:  # noqa: BLE001 - no nvidia-ml-py, or a query the device refuses: unknown
+            return None
+    return GpuReading(read(torch.cuda.clock_rate), read(torch.cuda.temperature))
 
 
 def _cycles_per_us() -> float:
@@ -264,41 +284,60 @@ def _run(batch: Callable[[], list[list[float]]], n: int, s: CheckSettings) -> li
 
 
 def time_all(fns: list[Callable[..., Any]], input_sets: list[list[Any]], s: CheckSettings, device: str,
-             names: list[tuple[set[str], set[str]] | None] | None = None,
-             phases: dict[str, float] | None = None) -> tuple[list[TimingFigures], CallSet | None]:
-    """Wall and device time for each function, in the order given, and the profiled call set (launches,
-    attribution with `names`, peak memory) taken inside the device basis; the graph basis is `time_graphs`'.
+             names: list[tuple[set[str], set[str]] | None] | None = None, phases: MutableMapping[str, float] | None = None,
+             reuse: Callable[[GpuReading | None], Collection[int]] | None = None,
+             profile: bool = True) -> tuple[list[TimingFigures | None], CallSet | None, GpuReading | None]:
+    """Wall and device time for each function, in the order given; the profiled call set of every function
+    (launches, attribution with `names`, peak memory) unless `profile` is False; the GPU's reading after the
+    warm-up. `reuse` gets that reading and names the functions not to time (a stored reference timing is
+    used instead): their figures are None. The graph basis is `time_graphs`'.
 
-    Wall time comes first, before any profiler session: CUPTI, once attached, adds to every launch.
-    No CUDA-graph capture happens here: a failed capture can leave the process unable to compute, and the
+    Wall time comes first, before any profiler session: CUPTI, once attached, adds to every launch. No
+    CUDA-graph capture happens here: a failed capture can leave the process unable to compute, and the
     worker runs every correctness check (the re-check after this loop among them) before it captures.
-    `phases` gets the seconds of warm-up and of each basis.
+    `phases` gets the seconds of warm-up, each basis and the call set, and the timing windows' totals.
     """
-    n, phases = len(fns), phases if phases is not None else {}
-    t0 = time.perf_counter()
-    warm_up(fns, input_sets, s.warmup, device)
-    timer = _Timer(fns, input_sets, device, s.flush_l2_mb, names, s.perf_trials)
-    t1 = time.perf_counter()
-    wall = _run(timer.wall, n, s)
-    t2 = time.perf_counter()
-    phases.update(warmup=t1 - t0, wall=t2 - t1)
+    phases = phases if phases is not None else {}
+    timer = _Timer(fns, input_sets, device, s.flush_l2_mb, s.perf_trials, phases)
+    with timing_window(quiet_host=True, spent=phases):
+        t0 = time.perf_counter()
+        warm_up(fns, input_sets, s.warmup, device)
+        reading = gpu_reading(device)
+        skip = set(reuse(reading)) if reuse is not None else set()
+        timed = [i for i in range(len(fns)) if i not in skip]
+        timer.fns = [fns[i] for i in timed]
+        t1 = time.perf_counter()
+        wall = _run(timer.wall, len(timed), s)
+        phases.update(warmup=t1 - t0, wall=time.perf_counter() - t1)
+    out: list[TimingFigures | None] = [None] * len(fns)
     if device != "cuda":
-        note = "no CUDA device"
-        return [TimingFigures(wall=w, device_note=note, graph_note=note) for w in wall], None
-    dev: list[BasisStats | None] = [None] * n
+        for i, w in zip(timed, wall, strict=True):
+            out[i] = TimingFigures(wall=w, device_note="no CUDA device", graph_note="no CUDA device")
+        return out, None, reading
+    t2 = time.perf_counter()
+    calls = None
+    if profile:
+        try:
+            calls = timer.profile_calls(fns, list(names) if names is not None else [None] * len(fns))
+        except Exception:  # noqa: BLE001 - without launch counts the worker still measures peak memory alone
+            calls = None
+    t3 = time.perf_counter()
+    dev: list[BasisStats | None] = [None] * len(timed)
     dev_note = None
     try:
-        timer.size_spins()
-        dev = list(_run(timer.device_time, n, s))
+        dev = list(_run(timer.device_time, len(timed), s))
     except Exception as exc:  # noqa: BLE001 - a profiler failure loses one figure, not the result
         dev_note = f"torch.profiler failed: {type(exc).__name__}: {str(exc)[:200]}"
-    phases["device+profile"] = time.perf_counter() - t2
-    return [TimingFigures(device=dev[i], wall=wall[i], device_note=dev_note) for i in range(n)], timer.call_set
+    phases.update(callset=t3 - t2, device=time.perf_counter() - t3)
+    for k, i in enumerate(timed):
+        out[i] = TimingFigures(device=dev[k], wall=wall[k], device_note=dev_note)
+    return out, calls, reading
 
 
-def time_graphs(fns: list[Callable[..., Any]], input_sets: list[list[Any]], s: CheckSettings,
-                device: str) -> list[tuple[BasisStats | None, str | None]]:
-    """(CUDA-graph time, or why there is none) for each function: each call captured once and replayed.
+def time_graphs(fns: list[Callable[..., Any]], input_sets: list[list[Any]], s: CheckSettings, device: str,
+                phases: MutableMapping[str, float] | None = None) -> list[tuple[BasisStats | None, str | None]]:
+    """(CUDA-graph time, or why there is none) for each function: each call captured once (outside the
+    timing window: capture needs no quiet GPU) and replayed (inside it, with the host quiet).
 
     The worker runs this after every correctness check: capture is the step most likely to upset the
     CUDA context, and whatever it breaks can no longer change a verdict or another basis.
@@ -313,7 +352,9 @@ def time_graphs(fns: list[Callable[..., Any]], input_sets: list[list[Any]], s: C
     graph: list[BasisStats | None] = [None] * len(fns)
     if ok:
         timer = _Timer(fns, input_sets, device, s.flush_l2_mb)
-        for i, st in zip(ok, _run(_replays([captured[i][0] for i in ok], timer), len(ok), s)):
+        with timing_window(quiet_host=True, spent=phases):
+            stats = _run(_replays([captured[i][0] for i in ok], timer), len(ok), s)
+        for i, st in zip(ok, stats, strict=True):
             graph[i] = st
     return list(zip(graph, notes))
 

@@ -26,14 +26,16 @@ from typing import Any
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 import torch  # noqa: E402
 
+from ..core import schema  # noqa: E402
 from ..core.schema import NO_JITTER_HOOK, NOT_MEASURED, NOT_RUN, CheckSettings, DynamicCheck, DynamicResult, TimingFigures, TrialResult, Verdict, WorkerJob, WorkerResult  # noqa: E402
-from . import dynamic, lightbuild, strength  # noqa: E402
+from . import dynamic, lightbuild, reftiming, strength  # noqa: E402
 from .allclose import compare, judge  # noqa: E402, F401 - `compare` is part of this module's interface
 from .attribution import extension_kernels_in, source_kernels  # noqa: E402
 from .inputs import PopcornJitter, build_models, clone, load, make_inputs, poison_allocator, problem_names_used, shape_of, stateful, tensors  # noqa: E402, F401
 from .timing import peak_memory, sync, time_all, time_graphs  # noqa: E402
+from .workerstart import started  # noqa: E402
 
-MODES = ("compile", "check", "profile", "strength")
+MODES = ("compile", "check", "profile", "strength", "reference")
 UNTRUSTED = f"{NOT_RUN}: a jittered trial raised, so the CUDA context can no longer be trusted"
 
 
@@ -44,6 +46,7 @@ class Settings:
 
     check: CheckSettings
     precision: str
+    stored: schema.ReferenceTiming | None = None  # a stored timing of the reference the check may use (`reftiming`)
 
     @property
     def atol(self) -> float:
@@ -139,17 +142,21 @@ class Draft:
 def _time_and_count(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitter, nominal: list[int],
                     s: Settings, device: str, out: Draft, names: tuple[set[str], set[str]]) -> list[list[Any]]:
     """The eager timing bases at nominal shapes, with launch counts (the kernel's with its launch
-    attribution) and peak memory from the profiled call set inside the device basis; returns the timed
-    input sets. Phase times go to `out`, those of a basis that raised included."""
+    attribution) and peak memory from the profiled call set; returns the timed input sets. A stored
+    reference timing that fits (`reftiming.Reuse`) stands in for timing the reference here. Phase times
+    go to `out`, those of a basis that raised included."""
     sets = [make_inputs(ns, jitter, seed, False, device) for seed in nominal]
     fns = _timed_fns(ref, new, s)
+    # (the torch.compile baseline is timed beside the reference it compiles: no stored timing stands in then)
+    reuse = reftiming.Reuse(s.stored, tuple(shape_of(x) for x in sets[0]), device) if s.stored and len(fns) == 2 else None
     phases: dict[str, float] = {}
     try:
-        timed, calls = time_all(fns, sets, s.check, device, [names] + [None] * (len(fns) - 1), phases)
-    finally:
-        out.phases(**phases)
-    out.result = replace(out.result, kernel_timing=timed[0], reference_timing=timed[1],
-                         compile_timing=timed[2] if len(timed) > 2 else None)
+        timed, calls, reading = time_all(fns, sets, s.check, device, [names] + [None] * (len(fns) - 1), phases, reuse)
+    finally:  # the windows' totals after the phases, which name what ran in order
+        out.phases(**{k: v for k, v in phases.items() if k not in schema.TOTALS}, **{k: v for k, v in phases.items() if k in schema.TOTALS})
+    out.result = replace(out.result, kernel_timing=timed[0], compile_timing=timed[2] if len(timed) > 2 else None,
+                         reference_timing=timed[1] if reuse is None or timed[1] else reuse.figures(), gpu_reading=reading,
+                         reference_from=reuse.used if reuse else None, reference_not_reused=reuse.why_not if reuse else None)
     if calls is not None:
         out.result = replace(out.result, kernel_launches=calls.launches[0], reference_launches=calls.launches[1],
                              kernel_peak_bytes=calls.peak_bytes[0], reference_peak_bytes=calls.peak_bytes[1])
@@ -208,8 +215,10 @@ def _dynamic_checks(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitte
 
 
 def _on_sides(result: WorkerResult, change: Callable[[int, TimingFigures], TimingFigures]) -> WorkerResult:
-    """`result` with `change(side, figures)` applied to each timed side (0 kernel, 1 reference, 2 compile)."""
-    figs = [None if f is None else change(i, f)
+    """`result` with `change(side, figures)` applied to each side timed in this check (0 kernel, 1 reference,
+    2 compile): a stored reference timing it used is left as stored."""
+    stored = {reftiming.REFERENCE} if result.reference_from is not None else set()
+    figs = [f if f is None or i in stored else change(i, f)
             for i, f in enumerate((result.kernel_timing, result.reference_timing, result.compile_timing))]
     return replace(result, kernel_timing=figs[0], reference_timing=figs[1], compile_timing=figs[2])
 
@@ -222,10 +231,16 @@ def _graph_timing(ref: Any, new: Any, sets: list[list[Any]], s: Settings, device
     out.result = replace(_on_sides(out.result, lambda _, f: replace(f, graph_note=died)), pending="CUDA-graph timing")
     save()
     phase = time.perf_counter()
+    fns = _timed_fns(ref, new, s)
+    if out.result.reference_from is not None:  # the stored timing's graph figure stands: a placeholder keeps the places
+        fns[reftiming.REFERENCE] = None
+    spent = {k: out.result.phase_s.get(k, 0.0) for k in schema.TOTALS}
     try:
-        figures = time_graphs(_timed_fns(ref, new, s), sets, s.check, device)
+        got = iter(time_graphs([f for f in fns if f is not None], sets, s.check, device, spent))
+        figures = [next(got) if f is not None else (None, None) for f in fns]
     except Exception as exc:  # noqa: BLE001 - an optional basis failing is its note, never the verdict
         figures = [(None, f"{NOT_MEASURED}: CUDA-graph timing failed: {type(exc).__name__}: {str(exc)[:200]}")] * 3
+    out.phases(**spent)
     out.result = replace(_on_sides(out.result, lambda i, f: replace(f, graph=figures[i][0], graph_note=figures[i][1])),
                          pending=None)
     out.timed("graph", phase)
@@ -247,7 +262,7 @@ def run_check(job: WorkerJob, out: Draft, save: Callable[[], None] = lambda: Non
     Jittered shapes come after the eager timing because a kernel that hard-codes its sizes may fault
     there, and a CUDA fault poisons the context for everything after it in this process.
     """
-    s = Settings(job.settings, job.precision)
+    s = Settings(job.settings, job.precision, job.stored_reference)
     device = job.device
     atol, rtol = s.atol, s.rtol
     jitter = PopcornJitter(s.check.jitter_fraction)
@@ -348,6 +363,7 @@ def main(argv: list[str]) -> int:
         tmp.replace(result_path)
     try:
         lightbuild.install()  # every mode: a check must hand torch the build's own arguments, or torch rebuilds
+        out.phases(**started(job, mode))
         if mode == "compile":
             t0 = time.perf_counter()
             _, problem_names = load(job.reference, job.kernel, PopcornJitter())
@@ -357,6 +373,9 @@ def main(argv: list[str]) -> int:
             run_check(job, out, save)
         elif mode == "strength":
             run_strength(job, out)
+        elif mode == "reference":
+            ran = reftiming.run_reference(job)
+            out.result = replace(ran, phase_s={**out.result.phase_s, **ran.phase_s})
         else:
             run_profile(job, out)
     except Exception as exc:  # noqa: BLE001 - every failure becomes a verdict with its reason

@@ -27,6 +27,7 @@ from ..gate import CompileGuard
 from ..process import package_env
 from ..profiling import profile_ncu
 from ..recorder import Item, Outcome, RunStats
+from ..refstore import ReferenceStore, problem_key, shared_problems
 from ..slots import GpuSlots, ran_out_of_memory
 from ..steps import StepResult
 
@@ -58,6 +59,8 @@ class _Run:
         self.checkers = [(g, ForkServer(package_env({"CUDA_VISIBLE_DEVICES": g}))) for g in ex.gpus] or \
             [("default", ForkServer(package_env()))]
         self.slots = {name: GpuSlots() for name, _ in self.checkers}
+        self.refs = {name: ReferenceStore(ex.root, name) for name, _ in self.checkers}
+        self.shared: set[str] = set()  # problems with several kernels in this run: their reference is timed once
         self.retried_alone: list[str] = []  # run ids whose check ran out of GPU memory beside others
         self.ready: queue.Queue[tuple[Item, StepResult, float] | None] = queue.Queue()  # (item, its build, built at)
         self.cpu_threads = max(1, len(os.sched_getaffinity(0)) // (len(self.checkers) * ex.checks_per_gpu))
@@ -65,10 +68,13 @@ class _Run:
         self.emit_lock = threading.Lock()
         self.t0 = time.monotonic()
 
-    def _hooks(self) -> tuple[Callable[[int], None] | None, Callable[[int], None] | None]:
-        """(on_start, on_end) for a step's worker child: the compile guard registers it for the timing gate."""
+    def _hooks(self, gpu: str | None = None) -> tuple[Callable[[int], None] | None, Callable[[int], None] | None]:
+        """(on_start, on_end) for a step's worker child: the compile guard registers it for the timing gate, as a
+        compile or (with `gpu`, its checker's name) as a check on that GPU."""
         g = self.guard
-        return (g.register, g.unregister) if g else (None, None)
+        if g is None:
+            return None, None
+        return g.checks_on(gpu) if gpu is not None else (g.register, g.unregister)
 
     def emit(self, outcome: Outcome) -> None:
         outcome = dataclasses.replace(outcome, finished_at=time.monotonic() - self.t0)
@@ -103,22 +109,25 @@ class _Run:
             started = time.monotonic()
             out = self.check_one(name, server, item, comp)
             files: dict[str, Path] = {}
+            ncu_at = time.monotonic()
             if ex.ncu and out.result.kernel_timing:
                 env = {**comp.build_env, "CUDA_VISIBLE_DEVICES": None if name == "default" else name}
                 with self.slots[name].alone():  # ncu serialises the GPU anyway; nothing else should share it
                     files = profile_ncu(item.job, ex.root, item.build_key, env, self.job_dir("ncu", item), ex.timeout_s)
             self.emit(Outcome(item, out.result, comp.wall_s, comp.cpu_s, started - ready_at, out.wall_s, out.cpu_s,
-                              ready_at - self.t0, build=comp.build, worker=f"gpu {name}", ncu_files=files))
+                              ready_at - self.t0, build=comp.build, worker=f"gpu {name}", ncu_files=files, gpu=name,
+                              ncu_s=time.monotonic() - ncu_at if ex.ncu and out.result.kernel_timing else 0.0))
 
     def check_one(self, name: str, server: ForkServer, item: Item, comp: StepResult) -> StepResult:
         """The check, with the build's phase times; run again alone on the GPU when it ran out of memory beside others."""
         ex, slots = self.ex, self.slots[name]
-        on_start, on_end = self._hooks()
+        on_start, on_end = self._hooks(gpu=name)
 
         def attempt() -> StepResult:
             return steps.check(server, item.job, ex.root, item.build_key, comp.build_env,
                                self.job_dir(f"check-{name}", item), ex.timeout_s, self.gate_dir,
-                               threads=self.cpu_threads, on_start=on_start, on_end=on_end)
+                               threads=self.cpu_threads, on_start=on_start, on_end=on_end, refs=self.refs[name],
+                               shared=problem_key(item.job) in self.shared)
         with slots.shared():
             out = attempt()
         if ex.checks_per_gpu > 1 and ran_out_of_memory(out.result):
@@ -155,6 +164,7 @@ class _Run:
             raise self.errors[0]
 
     def go(self, items: list[Item]) -> RunStats:
+        self.shared = shared_problems([it.job for it in items])
         servers = [self.compiler] + [s for _, s in self.checkers]
         threads = [threading.Thread(target=self.guarded, args=c, daemon=True) for c in self.checkers
                    for _ in range(self.ex.checks_per_gpu)]
@@ -175,6 +185,7 @@ class _Run:
             stats = RunStats(wall_s=time.monotonic() - self.t0, compile_jobs=self.ex.compile_jobs,
                              check_workers=len(threads), paused_s=self.guard.paused_s if self.guard else 0.0,
                              timing_windows=self.guard.windows if self.guard else 0,
+                             exclusive_s=self.guard.exclusive_s if self.guard else 0.0,
                              retried_alone=tuple(sorted(self.retried_alone)))
             for server in servers:
                 server.close()

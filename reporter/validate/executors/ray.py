@@ -29,6 +29,7 @@ from ..forkserver import ForkServer
 from ..gate import CompileGuard
 from ..process import package_env
 from ..recorder import Item, Outcome, RunStats
+from ..refstore import ReferenceStore, problem_key, shared_problems
 from ..steps import StepResult
 
 # Per Ray worker process: one warm fork server per CUDA_VISIBLE_DEVICES value, one compile guard.
@@ -93,14 +94,17 @@ def compile_task(job: WorkerJob, key: str, timeout_s: float, toolchain_env: dict
 
 
 def check_task(job: WorkerJob, key: str, build_env: Mapping[str, str | None], archive: bytes, timeout_s: float,
-               gate: bool) -> StepResult:
-    """On a GPU worker: unpack the build unless this node has it, then check in a forked child."""
+               gate: bool, shared: bool = False) -> StepResult:
+    """On a GPU worker: unpack the build unless this node has it, then check in a forked child, with the reference
+    timing this node keeps for the problem (`shared`: the driver has more kernels of the problem to check)."""
     root = buildcache.default_root()
     if buildcache.built(root, key) is None:
         buildcache.unpack(root, key, archive)
-    server = _server(os.environ.get("CUDA_VISIBLE_DEVICES"))
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    server = _server(visible)
     with tempfile.TemporaryDirectory(prefix="reporter-check-") as tmp:
-        out = steps.check(server, job, root, key, build_env, Path(tmp), timeout_s, str(_gate_dir()) if gate else None)
+        out = steps.check(server, job, root, key, build_env, Path(tmp), timeout_s, str(_gate_dir()) if gate else None,
+                          refs=ReferenceStore(root, visible or "default"), shared=shared)
     return replace(out, node=_node())
 
 
@@ -150,6 +154,7 @@ class RayExecutor:
         compile_remote = ray.remote(num_cpus=1, num_returns=2)(compile_task)
         check_remote = ray.remote(num_gpus=1 if gpus else 0, num_cpus=0 if gpus else 1)(check_task)
         t0 = time.monotonic()
+        shared = shared_problems([it.job for it in items])
         pending: dict[Any, _Compiling | _Checking] = {}  # Ray object reference -> what it will hold
         for item in items:
             meta, archive = compile_remote.remote(item.job, item.build_key, self.timeout_s, self.toolchain_env, self.gate)
@@ -161,7 +166,7 @@ class RayExecutor:
             now = time.monotonic()
             if isinstance(task, _Compiling) and got.result.verdict == Verdict.CORRECT:
                 check = check_remote.remote(task.item.job, task.item.build_key, got.build_env, task.archive, self.timeout_s,
-                                            self.gate)
+                                            self.gate, problem_key(task.item.job) in shared)
                 pending[check] = _Checking(task.item, got, now)
             elif isinstance(task, _Compiling):
                 on_outcome(Outcome(task.item, got.result, got.wall_s, got.cpu_s, compiled_at=now - t0,
@@ -170,6 +175,6 @@ class RayExecutor:
                 comp, got = task.built, steps.with_build_phases(got, task.built)
                 on_outcome(Outcome(task.item, got.result, comp.wall_s, comp.cpu_s, max(0.0, now - task.ready_at - got.wall_s),
                                    got.wall_s, got.cpu_s, task.ready_at - t0, now - t0, build=comp.build,
-                                   worker=f"ray: built on {_short(comp.node)}, checked on {_short(got.node)}"))
+                                   worker=f"ray: built on {_short(comp.node)}, checked on {_short(got.node)}", gpu=got.node))
         return RunStats(wall_s=time.monotonic() - t0, compile_jobs=int(ray.cluster_resources().get("CPU", 0)),
                         check_workers=int(gpus) or 1)
