@@ -145,7 +145,7 @@ FAULTS: list[Fault] = [
           "an ALL-CAPS .env secret that reads like a word (DB_PASSWORD=hunter) is kept"),
     Fault("red-newlines", RED, REDACT, 'f"[redacted: {kind}]" + "\\n" * text.count("\\n", start, end))',
           'f"[redacted: {kind}]")', "a redacted private-key block swallows its lines: later line numbers shift"),
-    Fault("red-skip-shape", RED, RULES, "for kind, p, check in _SHAPES]", "for kind, p, check in _SHAPES[:2] + _SHAPES[3:]]",
+    Fault("red-skip-shape", RED, RULES, "for kind, p, check, words in _SHAPES]", "for kind, p, check, words in _SHAPES[:2] + _SHAPES[3:]]",
           "the Anthropic key shape is never scanned (its keys are counted as OpenAI keys)"),
     Fault("red-allow-strip", RED, REDACT, "        entry = line.strip()\n", "        entry = line\n",
           "an allow-list entry with a trailing space or indentation allows nothing"),

@@ -28,6 +28,7 @@ from reporter.cli import main
 from reporter.core import cache
 from reporter.core.records import Trace, ValidationResult
 
+
 def _kept(path: tuple[str, ...]) -> bool:
     """Strings that name files (an attachment's path, a result's ncu files): they must still be found."""
     return (path[:1] == ("attachments",) and path[-1:] == ("path",)) or "ncu_files" in path
@@ -47,7 +48,7 @@ class Live(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag.startswith("xss"):
             self.found.append(f"<{tag}>")
-        self.found += [f"{tag}[{name}]" for name, _ in attrs if name.startswith("data-xss") or name.startswith("xss")]
+        self.found += [f"{tag}[{name}]" for name, _ in attrs if name.startswith(("data-xss", "xss"))]
 
 
 def live(html: str) -> list[str]:

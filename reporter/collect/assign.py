@@ -21,22 +21,26 @@ _KEY_WORDS = (r"(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API[_-]?KEY|APIKEY|CR
               r"JWT|LICENSE|AUTH)[_-]?KEY)")
 SECRET_KEY = rf"(?:[A-Za-z0-9_.-]*?{_KEY_WORDS}|[A-Za-z0-9_.-]*[_.-](?:PWD|PASS))"
 SECRET_KEY_NAME = re.compile(SECRET_KEY, re.I)  # a JSON object's key, matched whole (`Redactor.document`)
-_VALUE = r"(\"[^\"\r\n]*\"|'[^'\r\n]*'|[^\s\"'`=,;&)}\]][^\s\"'`,;&)}\]]*)"
+# A quote as text holds it: plain, doubled inside a CSV cell (`""`), or escaped inside a JSON string (`\"`).
+_QUOTE = r"(?:\"\"|\\\"|\"|')"
+_VALUE = (r"(\"\"[^\"\r\n]*\"\"|\\\"[^\"\r\n\\]*\\\"|\"[^\"\r\n]*\"|'[^'\r\n]*'|"
+          r"[^\s\"'`=,;&)}\]\\][^\s\"'`,;&)}\]\\]*)")
 # Anywhere on a line: an optionally quoted key, `=`, `:`, `:=` or `=>`, and one quoted or unquoted value.
-_ANYWHERE = linear(rf"({SECRET_KEY})[\"']?[ \t]*(?::=|=>|=|:)[ \t]*{_VALUE}".encode(), "i")
+_ANYWHERE = linear(rf"({SECRET_KEY}){_QUOTE}?[ \t]*(?::=|=>|=|:)[ \t]*{_VALUE}".encode(), "i")
 # A `.env` or shell line: the whole rest of the line is the value (`DB_PASSWORD=correct horse battery`).
 _LINE = linear(rf"(?m)^[ \t]*(?:export[ \t]+|set[ \t]+)?[\"']?({SECRET_KEY})[\"']?[ \t]*[:=][ \t]*"
                r"([^\r\n]*?)[ \t]*[,;]?[ \t]*$".encode(), "i")
 # A command-line option: `--password=...`, `--db-password ...`, `--api-key ...`.
-_FLAG = linear(br"(?:^|[\s\"'(=])--?((?:[a-z0-9]+-)*(?:password|passwd|passphrase|pwd|token|secret|api-?key|"
+_FLAG = linear(br"(?:--|(?:^|[^A-Za-z0-9_-])-)((?:[a-z0-9]+-)*(?:password|passwd|passphrase|pwd|token|secret|api-?key|"
                br"access-key|secret-key|auth-token|private-key))(?:=|[ \t]+)"
-               br"(\"[^\"\r\n]*\"|'[^'\r\n]*'|[^\s\"'-][^\s\"']*)", "i")
+               br"(\"[^\"\r\n]*\"|'[^'\r\n]*'|[^\s\"'`,;&)}\]\\-][^\s\"'`,;&)}\]\\]*)", "i")
 # An HTTP Authorization header of any scheme (`token <40 hex>`, the legacy GitHub form, included).
 _HEADER = linear(br"authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:basic|bearer|token|digest|apikey|api-key)[ \t]+)?"
                  br"([A-Za-z0-9._~+/=:-]{8,})", "i")
 _NEEDLES = (b"passw", b"passphrase", b"secret", b"token", b"key", b"credential", b"pwd", b"pass", b"dsn", b"authorization")
 
 _REFERENCE = re.compile(r"[$%{<(\[]|os\.|getenv|environ")  # a variable, template, placeholder or code, not a value
+_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*)\(")  # `getpass()`, `os.getenv(...)`: code, not a value
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _NOT_A_VALUE = {"", "none", "null", "nil", "true", "false", "undefined", "required", "optional", "str", "string"}
 
@@ -50,17 +54,23 @@ def secret_value(key: str, value: str) -> tuple[int, int] | None:
     symbol in it, so `pad_token = tokenizer.eos_token` and `token = 12` stay.
     """
     start, end = 0, len(value)
-    quoted = end >= 2 and value[0] == value[-1] and value[0] in "\"'"
-    if quoted:
-        start, end = 1, end - 1
+    quoted = False
+    for q in ('""', '\\"', '"', "'"):  # the outer quotes, as a CSV cell or a JSON string writes them
+        if end >= 2 * len(q) and value.startswith(q) and value.endswith(q):
+            start, end, quoted = len(q), end - len(q), True
+            break
     inner = value[start:end]
     if inner.strip().lower() in _NOT_A_VALUE or _REFERENCE.match(inner) or set(inner) <= set("*xX.-_ ") \
-            or ("(" in inner and not quoted):
+            or (not quoted and (call := _CALL.match(inner)) and _code_name(call.group(1))):
         return None
-    code_name = _IDENTIFIER.fullmatch(inner) and ("." in inner or not any(c.isdigit() for c in inner))
-    if key.upper() != key and not quoted and (code_name or inner.lstrip("-").isdigit() or " " in inner):
+    if key.upper() != key and not quoted and (_code_name(inner) or inner.lstrip("-").isdigit() or " " in inner):
         return None
     return start, end
+
+
+def _code_name(text: str) -> bool:
+    """A name in code (`tokenizer.eos_token`, `getpass`), not a key: dotted, or an identifier without a digit."""
+    return bool(_IDENTIFIER.fullmatch(text)) and ("." in text or not any(c.isdigit() for c in text))
 
 
 def assignment_hits(raw: bytes, text: str) -> Iterator[tuple[int, int, str]]:
@@ -88,5 +98,5 @@ def _prose(raw: bytes, m: Any, key: str) -> bool:
     """`per token: 16*4=64` is a sentence, not YAML: mid-line, a lower-case key and `:` make an assignment
     only in JSON or code, where the key or the value is quoted (`"api_key":"..."`)."""
     between = raw[m.end(1):m.start(2)]
-    quoted = raw[m.start(1) - 1:m.start(1)] in (b'"', b"'") or raw[m.start(2):m.start(2) + 1] in (b'"', b"'")
+    quoted = raw[m.start(1) - 1:m.start(1)] in (b'"', b"'") or raw[m.start(2):m.start(2) + 1] in (b'"', b"'", b"\\")
     return b":" in between and b"=" not in between and key.upper() != key and not quoted

@@ -197,9 +197,9 @@ def _windows(raw: bytes) -> list[tuple[int, int]]:
     """Stretches of the text around every place a secret could be, merged; usually a small part of it.
 
     Running ~170 detectors over all of a large trace would cost seconds per MB. Most detectors' secret
-    holds a run of 16+ letters and digits (identifiers are broken up by `_` and `.`), follows a URL's
-    `://` or `bearer`/`basic`, or starts with its rule's keyword (a vendor prefix: one RE2 pass finds
-    them all); key blocks are searched apart. detect-secrets itself scans line by line, and its keyword
+    holds a run of 16+ letters and digits (identifiers are broken up by `_` and `.`), or starts with or
+    follows its rule's keyword (a vendor prefix such as `dop_v1_`, `sk-`, a URL's `://`, `bearer`: one
+    RE2 pass finds them all); key blocks are searched apart. detect-secrets itself scans line by line, and its keyword
     detectors look only a few dozen characters back, so a window of the neighbourhood gives the same hits.
     """
     flat = raw.translate(_ALNUM_TO_A)
@@ -210,12 +210,6 @@ def _windows(raw: bytes) -> list[tuple[int, int]]:
         end = len(flat) if end < 0 else end
         spans.append((i - _CONTEXT, end + _CONTEXT))
         i = flat.find(_RUN, end)
-    lowered = raw.lower()
-    for needle in (b"://", b"bearer", b"basic"):
-        i = lowered.find(needle)
-        while i >= 0:
-            spans.append((i - _CONTEXT, i + len(needle) + _CONTEXT))
-            i = lowered.find(needle, i + 1)
     spans.extend((m.start() - _CONTEXT, m.start() + _AFTER_KEYWORD) for m in secretrules.keyword_finder().finditer(raw))
     windows: list[tuple[int, int]] = []
     for s, e in sorted(spans):

@@ -42,13 +42,13 @@ class Rule:
     pattern: Any  # a compiled re2 pattern over bytes
     keywords: tuple[bytes, ...] = ()  # lower-cased; empty: runs on every window
     entropy: float = 0.0
-    allow: tuple[Any, ...] = ()  # re2 patterns over bytes: a secret matching one is a known example
+    allow: tuple[Any, ...] = ()  # re2 patterns over bytes: a secret one matches whole is a known example
     check: Callable[[bytes], bool] | None = None
 
     def accepts(self, secret: bytes) -> bool:
         if self.entropy and shannon(secret) < self.entropy:
             return False
-        if any(p.search(secret) for p in self.allow):
+        if any(p.fullmatch(secret) for p in self.allow):  # whole: gitleaks' search would let `hvs.<...s.ABC...>` pass
             return False
         return self.check is None or self.check(secret)
 
@@ -85,22 +85,24 @@ def _basic_credentials(secret: bytes) -> bool:
     return b":" in plain and all(32 <= b < 127 for b in plain)
 
 
-# Ours: (kind, pattern, check). RE2 syntax; `(?s)` where a body spans lines.
-_SHAPES: tuple[tuple[str, str, Callable[[bytes], bool] | None], ...] = (
-    ("private-key", r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|\z)", None),
-    ("putty-private-key", r"PuTTY-User-Key-File-[0-9]+:(?s:.*?)(?:Private-(?:MAC|Hash):[ \t]*[0-9A-Fa-f]+|\z)", None),
-    ("anthropic-key", r"sk-ant-[A-Za-z0-9_-]{20,}", _mixed),
-    ("openai-key", r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", _mixed),
-    ("github-token", r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})", None),
-    ("aws-access-key", r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}", None),
-    ("huggingface-token", r"hf_[A-Za-z0-9]{30,}", _mixed),
-    ("slack-token", r"xox[abposr]-[A-Za-z0-9-]{10,}", None),
-    ("google-api-key", r"AIza[0-9A-Za-z_-]{35}", None),
-    ("npm-token", r"npm_[A-Za-z0-9]{36}", None),
-    ("json-web-token", r"eyJ[A-Za-z0-9_-]{5,}\.ey[A-Za-z0-9_-]{5,}(?:\.[A-Za-z0-9_-]*)?", None),
-    ("bearer-token", r"(?i)bearer[ \t]+([A-Za-z0-9._~+/-]{16,}=*)", None),
-    ("basic-auth-header", r"(?i)basic[ \t]+([A-Za-z0-9+/]{8,}={0,2})", _basic_credentials),
-    ("url-credential", r"[A-Za-z][A-Za-z0-9+.-]*://([A-Za-z0-9._~%!$&'*+,;=-]{16,})@", _mixed),
+# Ours: (kind, pattern, check, keywords). RE2 syntax; `(?s)` where a body spans lines. The keywords (a key's
+# prefix) open a window wherever they occur, so a key whose random part has no 16-letter run is still seen.
+_SHAPES: tuple[tuple[str, str, Callable[[bytes], bool] | None, tuple[str, ...]], ...] = (
+    ("private-key", r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|\z)", None, ()),
+    ("putty-private-key", r"PuTTY-User-Key-File-[0-9]+:(?s:.*?)(?:Private-(?:MAC|Hash):[ \t]*[0-9A-Fa-f]+|\z)", None, ()),
+    ("anthropic-key", r"sk-ant-[A-Za-z0-9_-]{20,}", _mixed, ("sk-ant-",)),
+    ("openai-key", r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", _mixed, ("sk-",)),
+    ("github-token", r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})", None,
+     ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    ("aws-access-key", r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}", None, ("akia", "asia", "abia", "acca")),
+    ("huggingface-token", r"hf_[A-Za-z0-9]{30,}", _mixed, ("hf_",)),
+    ("slack-token", r"xox[abposr]-[A-Za-z0-9-]{10,}", None, ("xox",)),
+    ("google-api-key", r"AIza[0-9A-Za-z_-]{35}", None, ("aiza",)),
+    ("npm-token", r"npm_[A-Za-z0-9]{36}", None, ("npm_",)),
+    ("json-web-token", r"eyJ[A-Za-z0-9_-]{5,}\.ey[A-Za-z0-9_-]{5,}(?:\.[A-Za-z0-9_-]*)?", None, ("eyj",)),
+    ("bearer-token", r"(?i)bearer[ \t]+([A-Za-z0-9._~+/-]{16,}=*)", None, ("bearer",)),
+    ("basic-auth-header", r"(?i)basic[ \t]+([A-Za-z0-9+/]{8,}={0,2})", _basic_credentials, ("basic",)),
+    ("url-credential", r"[A-Za-z][A-Za-z0-9+.-]*://([A-Za-z0-9._~%!$&'*+,;=-]{16,})@", _mixed, ("://",)),
 )
 KEY_BLOCKS = ("private-key", "putty-private-key")  # multi-line: searched over the whole text, not windows
 _BLOCK_NEEDLES = (b"PRIVATE KEY", b"PuTTY-User-Key-File")
@@ -162,7 +164,7 @@ def _gitleaks() -> list[Rule]:
 @lru_cache(maxsize=1)
 def rules() -> tuple[Rule, ...]:
     """Every detector, ours first (the order names a hit two of them find)."""
-    ours = [Rule(kind, linear(loosen(p).encode()), check=check) for kind, p, check in _SHAPES]
+    ours = [Rule(kind, linear(loosen(p).encode()), tuple(k.encode() for k in words), check=check) for kind, p, check, words in _SHAPES]
     return (*ours, *_gitleaks(), *_detect_secrets())
 
 
