@@ -75,20 +75,39 @@
         table.parentNode.insertBefore(box, table); box.appendChild(table);
       }
       var hint = document.createElement('p');
-      hint.className = 'scroll-hint'; hint.hidden = true;
-      hint.textContent = 'wide table: scroll sideways for more columns →';
       box.parentNode.insertBefore(hint, box);
-      var check = function () {
-        var over = box.scrollWidth > box.clientWidth + 1;
-        box.classList.toggle('overflowing', over);
-        box.classList.toggle('at-end', box.scrollLeft + box.clientWidth >= box.scrollWidth - 1);
-        hint.hidden = !over;
-      };
-      box.addEventListener('scroll', check, { passive: true });
-      window.addEventListener('resize', check);
-      check();
+      watchOverflow(box, box, hint, 'wide table: scroll sideways for more columns →');
     });
   }
+
+  // `scroller` scrolls sideways: `marked` gets "overflowing" (and "at-end" once scrolled to the end), and the
+  // `hint` line says so while there is more to see. Re-checked on scroll and whenever the scroller is resized.
+  function watchOverflow(scroller, marked, hint, words) {
+    hint.className = 'scroll-hint'; hint.hidden = true; hint.textContent = words;
+    var check = function () {
+      var over = scroller.scrollWidth > scroller.clientWidth + 1;
+      marked.classList.toggle('overflowing', over);
+      marked.classList.toggle('at-end', scroller.scrollLeft + scroller.clientWidth >= scroller.scrollWidth - 1);
+      hint.hidden = !over;
+    };
+    scroller.addEventListener('scroll', check, { passive: true });
+    if (window.ResizeObserver) new ResizeObserver(check).observe(scroller); else window.addEventListener('resize', check);
+    check();
+  }
+
+  // Code whose long lines go past its box (a diff on a phone) scrolls sideways inside its <pre>: while there
+  // is more to the right, the code's right edge fades and a line above it says so, as for wide tables. Blocks
+  // drawn later (diff.js, lazy turns) call this too; a ResizeObserver measures them once they are laid out.
+  function sideways(box) {
+    var pre = box.querySelector('pre');
+    if (!pre || box.dataset.sideways) return;
+    box.dataset.sideways = '1';
+    var hint = document.createElement('p');
+    box.insertBefore(hint, pre);
+    watchOverflow(pre, box, hint, 'long lines: scroll the code sideways →');
+    hint.classList.add('code-hint');
+  }
+  window.reporterSideways = sideways;
 
   function cellValue(row, idx, kind) {
     var cell = row.children[idx];
@@ -204,5 +223,6 @@
     if (s) s.addEventListener('load', fn);
   }
 
-  document.addEventListener('DOMContentLoaded', function () { setupBasis(); whenPlotly(drawCharts); setupTables(); setupWideTables(); setupKeys(); });
+  document.addEventListener('DOMContentLoaded', function () { setupBasis(); whenPlotly(drawCharts); setupTables(); setupWideTables(); setupKeys();
+    document.querySelectorAll('main .hl').forEach(sideways); });
 })();

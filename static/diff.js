@@ -94,6 +94,7 @@
       wrap.insertBefore(same, pre);
     }
     wrap.dataset.added = String(added); wrap.dataset.removed = String(removed);
+    if (window.reporterSideways) window.reporterSideways(wrap);  // app.js: a cue when long lines scroll sideways
     return wrap;
   }
 
@@ -102,6 +103,7 @@
     var wrap = document.createElement('div'); wrap.className = 'hl numbered';
     var pre = document.createElement('pre'); wrap.appendChild(pre);
     text.split('\n').forEach(function (l, k) { pre.appendChild(lineSpan({ op: ' ', text: l, old: k + 1, neu: k + 1 }, true)); });
+    if (window.reporterSideways) window.reporterSideways(wrap);
     return wrap;
   }
 

@@ -73,6 +73,7 @@
       if (body.dataset.filled) return;
       body.innerHTML = data.turns[parseInt(body.dataset.turn, 10)] || '';
       highlight(body);
+      if (window.reporterSideways) body.querySelectorAll('.hl').forEach(window.reporterSideways);
       body.dataset.filled = '1';
     });
   }

@@ -96,7 +96,10 @@ def test_printed_row() -> None:
     assert row == BoardRow(model="M", attempted=3, compiled=3, correct=2, correct_recorded=2, revalidated_sort=1,
                            revalidated_shown="re-val. 1/1", fast=row.fast, geomean_sort="1.000000",
                            geomean_shown="1.00x", geomean_n="n=2", median_turns="5.0", median_tokens="1,617",
-                           recorded_only=1, other_gpu=0, excluded=0, problems="3/3", rank="1")
+                           recorded_only=1, other_gpu=0, excluded=0, problems="3/3", rank="1",
+                           correct_split="1 by us · 1 as recorded", correct_title=row.correct_title)
+    assert row.correct_title.startswith("correct by our re-validation: 1 of the 1 problems re-validated")
+    assert row.correct_title.endswith("The harness itself recorded 2 of these problems correct")
 
 
 def test_printed_row_without_revalidation_or_speedups() -> None:
@@ -187,3 +190,18 @@ def test_a_run_page_names_its_baseline_file_and_the_torch_compile_speedup(site: 
     assert re.search(r"reference timed on\s+NVIDIA L40S\s+⚠ check\s+baseline from another GPU", text)
     # 9.71 ms under torch.compile (the baseline-compile file) against the kernel's recorded 4.10 ms
     assert re.search(r"torch\.compile ref runtime\s+9\.71 ms", text) and re.search(r"speedup vs torch\.compile\s+2\.37x", text)
+
+
+def test_the_runtime_scatter_spans_its_points_not_a_fixed_floor() -> None:
+    import json
+    import math
+
+    from reporter.render.charts import SCATTER_MARGIN, runtime_scatter
+    pts = [{"ref_ms": 0.25, "kernel_ms": 0.5, "href": "a", "correct": True, "measured": True, "label": "a"},
+           {"ref_ms": 4.0, "kernel_ms": 2.0, "href": "b", "correct": False, "measured": False, "label": "b"}]
+    fig = json.loads(json.dumps(runtime_scatter(pts)))
+    lo, hi = math.log10(0.25 / SCATTER_MARGIN), math.log10(4.0 * SCATTER_MARGIN)
+    for axis in ("xaxis", "yaxis"):
+        assert fig["layout"][axis]["range"] == pytest.approx([lo, hi])  # ~0.16 to ~6.4 ms, not from 0.001 ms
+    line = fig["data"][-1]
+    assert line["name"] == "same speed" and line["x"] == line["y"] == pytest.approx([0.25 / SCATTER_MARGIN, 4.0 * SCATTER_MARGIN])

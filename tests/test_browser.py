@@ -513,6 +513,12 @@ def test_every_page_kind_reads_on_a_390px_phone(served: tuple[str, Path], browse
     assert page.evaluate("matchMedia('(hover: none), (pointer: coarse)').matches")  # the phone is a touch screen
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     assert page.evaluate(PHONE_CHECKS) == [] and page.evaluate(BROKEN_WORDS) == [] and not problems, problems
+    if kind == "compare":  # the diff's long lines scroll inside it: its right edge fades and a line above it says so
+        cue = page.evaluate("""() => { const box = document.querySelector('#compare .hl.diff'), pre = box.querySelector('pre'),
+            hint = box.querySelector('.code-hint');
+            return [pre.scrollWidth > pre.clientWidth, box.classList.contains('overflowing'),
+                    !!hint && !hint.hidden && hint.getBoundingClientRect().width > 0, getComputedStyle(pre).maskImage !== 'none']; }""")
+        assert cue == [True, True, True, True]
     context.close()
 
 

@@ -39,7 +39,7 @@ def test_index_variant_and_leaderboard_count_the_same_correct_runs(kb_site: Path
     variant = cells(next((kb_site / "variants").glob("*.html")).read_text(), "gpt-4o")
     assert variant[2:6] == ["2 2 by us · 0 as recorded", "1", "2", "2"]
     board = cells((kb_site / "leaderboards" / "kernelbench--run-new--l1.html").read_text(), "gpt-4o")
-    assert board[3].startswith("2") and board[-2] == "1"  # correct 2 (the suspect is correct, never fast), suspect 1
+    assert board[3] == "2 2 by us · 0 as recorded" and board[-2] == "1"  # the suspect is correct (never fast), and suspect
 
 
 def test_a_suspect_run_counts_its_findings_as_flags(kb_site: Path) -> None:

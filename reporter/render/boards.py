@@ -62,6 +62,8 @@ class BoardRow:
     mark: str = ""  # on a board mixing recorded and re-measured rows: "recorded", "3 of 4 recorded"
     rank: str = ""  # "2", or "2=" where rows print the same fast₁ and geomean (`aggregates.RANK_RULE`)
     geomean_with_suspects: str = ""  # the geomean with suspect runs counted (KernelBench's way), where the row has any
+    correct_split: str = ""  # "3 by us · 1 as recorded": where `correct` comes from, as on the index
+    correct_title: str = ""  # how many were re-validated, and what the harness itself recorded
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,14 @@ def _with_suspects(row: dict[str, Any]) -> str:
     return f"{numbers.speedup(gm)} w/ susp. (n={int(row['geomean_with_suspects_n'])})"
 
 
+def _correct(row: dict[str, Any]) -> tuple[str, str]:
+    """A row's correct count split by source (the index's words), and what else is known about it."""
+    correct, ours, reval = int(row["correct"]), int(row["correct_revalidated"]), int(row["revalidated"])
+    return (f"{ours} by us · {correct - ours} as recorded",
+            f"correct by our re-validation: {ours} of the {reval} problems re-validated; correct as recorded by the harness "
+            f"(for the rest): {correct - ours}. The harness itself recorded {int(row['correct_recorded'])} of these problems correct")
+
+
 def board_rows(table: pd.DataFrame, mixed: bool = False) -> list[BoardRow]:
     rows = []
     for row, rank in zip(table.to_dict("records"), _ranks(table)):
@@ -137,7 +147,7 @@ def board_rows(table: pd.DataFrame, mixed: bool = False) -> list[BoardRow]:
             numbers.num(None if pd.isna(row["median_tokens"]) else float(row["median_tokens"]), 0),
             int(row["recorded_only"]), int(row["baseline_other_gpu"]), int(row["excluded"]), int(row.get("reward_hacks", 0)),
             f"{int(row['attempted'])}/{int(row['problems'])}", _missing(row), _compile(row), _mark(row, mixed), rank,
-            _with_suspects(row)))
+            _with_suspects(row), *_correct(row)))
     return rows
 
 
