@@ -17,6 +17,7 @@ import pytest
 
 from conftest import SMALL_RUNS, small_copy
 from reporter.collect import read, traces
+from reporter.core import sitefiles
 from reporter.render import status
 from reporter.render.digest import RunDigest
 from reporter.render.incremental import build_incremental
@@ -67,9 +68,9 @@ def test_a_rebuild_parses_only_the_changed_trace(data: Path, tmp_path: Path, par
 
 def _files(site: Path) -> dict[str, bytes]:
     # The build's own state names this build (its hashes, how many pages it wrote): everything else must match.
-    skip = {*status.STATE, "build-info.json"}
+    skip = {*sitefiles.STATE, "build-info.json"}
     return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*"))
-            if p.is_file() and p.name not in skip and status.CACHE_DIR not in p.parts}
+            if p.is_file() and p.name not in skip and sitefiles.CACHE_DIR not in p.parts}
 
 
 def _assert_same_as_cold(data: Path, site: Path, tmp_path: Path, name: str) -> dict[str, bytes]:

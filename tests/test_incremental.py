@@ -11,7 +11,8 @@ import pytest
 
 from conftest import DATA, small_copy, validation_entry, write_trace
 from reporter.collect import find_traces
-from reporter.render import highlight, lazy, status
+from reporter.core import sitefiles
+from reporter.render import highlight, lazy
 from reporter.render.incremental import build_incremental
 from test_render import hostile_trace, parse
 
@@ -35,7 +36,7 @@ def test_rebuild_with_nothing_changed_renders_nothing(data: Path, tmp_path: Path
     again = build_incremental(data, site, jobs=1)
     assert again.up_to_date and again.rendered == 0
     assert page(site).stat().st_ino == before
-    assert json.loads((site / status.STATUS_FILE).read_text())["runs"][RUN]["digest"]["run_id"] == RUN
+    assert json.loads((site / sitefiles.STATUS_FILE).read_text())["runs"][RUN]["digest"]["run_id"] == RUN
 
 
 def test_one_changed_trace_re_renders_only_its_page_and_never_writes_through(data: Path, tmp_path: Path) -> None:
@@ -79,8 +80,8 @@ def test_parallel_and_serial_builds_write_the_same_files(data: Path, tmp_path: P
     a, b = tmp_path / "a", tmp_path / "b"
     build_incremental(data, a, jobs=1)
     build_incremental(data, b, jobs=2)
-    files = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file() and p.name not in status.STATE)
-    assert files == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file() and p.name not in status.STATE)
+    files = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file() and p.name not in sitefiles.STATE)
+    assert files == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file() and p.name not in sitefiles.STATE)
     for rel in files:
         assert (a / rel).read_bytes() == (b / rel).read_bytes(), rel
 

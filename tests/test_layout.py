@@ -26,6 +26,9 @@ FLOORS = {"core": 0, "collect": 1, "validate": 2, "render": 3, "publish": 4}
 # `config`, `progress` and the package's `__init__` sit above every stage): the notebook tables read collected runs.
 TOP_LEVEL_FLOORS = {"aggregates": 1, "frames": 1}
 APP_FLOOR = 5
+# Floors that may not import one another although the floors allow it: publishing commits what a build wrote,
+# read through core.sitefiles, so it needs nothing of the renderer (and cannot drift from a page's data).
+APART = {("publish", "render")}
 ARITHMETIC = (nodes.Add, nodes.Sub, nodes.Mul, nodes.Div, nodes.FloorDiv, nodes.Mod, nodes.Pow, nodes.Neg, nodes.Pos)
 
 
@@ -157,6 +160,15 @@ def upward_imports(edges: Mapping[str, set[str]]) -> list[str]:
     return sorted(f"{m} -> {t}" for m, targets in edges.items() for t in targets if floor_of(t) > floor_of(m))
 
 
+def _stage(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def apart_imports(edges: Mapping[str, set[str]]) -> list[str]:
+    return sorted(f"{m} -> {t}" for m, targets in edges.items() for t in targets if (_stage(m), _stage(t)) in APART)
+
+
 def import_circles(edges: Mapping[str, set[str]]) -> list[list[str]]:
     """Every group of modules that import each other, directly or round a loop (Tarjan's components)."""
     index: dict[str, int] = {}
@@ -191,13 +203,19 @@ def test_imports_run_one_way() -> None:
     assert upward_imports(edges) == []
 
 
+def test_publish_imports_nothing_from_render() -> None:
+    edges = import_edges(ROOT / "reporter")
+    assert any(m.startswith("reporter.publish.") for m in edges)
+    assert apart_imports(edges) == []
+
+
 def test_no_import_circles() -> None:
     assert import_circles(import_edges(ROOT / "reporter")) == []
 
 
 def test_the_import_checks_find_upward_imports_and_circles(tmp_path: Path) -> None:
     pkg = tmp_path / "reporter"
-    for folder in ("core", "collect", "render"):
+    for folder in ("core", "collect", "render", "publish"):
         (pkg / folder).mkdir(parents=True)
         (pkg / folder / "__init__.py").write_text("", encoding="utf-8")
     (pkg / "__init__.py").write_text("", encoding="utf-8")
@@ -207,7 +225,9 @@ def test_the_import_checks_find_upward_imports_and_circles(tmp_path: Path) -> No
     (pkg / "collect" / "a.py").write_text("from .b import y\nx = 1\n", encoding="utf-8")
     (pkg / "collect" / "b.py").write_text("from . import a\ny = 2\n", encoding="utf-8")
     (pkg / "cli.py").write_text("from .render import page\n", encoding="utf-8")
+    (pkg / "publish" / "pages.py").write_text("def f() -> None:\n    from ..render.page import x\n", encoding="utf-8")
     edges = import_edges(pkg)
+    assert apart_imports(edges) == ["reporter.publish.pages -> reporter.render.page"]
     assert edges["reporter.render.page"] == {"reporter.core.rules", "reporter.collect.a"}
     assert upward_imports(edges) == ["reporter.core.rules -> reporter.render.page"]
     assert import_circles(edges) == [["reporter.collect.a", "reporter.collect.b"],

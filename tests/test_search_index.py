@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from reporter.cli import main
+from reporter.core.sitefiles import owned_files
 from reporter.render import boards, search
-from reporter.render.status import owned_files
 
 ROOT = Path(__file__).resolve().parent.parent
 FIELDS = '["href","title","problem","model","group","verdict","source","speedup","flags","kernels","order"]'

@@ -30,6 +30,7 @@ import ghp_import
 from ..core import __version__
 from ..core.errors import ConfigError, PublishError
 from ..core.marker import MARKER, SOURCE_PREFIX
+from ..core.sitefiles import foreign_files, is_state, owned_files
 
 # Git settings that run a program (a file-system monitor, hooks) are turned off for every git this module
 # starts, ghp-import's included (they read the environment): publishing runs no program a repository's
@@ -75,7 +76,6 @@ def check_site(site: Path) -> None:
         raise PublishError(f"{site} does not exist; run `reporter build DATA {site}` first")
     if not any(site.iterdir()):
         raise PublishError(f"{site} is empty; run `reporter build DATA {site}` first")
-    from ..render.status import owned_files
     if owned_files(site) is None or not (site / "index.html").is_file():
         raise PublishError(f"{site} is not a finished reporter build (no {MARKER} naming its status file, or no "
                            "index.html): it may be half-written, or built by an older reporter; build it again")
@@ -116,8 +116,6 @@ def _published_files(site: Path) -> Iterator[tuple[Path, list[str]]]:
     """A copy beside `site` of what its build wrote there (regular files only, never through a link), and
     the paths left out: files someone else put in SITE, links, hard-linked files, and anything that is no
     longer a plain file."""
-    from ..render.status import is_state, owned_files
-    from ..render.writer import foreign_files
     written = owned_files(site) or frozenset()
     left_out = foreign_files(site, written)
     real = os.path.realpath(site)

@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..core import sitefiles
 from ..core.errors import CollectError
 from . import pagemaker, plan, status
 from .assets import asset_dir
@@ -52,7 +53,7 @@ def build_incremental(data: Path, site: Path, jobs: int | None = None, settings:
     """Bring SITE up to date with DATA, re-rendering only what changed; see the module's docstring.
     With `strict`, any problem leaves the previous SITE exactly as it was."""
     site = site.absolute()
-    prev = status.BuildStatus.load(site) if status.owned_files(site) is not None else status.BuildStatus()
+    prev = status.BuildStatus.load(site) if sitefiles.owned_files(site) is not None else status.BuildStatus()
     g, shared = globals_of(data, settings, redact)
     found = plan.scan(data, prev, jobs, shared, progress)
     digests = sorted((r.digest for r in found.runs.values()), key=lambda d: d.order())

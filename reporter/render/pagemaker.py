@@ -19,6 +19,7 @@ from jinja2 import Environment
 
 from ..collect.traces import RunRecord
 from ..collect.validation import CachedValidation
+from ..core import sitefiles
 from ..core.errors import CollectError
 from . import compare, lazy, parallel, status
 from .digest import RunDigest, make
@@ -124,7 +125,7 @@ def render_job(item: tuple[str, str, dict[str, Any]]) -> list[str] | str:
     try:
         r = _load(data, rel, run_id, nav["slug"])
         files = run_files(r, _lookup(data, r, []), st["urls"], nav, _env(), st["generated"], st["assets"],
-                          HighlightCache(tmp / status.CACHE_DIR / "code"))
+                          HighlightCache(tmp / sitefiles.CACHE_DIR / "code"))
     except Exception as exc:  # noqa: BLE001 - one run's bad data must not cost the rest of the site
         return f"run page not built: {type(exc).__name__}: {exc}"
     clean = shown_text(st)

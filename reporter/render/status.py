@@ -23,27 +23,19 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import __version__
 from ..core.errors import CollectError
-from ..core.marker import MARKER  # in every finished build; it names the hash of the status file beside it
 from ..core.safeio import checked_path, hash_bounded, read_bounded
+from ..core.sitefiles import STATUS_FILE, sha256_bytes
 
 if TYPE_CHECKING:
     from .digest import RunDigest  # imported when a status is loaded: publish reads the site's state without it
 
-STATUS_FILE = ".reporter-status.json"
-CACHE_DIR = ".reporter-cache"  # content-addressed caches (highlighted code) that outlive one build
-STATE = (MARKER, STATUS_FILE)  # the build's own state at the site's top, never listed as written
 # 3: the status lists every file the build wrote (`written`), and the marker its hash; 4: typed digests with
 # the runs-table row; 5: listing fingerprints; 6: leaderboards kept per group; 7: a run summary's `correct` and
 # its flags counting suspect findings
 STATUS_FORMAT = 7
-STATUS_PREFIX = "status: "  # the marker's line naming the status file's sha256
 
 Signature = list[Any]  # [size, mtime_ns, sha256]
 SIGNED_LIMIT = "MAX_ATTACHMENT_BYTES"  # the largest input a run has; each reader applies its own, smaller limit
-
-
-def sha256_bytes(blob: bytes) -> str:
-    return hashlib.sha256(blob).hexdigest()
 
 
 def signature(path: Path, known: Signature | None, root: Path) -> Signature | None:
@@ -146,28 +138,6 @@ class BuildStatus:
         blob = clean(json.dumps(doc, separators=(",", ":"))).encode("utf-8")
         (folder / STATUS_FILE).write_bytes(blob)
         return sha256_bytes(blob)
-
-
-def owned_files(site: Path) -> frozenset[str] | None:
-    """What the build that made `site` wrote there, when `site` is a finished build of ours: its marker
-    names the sha256 of its status file, which lists every file written. None for anything else: a folder
-    holding a stray marker (a home directory), a site whose state was edited, an older reporter's site."""
-    try:
-        marker = read_bounded(site / MARKER, site, "(file)", "MAX_CONFIG_FILE_BYTES").decode("utf-8", "replace")
-        blob = read_bounded(site / STATUS_FILE, site, "(file)", "MAX_INDEX_BYTES")
-        if STATUS_PREFIX + sha256_bytes(blob) not in marker.splitlines():
-            return None
-        written = json.loads(blob).get("written")
-    except (CollectError, ValueError, AttributeError):
-        return None
-    if not isinstance(written, list) or not all(isinstance(w, str) for w in written):
-        return None
-    return frozenset(written)
-
-
-def is_state(rel: str) -> bool:
-    """The build's own bookkeeping in a site: the marker, the status and the caches."""
-    return rel in STATE or rel == CACHE_DIR or rel.startswith(CACHE_DIR + "/")
 
 
 def tree_hash(site: Path) -> str:

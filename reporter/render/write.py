@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..core import __version__
+from ..core import __version__, sitefiles
 from ..core.errors import CollectError
 from . import pagemaker, parallel, status
 from .digest import RunDigest
@@ -103,7 +103,7 @@ def _write_listings(writer: Any, site: Path, built: Listings, extra: list[Any], 
          else todo.append(page))
     files = {}
     for path, text in built.files.items():
-        marks[path] = status.sha256_bytes(text.encode("utf-8"))
+        marks[path] = sitefiles.sha256_bytes(text.encode("utf-8"))
         if not (prev.get(path) == marks[path] and (site / path).is_file()):
             files[path] = text
     keep += [path for path in built.files if path not in files]
@@ -128,7 +128,7 @@ def write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, sta
     generated = status.generated_at()
     with SiteWriter(site, data, generated, pagemaker.shown_text(shared)) as writer:
         assert writer.tmp is not None
-        writer.seed(plan.keep, [status.CACHE_DIR])
+        writer.seed(plan.keep, [sitefiles.CACHE_DIR])
         shared = {**shared, "tmp": str(writer.tmp), "generated": generated, "assets": writer.assets, "urls": plan.urls}
         problems = _render_runs(data, plan, runs, shared, jobs, progress)
         digests = [d for d in report.digests if d.run_id in runs]

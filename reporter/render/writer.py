@@ -1,7 +1,7 @@
 """Write a site without ever destroying what is not ours, and swap it in atomically.
 
 SITE must be absent, empty, or a previous build: its MARKER names the hash of its status file, which
-lists every file that build wrote (`status.owned_files`); a stray MARKER alone proves nothing. SITE may
+lists every file that build wrote (`core.sitefiles.owned_files`); a stray MARKER alone proves nothing. SITE may
 not be DATA, contain it or lie inside it. Pages are rendered into a temporary folder beside SITE, which
 then trades places with SITE in one `renameat2(RENAME_EXCHANGE)` call, so a reader (or a `kill -9`) sees
 either the old site or the new one, whole. Where the kernel has no exchange, two renames are used and a
@@ -39,11 +39,11 @@ from ..core import __version__
 from ..core.errors import CollectError, SiteError
 from ..core.marker import MARKER, marker_text
 from ..core.safeio import read_bounded
+from ..core.sitefiles import STATUS_FILE, STATUS_PREFIX, foreign_files, is_state, owned_files
 from ..core.vocab import RevalidationState, ReviewStatus, RunVerdict, Source
 from . import numbers, text
 from .assets import asset_dir
 from .runpage import Page
-from .status import STATUS_FILE, STATUS_PREFIX, is_state, owned_files
 
 log = logging.getLogger(__name__)
 BUILDING = ".reporter-building"  # in every temporary folder from the moment it exists, holding its name's token
@@ -155,22 +155,6 @@ def recover(site: Path) -> None:
             shutil.rmtree(p)
         elif left := drop_replaced(p, site):
             log.warning("kept %s: it holds %d file(s) no reporter build wrote (%s)", p, len(left), ", ".join(left[:5]))
-
-
-def foreign_files(site: Path, written: frozenset[str]) -> list[str]:
-    """Everything in `site` its build did not write (files, links, and empty folders as `name/`), sorted."""
-    parents = {"/".join(w.split("/")[:i]) for w in written for i in range(1, w.count("/") + 1)}
-    out: list[str] = []
-    for folder, dirs, names in os.walk(site):
-        dirs.sort()
-        here = Path(folder).relative_to(site).as_posix()
-        for name in [*names, *(d for d in dirs if os.path.islink(os.path.join(folder, d)))]:
-            rel = f"{here}/{name}" if here != "." else name
-            if rel not in written and not is_state(rel):
-                out.append(rel)
-        if here != "." and not dirs and not names and here not in parents and not is_state(here):
-            out.append(here + "/")
-    return sorted(out)
 
 
 def template_env() -> Environment:

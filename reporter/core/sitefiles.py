@@ -1,0 +1,65 @@
+"""What a finished build left in SITE, read without the renderer: its status file, its own state files, the
+files it wrote (`owned_files`) and those it did not (`foreign_files`).
+
+The build (`render`) writes these; publishing reads them to commit only what the build wrote, and a new build
+reads them to tell its own site from a folder it must not touch. Both floors read them from here, so
+publishing imports nothing from the renderer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from .errors import CollectError
+from .marker import MARKER  # in every finished build; it names the hash of the status file beside it
+from .safeio import read_bounded
+
+STATUS_FILE = ".reporter-status.json"
+CACHE_DIR = ".reporter-cache"  # content-addressed caches (highlighted code) that outlive one build
+STATE = (MARKER, STATUS_FILE)  # the build's own state at the site's top, never listed as written
+STATUS_PREFIX = "status: "  # the marker's line naming the status file's sha256
+
+
+def sha256_bytes(blob: bytes) -> str:
+    return hashlib.sha256(blob).hexdigest()
+
+
+def owned_files(site: Path) -> frozenset[str] | None:
+    """What the build that made `site` wrote there, when `site` is a finished build of ours: its marker
+    names the sha256 of its status file, which lists every file written. None for anything else: a folder
+    holding a stray marker (a home directory), a site whose state was edited, an older reporter's site."""
+    try:
+        marker = read_bounded(site / MARKER, site, "(file)", "MAX_CONFIG_FILE_BYTES").decode("utf-8", "replace")
+        blob = read_bounded(site / STATUS_FILE, site, "(file)", "MAX_INDEX_BYTES")
+        if STATUS_PREFIX + sha256_bytes(blob) not in marker.splitlines():
+            return None
+        written = json.loads(blob).get("written")
+    except (CollectError, ValueError, AttributeError):
+        return None
+    if not isinstance(written, list) or not all(isinstance(w, str) for w in written):
+        return None
+    return frozenset(written)
+
+
+def is_state(rel: str) -> bool:
+    """The build's own bookkeeping in a site: the marker, the status and the caches."""
+    return rel in STATE or rel == CACHE_DIR or rel.startswith(CACHE_DIR + "/")
+
+
+def foreign_files(site: Path, written: frozenset[str]) -> list[str]:
+    """Everything in `site` its build did not write (files, links, and empty folders as `name/`), sorted."""
+    parents = {"/".join(w.split("/")[:i]) for w in written for i in range(1, w.count("/") + 1)}
+    out: list[str] = []
+    for folder, dirs, names in os.walk(site):
+        dirs.sort()
+        here = Path(folder).relative_to(site).as_posix()
+        for name in [*names, *(d for d in dirs if os.path.islink(os.path.join(folder, d)))]:
+            rel = f"{here}/{name}" if here != "." else name
+            if rel not in written and not is_state(rel):
+                out.append(rel)
+        if here != "." and not dirs and not names and here not in parents and not is_state(here):
+            out.append(here + "/")
+    return sorted(out)
