@@ -70,7 +70,7 @@ def measure(jobs: Mapping[str, WorkerJob], gpus: list[str], per_gpu: int, timeou
 
     def one(i_key: tuple[int, str]) -> tuple[str, CheckStrength]:
         i, key = i_key
-        job_dir = Path(tempfile.mkdtemp(prefix=f"strength-{key[:12]}-", dir=work))
+        job_dir = Path(tempfile.mkdtemp(prefix=f"strength-{i}-", dir=work))
         res, _ = run_forked(servers[i % len(servers)], "strength", replace(jobs[key], kernel=""), job_dir, timeout_s, {})
         if res.verdict == Verdict.CORRECT and res.check_strength is not None:
             return key, res.check_strength
