@@ -343,3 +343,23 @@ def test_rows_that_print_the_same_share_a_rank_listed_by_name() -> None:
     assert list(zip(one["model"], one["rank"])) == [("b-model", 1), ("c-model", 1), ("a-model", 3), ("z-model", 3), ("m-model", 5)]
     assert list(board[board["level"] == 2]["rank"]) == [1]
     assert "printed" in ag.RANK_RULE and "by model name" in ag.RANK_RULE
+
+
+def test_own_kernel_share_weak_checks_and_incomplete_checks_on_the_board() -> None:
+    # C: p1 leaves the GEMM to cuBLAS and fuses its epilogue (own share 2%, 3.0x): an honest KernelBench win that
+    #    stays in fast_1 and the geomean, and only the strict "own kernels" column leaves it out;
+    #    p2 is all its own (95%, 2.0x); p3 is correct at 1.5x on a problem whose check accepts zeros (a weak
+    #    check): no win, but counted "w/ weak" as KernelBench would; p4 is correct at 1.2x but its dynamic checks
+    #    did not run (checks incomplete): it counts, and is counted as incomplete.
+    board = ag.leaderboard(from_records([
+        run("C", 1, None, 3.0, reval=True, own_kernel_share=0.02),
+        run("C", 2, None, 2.0, reval=True, own_kernel_share=0.95),
+        run("C", 3, None, 1.5, reval=True, own_kernel_share=1.0, weak_check="zeros"),
+        run("C", 4, None, 1.2, reval=True, own_kernel_share=1.0, checks_incomplete=True, incomplete_checks="input_statistics"),
+    ]))
+    c = row(board, "C")
+    assert (c["fast_1.0_n"], c["geomean_n"]) == (3, 3)  # p1, p2, p4; p3 is a weak-check win
+    assert c["geomean"] == pytest.approx((3.0 * 2.0 * 1.2) ** (1 / 3))
+    assert c["fast_1.0_with_suspects_n"] == 4  # KernelBench's count takes the weak-check win
+    assert (c["weak_check"], c["checks_incomplete"], c["excluded"]) == (1, 1, 0)
+    assert (c["strict_fast_1.0_n"], c["strict_measured"]) == (2, 4)  # p2 and p4: own kernels do >= 50%

@@ -97,7 +97,10 @@ def test_printed_row() -> None:
                            revalidated_shown="re-val. 1/1", fast=row.fast, geomean_sort="1.000000",
                            geomean_shown="1.00x", geomean_n="n=2", median_turns="5.0", median_tokens="1,617",
                            recorded_only=1, other_gpu=0, excluded=0, problems="3/3", rank="1",
-                           correct_split="1 by us · 1 as recorded", correct_title=row.correct_title)
+                           correct_split="1 by us · 1 as recorded", correct_title=row.correct_title,
+                           strict=FastCell("0.000000", "0.00", "0/3", "0 of 3 problems correct, faster than 1× and with the "
+                                           "submission's own kernels doing at least 50% of the kernel time; the share is "
+                                           "measured on re-validated runs only (0 of 3 attempted), so the others never count here"))
     assert row.correct_title.startswith("correct by our re-validation: 1 of the 1 problems re-validated")
     assert row.correct_title.endswith("The harness itself recorded 2 of these problems correct")
 

@@ -3,7 +3,16 @@ docs/checks.md says both (issue 31: a flag is a claim about a person's work)."""
 
 from __future__ import annotations
 
-from conftest import ROOT
+import csv
+import io
+import json
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from conftest import ROOT, validation_entry
+from reporter.cli import main
 from reporter.collect.transcript import CHECK as TRANSCRIPT_CHECK
 from reporter.core.cheats import RULES as STATIC_RULES
 from reporter.core.schema import DynamicCheck
@@ -22,3 +31,27 @@ def test_docs_list_each_rule_with_its_hack_and_honest_twin() -> None:
     doc = (ROOT / "docs" / "checks.md").read_text(encoding="utf-8")
     for r in RULES:
         assert f"| `{r.check}` | {r.source} | {r.hack} | {r.honest} |" in doc, r.check
+
+
+def test_a_check_that_did_not_run_and_a_weak_check_show_wherever_the_run_is_listed(small_data: Path, tmp_path: Path) -> None:
+    # seed 000 is correct; say its statistics check ran out of memory beside another process and that its problem's
+    # comparison also accepts zeros even after strengthening.
+    entry = validation_entry(small_data, "seed-000-l2-p10")
+    doc = json.loads(entry.read_text())
+    doc["dynamic_checks"][-1] = {"check": "input_statistics", "tripped": None, "detail": "not run: OutOfMemoryError: CUDA out of memory"}
+    doc["check_strength"] = {"passes": ["zeros"], "equivalent": [], "strengthen": [], "still_pass": ["zeros"], "note": ""}
+    entry.write_text(json.dumps(doc))
+    site = tmp_path / "site"
+    assert CliRunner().invoke(main, ["build", str(small_data), str(site), "--no-validate"]).exit_code == 0
+    page = (site / "runs" / "seed-000-l2-p10.html").read_text()
+    assert "⚠ checks incomplete</b> input_statistics did not run" in page
+    assert "⚠ weak check</b> zeros would also pass this problem" in page
+    row = next(r for r in csv.DictReader(io.StringIO((site / "runs.csv").read_text())) if r["run_id"] == "seed-000-l2-p10")
+    assert (row["checks_incomplete"], row["incomplete_checks"], row["weak_check"]) == ("True", "input_statistics", "zeros")
+    index = (site / "index.html").read_text()
+    assert re.search(r"<td>2</td><td>1</td><td>1</td><td>\d+</td><td>", index)  # re-validated, incomplete, weak, flags
+    grid = next((site / "grids").glob("*.html")).read_text()
+    assert 'class="mark m-incomplete" title="checks incomplete: a suspect check did not run">◌</span>' in grid
+    assert 'class="mark m-weak"' in grid
+    board = next((site / "leaderboards").glob("*.html")).read_text()
+    assert re.search(r"<td>1</td><td>1</td><td>0</td><td>0</td></tr>", board)  # weak, incomplete, suspect, hacks

@@ -28,7 +28,8 @@ def _mean_log(values: list[float]) -> float:
 
 COUNT_COLUMNS: tuple[str, ...] = (
     "attempted", "submitted", "compiled", "correct", "correct_recorded", "correct_revalidated", "revalidated",
-    "recorded_only", "baseline_other_gpu", "excluded", "compile_n", "compile_fast_1.0_n", "geomean_n")
+    "recorded_only", "baseline_other_gpu", "excluded", "weak_check", "checks_incomplete", "compile_n",
+    "compile_fast_1.0_n", "geomean_n", "strict_fast_1.0_n", "strict_measured")
 
 
 def _group_row(b: dict[str, list[Any]], rows: list[int], fast_ps: Sequence[float]) -> dict[str, Any]:
@@ -42,15 +43,19 @@ def _group_row(b: dict[str, list[Any]], rows: list[int], fast_ps: Sequence[float
         "correct_recorded": true("recorded_correct"), "correct_revalidated": true("revalidated_correct"),
         "revalidated": sum(1 for i in rows if b["revalidated_correct"][i] is not None),
         "recorded_only": sum(1 for i in rows if b["speedup_source"][i] == Source.RECORDED),
-        "baseline_other_gpu": true("foreign_baseline"), "excluded": true("excluded"),
-        "compile_n": len(compiled), "compile_fast_1.0_n": fast_n(compiled, 1.0), "geomean_n": len(speeds)}
+        "baseline_other_gpu": true("foreign_baseline"), "excluded": true("excluded"), "weak_check": true("weak"),
+        "checks_incomplete": true("incomplete"),
+        "compile_n": len(compiled), "compile_fast_1.0_n": fast_n(compiled, 1.0), "geomean_n": len(speeds),
+        # the strict view: fast_1 over the runs whose own kernels do at least STRICT_OWN_SHARE of the kernel time
+        "strict_fast_1.0_n": fast_n([b["speedup"][i] for i in rows if b["counts"][i] and b["own"][i]], 1.0),
+        "strict_measured": sum(1 for i in rows if b["own_kernel_share"][i] is not None)}
     out |= {f"{fast_column(p)}_n": fast_n(speeds, p) for p in fast_ps}
     return out | {"geomean": _mean_log(speeds), "compile_geomean": _mean_log(compiled)}
 
 
 BEST_COLUMNS: tuple[str, ...] = ("submitted", "compiled", "correct", "recorded_correct", "revalidated_correct",
-                                 "speedup_source", "foreign_baseline", "excluded", "counts", "speedup",
-                                 "recorded_compile_speedup")
+                                 "speedup_source", "foreign_baseline", "excluded", "weak", "incomplete", "own",
+                                 "own_kernel_share", "counts", "speedup", "recorded_compile_speedup")
 
 
 def _board_rows(runs: pd.DataFrame, by: Sequence[str], fast_ps: Sequence[float]) -> dict[Key, dict[str, Any]]:
@@ -110,8 +115,9 @@ def leaderboard(frame: pd.DataFrame, by: Sequence[str] = LEADERBOARD_KEYS, fast_
     """A row per group × model: denominators, counts, fast_p (share and numerator) and the geometric mean.
 
     `space` is the recorded problem set (`frames.load_universe`): fast_p divides by its problems (`problems`), and
-    a problem with no run counts as `not_attempted`. `fast_<p>_with_suspects` is fast_p with the suspect runs
-    counted (KernelBench's own scoring, which has no cheat checks); `compile_*` compare with torch.compile
+    a problem with no run counts as `not_attempted`. `fast_<p>_with_suspects` is fast_p with the suspect runs and
+    the correct runs on weak-check problems counted (KernelBench's own scoring, which has neither);
+    `strict_fast_1.0_n` counts only runs whose own kernels do at least `suspects.STRICT_OWN_SHARE` of the time; `compile_*` compare with torch.compile
     where the harness recorded a torch.compile baseline."""
     runs = scoped(frame, revalidated_only, exclude, basis)
     return board_table(runs, scoped(frame, revalidated_only, None, basis) if exclude is not None else None, by, fast_ps, space)

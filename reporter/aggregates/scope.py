@@ -14,6 +14,7 @@ import pandas as pd
 
 from ..core.checks import speedup_reported
 from ..core.schema import Basis
+from ..core.suspects import STRICT_OWN_SHARE
 from ..core.vocab import MISSING_KEY, Source
 
 FAST_P: tuple[float, ...] = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)
@@ -78,7 +79,14 @@ def _excluding(frame: pd.DataFrame, exclude: str | None) -> pd.DataFrame:
     # a recorded speedup whose reference was timed on another GPU compares two machines: shown and flagged, never counted
     other = out["baseline_other_gpu"] if "baseline_other_gpu" in out else pd.Series(False, index=out.index)
     out["foreign_baseline"] = other.fillna(False).astype(bool) & out["speedup_source"].ne(Source.RE_VALIDATED).fillna(True).astype(bool)
-    out["counts"] = out["correct"] & ~out["excluded"] & real & ~out["foreign_baseline"]
+    # A correct run on a problem whose comparison accepts a wrong answer (a weak check) is no win on the default
+    # boards; KernelBench's own count (exclude=None) takes it.
+    out["weak"] = out["weak_check"].notna() & out["correct"] if "weak_check" in out else False
+    out["counts"] = out["correct"] & ~out["excluded"] & real & ~out["foreign_baseline"] & ~(out["weak"] if exclude is not None else False)
+    # The strict view (own kernels only): the own-kernel share is a property, measured on re-validated runs only.
+    share = out["own_kernel_share"].astype("float64") if "own_kernel_share" in out else pd.Series(np.nan, index=out.index)
+    out["own"] = (share >= STRICT_OWN_SHARE).fillna(False).astype(bool)
+    out["incomplete"] = out["checks_incomplete"].fillna(False).astype(bool) if "checks_incomplete" in out else False
     return out
 
 

@@ -16,6 +16,7 @@ import pandas as pd
 
 from .. import aggregates as ag
 from ..core.schema import Basis
+from ..core.suspects import STRICT_OWN_SHARE
 from ..core.vocab import Source, shown
 from ..frames import export_bytes
 from . import charts, numbers
@@ -24,6 +25,10 @@ from .timing_view import basis_view
 from .urls import GroupKey, Urls
 
 REVALIDATED = "--revalidated"
+STRICT_RULE = (f"fast₁ counting only runs whose own kernels (the submission's, not PyTorch's or a library's) do at least "
+               f"{STRICT_OWN_SHARE:.0%} of one call's kernel time; leaving the GEMM to cuBLAS is allowed by KernelBench and by "
+               "every other column, so this is the column for readers who want fully custom kernels (the share is "
+               "measured at re-validation only)")
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,9 @@ class BoardRow:
     geomean_with_suspects: str = ""  # the geomean with suspect runs counted (KernelBench's way), where the row has any
     correct_split: str = ""  # "3 by us · 1 as recorded": where `correct` comes from, as on the index
     correct_title: str = ""  # how many were re-validated, and what the harness itself recorded
+    weak_checks: int = 0  # correct runs on problems whose comparison accepts a wrong answer: no win here
+    incomplete: int = 0  # runs whose suspect checks did not all run
+    strict: FastCell | None = None  # fast_1 counting only runs whose own kernels do most of the work (`suspects.STRICT_OWN_SHARE`)
 
 
 @dataclass(frozen=True)
@@ -78,16 +86,33 @@ class Board:
     space: pd.DataFrame | None = None  # the recorded problem set (frames.load_universe)
 
 
+def _left_out(row: dict[str, Any]) -> tuple[str, str]:
+    """What the default boards leave out that KernelBench counts: ("suspect runs and weak-check wins", "susp. & weak")."""
+    sus, weak = int(row["excluded"]), int(row.get("weak_check", 0))
+    words = [w for w, n in (("the suspect runs", sus), ("the correct runs on weak-check problems", weak)) if n]
+    short = [w for w, n in (("susp.", sus), ("weak", weak)) if n]
+    return " and ".join(words), " & ".join(short)
+
+
 def _fast(row: dict[str, Any], p: float) -> FastCell:
     col = ag.fast_column(p)
     n, d, reval, tried = int(row[f"{col}_n"]), int(row["problems"]), int(row["revalidated"]), int(row["attempted"])
     tip = (f"{n} of {d} problems correct and faster than {p:g}× ({tried} attempted, {d - tried} not attempted); "
            f"{reval} of the {tried} attempted re-validated by us, {tried - reval} as recorded")
     kb = int(row.get(f"{col}_with_suspects_n", n))
-    if int(row["excluded"]):
-        tip += f"; {kb}/{d} = {numbers.share(kb, d)} with the suspect runs counted, as KernelBench's own scoring would"
-    also = f"{numbers.share(kb, d)} w/ susp." if int(row["excluded"]) else ""
+    words, short = _left_out(row)
+    if words:
+        tip += f"; {kb}/{d} = {numbers.share(kb, d)} with {words} counted, as KernelBench's own scoring would"
+    also = f"{numbers.share(kb, d)} w/ {short}" if words else ""
     return FastCell(f"{n / d:.6f}" if d else "0", numbers.share(n, d), f"{n}/{d}", tip, also)
+
+
+def _strict(row: dict[str, Any]) -> FastCell:
+    n, d, measured = int(row["strict_fast_1.0_n"]), int(row["problems"]), int(row["strict_measured"])
+    tip = (f"{n} of {d} problems correct, faster than 1× and with the submission's own kernels doing at least "
+           f"{STRICT_OWN_SHARE:.0%} of the kernel time; the share is measured on re-validated runs only ({measured} of "
+           f"{int(row['attempted'])} attempted), so the others never count here")
+    return FastCell(f"{n / d:.6f}" if d else "0", numbers.share(n, d), f"{n}/{d}", tip)
 
 
 def _compile(row: dict[str, Any]) -> str:
@@ -119,10 +144,11 @@ def _ranks(table: pd.DataFrame) -> list[str]:
 
 
 def _with_suspects(row: dict[str, Any]) -> str:
-    if not int(row["excluded"]) or "geomean_with_suspects" not in row:
+    words, short = _left_out(row)
+    if not words or "geomean_with_suspects" not in row:
         return ""
     gm = None if pd.isna(row["geomean_with_suspects"]) else float(row["geomean_with_suspects"])
-    return f"{numbers.speedup(gm)} w/ susp. (n={int(row['geomean_with_suspects_n'])})"
+    return f"{numbers.speedup(gm)} w/ {short} (n={int(row['geomean_with_suspects_n'])})"
 
 
 def _correct(row: dict[str, Any]) -> tuple[str, str]:
@@ -147,7 +173,8 @@ def board_rows(table: pd.DataFrame, mixed: bool = False) -> list[BoardRow]:
             numbers.num(None if pd.isna(row["median_tokens"]) else float(row["median_tokens"]), 0),
             int(row["recorded_only"]), int(row["baseline_other_gpu"]), int(row["excluded"]), int(row.get("reward_hacks", 0)),
             f"{int(row['attempted'])}/{int(row['problems'])}", _missing(row), _compile(row), _mark(row, mixed), rank,
-            _with_suspects(row), *_correct(row)))
+            _with_suspects(row), *_correct(row), int(row.get("weak_check", 0)), int(row.get("checks_incomplete", 0)),
+            _strict(row)))
     return rows
 
 
@@ -255,7 +282,8 @@ def board_pages(board: Board, grid: str | None, urls: Urls) -> tuple[list[Page],
             "effort": any(r.median_turns != numbers.DASH or r.median_tokens != numbers.DASH for r in rows),
             "problems_n": sentence,
             "revalidated_only": only, "switch": other, "csv": csv,
-            "levels": board.levels, "runs_in_scope": in_scope, "rank_rule": ag.RANK_RULE}))
+            "levels": board.levels, "runs_in_scope": in_scope, "rank_rule": ag.RANK_RULE,
+            "strict_rule": STRICT_RULE}))
     return pages, {csv: export_bytes(board.runs, "csv")}
 
 

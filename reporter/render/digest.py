@@ -87,6 +87,7 @@ class RunDigest:
         s = dict(doc["summary"])
         s["runtime_flag"] = Flag(**s["runtime_flag"]) if s["runtime_flag"] else None
         s["verdict_source"] = Source(s["verdict_source"])
+        s["caveats"] = tuple(s.get("caveats", ()))
         row = doc["row"]
         return cls(**{**doc, "key": tuple(doc["key"]), "problem": tuple(doc["problem"]) if doc["problem"] else None,
                       "flags": tuple(Flag(**f) for f in doc["flags"]), "summary": RunSummary(**s),

@@ -17,7 +17,7 @@ from ..core.vocab import MISSING_KEY, GridState, RunVerdict, Source, shown
 from . import compare, numbers
 from .digest import RunDigest
 from .runpage import HOME, Deferred, Page, group_label, inputs_hash
-from .summary import RunSummary
+from .summary import CHECKS_INCOMPLETE, WEAK_CHECK, RunSummary
 from .timing_view import basis_view
 from .urls import GroupKey, ProblemKey, Urls
 
@@ -49,7 +49,9 @@ def _stats(rows: list[Listed]) -> dict[str, int]:
             "correct_recorded": sum(1 for x in correct if x.summary.verdict_source == Source.RECORDED),
             "suspect": sum(1 for x in rows if x.summary.verdict in (RunVerdict.SUSPECT, RunVerdict.REWARD_HACK)),
             "revalidated": sum(1 for x in rows if x.summary.verdict_source == Source.RE_VALIDATED),
-            "flags": sum(x.summary.flags for x in rows)}
+            "flags": sum(x.summary.flags for x in rows),
+            "incomplete": sum(1 for x in rows if CHECKS_INCOMPLETE in x.summary.caveats),
+            "weak": sum(1 for x in rows if WEAK_CHECK in x.summary.caveats)}
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ class GridCell:
     title: str
     shown: str
     flagged: bool
+    marks: tuple[tuple[str, str, str], ...] = ()  # (css, tooltip, symbol): a weak check, checks that did not run
 
 
 def _times(row: dict[str, Any], basis: str) -> str:
@@ -72,7 +75,7 @@ def _times(row: dict[str, Any], basis: str) -> str:
     return f" · kernel {numbers.time_ms(k)}, reference {numbers.time_ms(r)} ({where})"
 
 
-GRID_CELL_COLUMNS = ("state", "revalidated_correct", "flagged", "basis", "speedup", "evidence", "kernel_ms", "ref_ms",
+GRID_CELL_COLUMNS = ("state", "revalidated_correct", "flagged", "weak", "incomplete", "basis", "speedup", "evidence", "kernel_ms", "ref_ms",
                      "speedup_source", "level", "problem_id", "problem", "model", "run_id")  # what a cell reads
 
 
@@ -87,7 +90,9 @@ def grid_cell(row: dict[str, Any], href: str) -> GridCell:
     speed = None if pd.isna(row["speedup"]) else float(row["speedup"])
     shown = numbers.speedup(speed) if state in (GridState.FASTER, GridState.SLOWER) else label
     anchor = "" if pd.isna(row.get("evidence")) or not row.get("evidence") else f"#{row['evidence']}"
-    return GridCell(href + anchor, f"s-{state.replace('_', '-')}" + (" recorded" if recorded_only else ""), tip, shown, flagged)
+    marks = ((("weak", f"{WEAK_CHECK}: a wrong answer would also pass this problem's comparison", "≈"),) if row.get("weak") is True else ()) \
+        + ((("incomplete", f"{CHECKS_INCOMPLETE}: a suspect check did not run", "◌"),) if row.get("incomplete") is True else ())
+    return GridCell(href + anchor, f"s-{state.replace('_', '-')}" + (" recorded" if recorded_only else ""), tip, shown, flagged, marks)
 
 
 def _problem_key(row: dict[str, Any]) -> ProblemKey:

@@ -8,6 +8,7 @@ from markupsafe import Markup
 
 from ..collect.suspicion import evidence_anchor, suspicion
 from ..collect.traces import RunRecord
+from ..core import suspects
 from ..core.checks import Flag, speedup_reported
 from ..core.schema import Verdict
 from ..core.units import to_ms
@@ -32,6 +33,7 @@ class RunSummary:
     flags: int  # flagged recorded values, and the cheat findings that make the run suspect
     evidence: str = ""  # the run page's anchor of the evidence for the verdict shown (why suspect, why incorrect)
     correct: bool = False  # its verdict (ours, else the harness's) is correct, whatever mark `verdict` shows instead
+    caveats: tuple[str, ...] = ()  # on a re-validated run: "weak check", "checks incomplete" (`core.suspects`)
 
     def _html(self, value: float | None) -> Markup:
         if self.verdict_source == Source.RECORDED:
@@ -59,6 +61,10 @@ class RunSummary:
     @property
     def ref_runtime_sort(self) -> str:
         return self._sort(self.ref_runtime_value)
+
+
+WEAK_CHECK = "weak check"  # a caveat on a correct verdict: its problem's comparison accepts a wrong answer
+CHECKS_INCOMPLETE = "checks incomplete"  # a caveat: a suspect check (or the check strength) did not run
 
 
 def title(r: RunRecord) -> str:
@@ -103,8 +109,10 @@ def run_summary(r: RunRecord, v: ValidationView) -> RunSummary:
         # The headline is device time; an incorrect kernel's speedup is no result, so the verdict stands in for it.
         shown, anchor, flagged = _marked(r, v, res.verdict)
         speed = _reported(r, v, str(res.verdict), res.speedup)
+        caveats = (WEAK_CHECK,) * bool(suspects.weak_check(res)) + (CHECKS_INCOMPLETE,) * bool(suspects.missing_checks(res))
         return RunSummary(shown, Source.RE_VALIDATED, turns, kd.median_ms if kd else None,
-                          rd.median_ms if rd else None, "ms", *speed, None, flagged, anchor, res.verdict == Verdict.CORRECT)
+                          rd.median_ms if rd else None, "ms", *speed, None, flagged, anchor, res.verdict == Verdict.CORRECT,
+                          caveats)
     # Recorded times stay in the unit the harness claimed: a ~1000x mix-up is flagged, never "fixed".
     shown, anchor, flagged = _marked(r, v, run.recorded_verdict or RunVerdict.UNKNOWN)
     speed = _reported(r, v, str(run.recorded_verdict), t.speedup if t else None)
