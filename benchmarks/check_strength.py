@@ -51,18 +51,25 @@ def main() -> None:
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--per-gpu", type=int, default=4, help="problems measured at once on the GPU")
     ap.add_argument("--tol", type=float, default=1e-4, help="fp32 atol = rtol (reporter's default 1e-4; KernelBench's 1e-2)")
-    ap.add_argument("--timeout", type=float, default=300.0)
+    ap.add_argument("--timeout", type=float, default=90.0, help="seconds per problem")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
-    todo = jobs(args.problems, args.levels, args.device, args.tol)
     gpus = ["0"] if args.device == "cuda" else []
     t0 = time.monotonic()
-    # measure() keys its jobs by strength key; here by problem name, which is as unique.
-    found = problemcheck.measure(todo, gpus, args.per_gpu, args.timeout)
-    again = {k: todo[k] for k, v in found.items() if v.note}
-    if again:  # out of memory beside other problems: once more, one at a time
-        found.update(problemcheck.measure(again, gpus, 1, args.timeout))
-    wall = time.monotonic() - t0
+    todo: dict[str, WorkerJob] = {}
+    found: dict[str, CheckStrength] = {}
+    for lv in args.levels:  # a level at a time, the output rewritten after each: a run cut short keeps what it measured
+        level = jobs(args.problems, [lv], args.device, args.tol)
+        todo |= level
+        # measure() keys its jobs by strength key; here by problem name, which is as unique.
+        found |= problemcheck.measure(level, gpus, args.per_gpu, args.timeout)
+        again = {k: level[k] for k in level if found[k].note}
+        if again:  # out of memory beside other problems: once more, one at a time
+            found |= problemcheck.measure(again, gpus, 1, args.timeout)
+        write(report(todo, found, args, time.monotonic() - t0), args.out)
+
+
+def report(todo: dict[str, WorkerJob], found: dict[str, CheckStrength], args: argparse.Namespace, wall: float) -> str:
     weak = {k: v for k, v in found.items() if not v.note and v.weak}
     still = {k: v for k, v in weak.items() if v.still_pass}
     failed = {k: v for k, v in found.items() if v.note}
@@ -76,8 +83,14 @@ def main() -> None:
                    f"{sum(1 for k in names if k in failed)} not measured")
     out.append("")
     out += [line(k, found[k]) for k in todo]
-    text = "\n".join(out) + "\n"
-    (args.out.write_text(text) if args.out else sys.stdout.write(text))
+    return "\n".join(out) + "\n"
+
+
+def write(text: str, out: Path | None) -> None:
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        out.write_text(text)
 
 
 if __name__ == "__main__":
