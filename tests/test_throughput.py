@@ -109,3 +109,34 @@ def test_a_window_holds_its_own_gpu_and_the_host_only_when_asked(tmp_path: Path)
         for p in busy:
             p.kill()
             p.wait()
+
+
+def test_one_nsight_export_splits_into_the_kernel_and_the_reference(tmp_path: Path) -> None:
+    # A real H200 export (the sample data's reference side): its first two launches stand for the kernel's,
+    # then the marker kernel the worker launches before the reference's call, then the rest.
+    import csv
+    import io
+
+    from conftest import DATA
+    from reporter.collect.ncu import parse_ncu_raw
+    from reporter.validate.profiling import HEADER_PREFIX, NCU_PAGE_METRICS, split_sides
+    text = next(DATA.glob("validation/*/*.reference.ncu.csv")).read_text(encoding="utf-8")
+    rows = list(csv.reader(io.StringIO(text[text.find(HEADER_PREFIX):])))
+    name = rows[0].index("Kernel Name")
+    marker = list(rows[3])
+    marker[name] = "at::cuda::(anonymous namespace)::spin_kernel(long)"
+    body = io.StringIO()
+    csv.writer(body, quoting=csv.QUOTE_ALL).writerows([*rows[:4], marker, *rows[4:]])
+    sides = split_sides("==PROF== Disconnected\n" + body.getvalue())
+    assert sides is not None
+    got = []
+    for role, side in zip(("kernel", "reference"), sides, strict=True):
+        (tmp_path / role).write_text(side, encoding="utf-8")
+        got.append([k.name for k in parse_ncu_raw(tmp_path / role)])
+    everything = [k.name for k in parse_ncu_raw(next(DATA.glob("validation/*/*.reference.ncu.csv")))]
+    assert got == [everything[:2], everything[2:]] and len(everything) > 4
+    assert split_sides(text) is None  # no marker: the sides cannot be told apart, so the old round runs
+    twice = io.StringIO()
+    csv.writer(twice, quoting=csv.QUOTE_ALL).writerows([*rows[:3], marker, rows[3], marker])
+    assert split_sides(twice.getvalue()) is None
+    assert set(NCU_PAGE_METRICS) <= set(rows[0])  # every metric asked for is one an H200 export has

@@ -32,7 +32,7 @@ from . import dynamic, lightbuild, reftiming, strength  # noqa: E402
 from .allclose import compare, judge  # noqa: E402, F401 - `compare` is part of this module's interface
 from .attribution import extension_kernels_in, source_kernels  # noqa: E402
 from .inputs import PopcornJitter, build_models, clone, load, make_inputs, poison_allocator, problem_names_used, shape_of, stateful, tensors  # noqa: E402, F401
-from .timing import peak_memory, sync, time_all, time_graphs  # noqa: E402
+from .timing import SPIN_CYCLES, peak_memory, sync, time_all, time_graphs  # noqa: E402
 from .workerstart import started  # noqa: E402
 
 MODES = ("compile", "check", "profile", "strength", "reference")
@@ -327,24 +327,30 @@ def _conclude(out: Draft, s: Settings) -> None:
 
 
 def run_profile(job: WorkerJob, out: Draft) -> None:
-    """One warm call of one side inside an NVTX range named `measured`, for ncu to pick up."""
+    """One warm call of each side profiled (`job.role`: "kernel", "reference" or "both") inside an NVTX range
+    named `measured`, for ncu to pick up; with both, a marker kernel opens the reference's range, so the
+    export splits into the two sides (`profiling.split_sides`)."""
     s = job.settings
     jitter = PopcornJitter(s.jitter_fraction)
     ns, _ = load(job.reference, job.kernel, jitter)
     ref, new, _ = build_models(ns, job.device, s.seed)
-    fn = new if job.role == "kernel" else ref
+    fns = {"kernel": [new], "reference": [ref]}.get(job.role or "", [new, ref])
     inputs = make_inputs(ns, jitter, s.seed, False, job.device)
     # Start from the cache state the device timing starts from: L2 flushed before the call.
     flush = torch.empty(s.flush_l2_mb * 1024 * 1024 // 4, dtype=torch.float32, device=job.device)
     with torch.no_grad():
         for _ in range(3):
+            for fn in fns:
+                fn(*inputs)
+        for i, fn in enumerate(fns):
+            flush.zero_()
+            torch.cuda.synchronize()
+            torch.cuda.nvtx.range_push("measured")
+            if i:
+                torch.cuda._sleep(SPIN_CYCLES)
             fn(*inputs)
-        flush.zero_()
-        torch.cuda.synchronize()
-        torch.cuda.nvtx.range_push("measured")
-        fn(*inputs)
-        torch.cuda.synchronize()
-        torch.cuda.nvtx.range_pop()
+            torch.cuda.synchronize()
+            torch.cuda.nvtx.range_pop()
     out.result = replace(out.result, verdict=Verdict.CORRECT)
 
 
