@@ -51,7 +51,7 @@ def test_the_summary_of_a_call() -> None:
         "validated   3 kernels in 120.0 s: 90 kernels/hour (1 GPU, 16 cores); 1 compile_error, 2 correct",
         "GPU         busy 10% of the run; GPU-exclusive 1.50 s per kernel (its timing windows)",
         "compile     2 builds, 30.0 CPU-s per build (median)",
-        "wall split  per kernel: compile 25.0 s, queue 1.0 s, check 3.5 s, timing 1.5 s",
+        "wall split  per kernel: compile 25.0 s, queue 1.0 s, check 3.5 s, timing 1.5 s; 20.0 s outside the pipeline",
         "references  1 timed on their own, used by 2 checks"]
     assert throughput.one_line(s) == ("3 kernels in 120.0 s: 90/h; GPU busy 10%, GPU-exclusive 1.50 s/kernel; 30.0 CPU-s/build; "
                                       "per kernel compile 25.0, queue 1.0, check 3.5, timing 1.5 s")

@@ -109,7 +109,7 @@ def predict(m: Measured, plan: Plan, kernels: int) -> Prediction:
         at, n = wave * wall_b, min(left, jobs * plan.machines)
         cost = n * m.gpu_s / gpus
         free, busy, left = max(free, at) + cost, busy + cost, left - n
-    wall = m.setup_s + max(free, at + m.check_wall_s)
+    wall = max(1e-9, m.setup_s + max(free, at + m.check_wall_s))
     return Prediction(kernels, wall, kernels * 3600.0 / wall, 3600.0 * rate, "GPU" if gpu_rate <= cpu_rate else "CPU",
                       jobs, waves, wall_b, min(1.0, busy / wall))
 

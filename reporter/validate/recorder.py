@@ -140,13 +140,14 @@ class Recorder:
     """Writes each outcome to the results cache the moment it arrives (from any executor thread)."""
 
     def __init__(self, data: Path, runs: dict[str, RunRecord], settings: ValidationSettings, env: Environment,
-                 total: int, progress: bool, on_stored: Callable[[str], None] | None = None) -> None:
+                 total: int, progress: bool, on_stored: Callable[[str], None] | None = None,
+                 outcomes: list[Outcome] | None = None) -> None:
         self.data, self.runs, self.settings, self.env = data, runs, settings, env
         self.total, self.progress, self.on_stored = total, progress, on_stored
         self.lock = threading.Lock()
         self.machine: MachineState | None = None
         self.results: dict[str, tuple[ValidationResult, bool]] = {}
-        self.outcomes: list[Outcome] = []
+        self.outcomes: list[Outcome] = outcomes if outcomes is not None else []
         self.stored_at: dict[str, float] = {}
         self.t0 = time.monotonic()
 

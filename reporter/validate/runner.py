@@ -12,7 +12,8 @@ import dataclasses
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -21,10 +22,11 @@ from typing import TYPE_CHECKING
 from ..core import cache
 from ..core.errors import Problem
 from ..core.records import ValidationResult, ValidationSettings
+from ..core.schema import CheckStrength, WorkerJob
 from . import buildcache, problemcheck, throughput
 from .executors.local import LocalExecutor
 from .machine import environment, import_torch
-from .recorder import Item, Recorder, RunStats, make_items, toolchain
+from .recorder import Item, Outcome, Recorder, RunStats, make_items, toolchain
 from .throughput import Summary
 
 if TYPE_CHECKING:
@@ -72,6 +74,7 @@ class Run:
     ncu: bool
     checks_per_gpu: int
     jobs: int | None
+    prepare: Callable[[WorkerJob], WorkerJob] | None = None  # what a job needs before its check (the problem's strength)
 
 
 def _local(r: Run, device: str) -> tuple[RunStats, int, int]:
@@ -81,7 +84,7 @@ def _local(r: Run, device: str) -> tuple[RunStats, int, int]:
     compile_jobs = r.jobs or buildcache.pool_size(len(os.sched_getaffinity(0)), wall, cpu, max(1, to_build))
     gpus = local_gpus() if device == "cuda" else []
     stats = LocalExecutor(gpus, compile_jobs, r.root, r.toolchain_env, r.timeout_s, r.gate, r.ncu,
-                          r.checks_per_gpu).run(r.items, r.recorder)
+                          r.checks_per_gpu, r.prepare).run(r.items, r.recorder)
     return stats, len(os.sched_getaffinity(0)), max(1, len(gpus))
 
 
@@ -92,16 +95,28 @@ def _ray(r: Run, address: str | None) -> tuple[RunStats, int, int]:
     return stats, stats.compile_jobs, stats.check_workers
 
 
+def _strengths(data: Path, items: list[Item], device: str, per_gpu: int, timeout_s: float, gpu: str,
+               progress: bool) -> Future[dict[str, CheckStrength]]:
+    """Each problem's check strength, which its kernels' checks need (its transforms are their trials), measured
+    in the background while the first builds compile: only the checks wait for it."""
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="strength")
+    found = pool.submit(problemcheck.strengths, data, [it.job for it in items], local_gpus() if device == "cuda" else [],
+                        per_gpu, timeout_s, gpu, progress)
+    pool.shutdown(wait=False)
+    return found
+
+
 def validate_runs(data: Path, runs: Sequence[RunRecord], settings: ValidationSettings, *, ncu: bool = False,
                   force: bool = False, progress: bool = False, jobs: int | None = None, device: str | None = None,
                   executor: str = "local", address: str | None = None, gate: bool = True, checks_per_gpu: int = 4,
                   stats: list[RunStats] | None = None, summaries: list[Summary] | None = None,
-                  ) -> dict[str, tuple[ValidationResult, bool]]:
+                  outcomes: list[Outcome] | None = None) -> dict[str, tuple[ValidationResult, bool]]:
     """Validate every run that has a final kernel; returns run id -> (result, came from cache).
 
     Results are written to DATA/validation/ as each kernel finishes, and the call's summary
     (`throughput`) beside them at the end; `stats` and `summaries`, when given, receive the run's time
-    split and that summary. `jobs`: compiles at once (default: sized from the measured cost of a build).
+    split and that summary; `outcomes`, each executor outcome as it is stored (what an interrupted caller can
+    still report). `jobs`: compiles at once (default: sized from the measured cost of a build).
     """
     t0 = time.perf_counter()
     remote = executor == "ray"
@@ -130,14 +145,14 @@ def validate_runs(data: Path, runs: Sequence[RunRecord], settings: ValidationSet
     root = buildcache.default_root()
     tools = toolchain(env, arch)
     items = make_items(todo, settings, device, tools, root)
-    if not remote:  # each problem's check strength first: its strengthening transforms are trials of every kernel of it
-        found = problemcheck.strengths(data, (it.job for it in items), local_gpus() if device == "cuda" else [],
-                                       checks_per_gpu, settings.timeout_s, env.gpu or "cpu", progress)
-        items = [dataclasses.replace(it, job=problemcheck.with_strength(it.job, found)) for it in items]
-    recorder = Recorder(data, {r.run_id: r for r, _ in todo}, settings, env, len(items), progress)
+    found = None if remote else _strengths(data, items, device, checks_per_gpu, settings.timeout_s, env.gpu or "cpu", progress)
+    prepare = None if found is None else (lambda job: problemcheck.with_strength(job, found.result()))
+    recorder = Recorder(data, {r.run_id: r for r, _ in todo}, settings, env, len(items), progress, outcomes=outcomes)
     toolchain_env: dict[str, str | None] = {"TORCH_CUDA_ARCH_LIST": tools["TORCH_CUDA_ARCH_LIST"]} if tools["TORCH_CUDA_ARCH_LIST"] else {}
-    executor_run = Run(items, recorder, root, toolchain_env, settings.timeout_s, gate, ncu, checks_per_gpu, jobs)
+    executor_run = Run(items, recorder, root, toolchain_env, settings.timeout_s, gate, ncu, checks_per_gpu, jobs, prepare)
     run_stats, cores, n_gpus = _ray(executor_run, address) if remote else _local(executor_run, device)
+    if found is not None:
+        found.exception()  # every problem measured (and stored) before the call returns, checked kernels or not
     run_stats = dataclasses.replace(run_stats, outcomes=tuple(recorder.outcomes), stored_at=MappingProxyType(recorder.stored_at))
     if stats is not None:
         stats.append(run_stats)

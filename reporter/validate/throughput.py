@@ -42,6 +42,7 @@ class Summary:
     kernels: int  # validated in this call (cached results not counted)
     checked: int  # of which reached their check (a compile error does not)
     wall_s: float  # the whole call: probing the machine and cache lookups included
+    setup_s: float  # of which outside the pipeline: the machine's probe and cache lookups, problem checks outlasting it
     per_hour: float
     gpus: int
     cores: int
@@ -88,7 +89,7 @@ def summarize(outcomes: Sequence[Outcome], run_wall_s: float, wall_s: float, cor
                   check_s=_mean([o.check_s - e for o, e in zip(checked, exclusive, strict=True)]), timing_s=_mean(exclusive))
     ncu = [o.ncu_s for o in outcomes if o.ncu_s > 0]
     return Summary(
-        kernels=len(outcomes), checked=len(checked), wall_s=wall_s, per_hour=len(outcomes) * 3600.0 / max(wall_s, 1e-9),
+        kernels=len(outcomes), checked=len(checked), wall_s=wall_s, setup_s=max(0.0, wall_s - run_wall_s), per_hour=len(outcomes) * 3600.0 / max(wall_s, 1e-9),
         gpus=gpus, cores=cores, gpu_busy=min(1.0, gpu_seconds(checked) / max(1e-9, run_wall_s * max(1, gpus))),
         exclusive_s=sum(exclusive) / n, builds=len(built), build_cpu_s=statistics.median(built) if built else None,
         split=split, references_timed=sum(1 for o in checked if o.result.reference_from and o.result.reference_from.uses == 0),
@@ -106,7 +107,7 @@ def lines(s: Summary) -> list[str]:
         f"GPU         busy {s.gpu_busy:.0%} of the run; GPU-exclusive {s.exclusive_s:.2f} s per kernel (its timing windows)",
         f"compile     {s.builds} builds, {cpu}",
         f"wall split  per kernel: compile {sp.compile_s:.1f} s, queue {sp.queue_s:.1f} s, check {sp.check_s:.1f} s, "
-        f"timing {sp.timing_s:.1f} s",
+        f"timing {sp.timing_s:.1f} s; {s.setup_s:.1f} s outside the pipeline",
         f"references  {s.references_timed} timed on their own, used by {s.references_reused} checks",
     ]
     if s.ncu_s is not None:

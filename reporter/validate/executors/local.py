@@ -20,7 +20,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
-from ...core.schema import Verdict
+from ...core.schema import Verdict, WorkerJob
 from .. import steps
 from ..forkserver import ForkServer
 from ..gate import CompileGuard
@@ -34,7 +34,8 @@ from ..steps import StepResult
 
 class LocalExecutor:
     def __init__(self, gpus: list[str], compile_jobs: int, root: Path, toolchain_env: dict[str, str | None],
-                 timeout_s: float, gate: bool = True, ncu: bool = False, checks_per_gpu: int = 4) -> None:
+                 timeout_s: float, gate: bool = True, ncu: bool = False, checks_per_gpu: int = 4,
+                 prepare: Callable[[WorkerJob], WorkerJob] | None = None) -> None:
         self.gpus = gpus  # CUDA_VISIBLE_DEVICES values; empty: one worker on this machine's default device
         self.compile_jobs, self.root, self.toolchain_env = compile_jobs, root, toolchain_env
         self.timeout_s, self.gate, self.ncu = timeout_s, gate, ncu
@@ -42,6 +43,7 @@ class LocalExecutor:
         # profiler start-up), and the gate stops everything else during a timing window. One kernel is
         # still one process.
         self.checks_per_gpu = max(1, checks_per_gpu)
+        self.prepare = prepare  # completes a job before its check (waits for what the check needs: its problem's strength)
 
     def run(self, items: list[Item], on_outcome: Callable[[Outcome], None]) -> RunStats:
         return _Run(self, on_outcome).go(items)
@@ -123,8 +125,10 @@ class _Run:
         ex, slots = self.ex, self.slots[name]
         on_start, on_end = self._hooks(gpu=name)
 
+        job = ex.prepare(item.job) if ex.prepare else item.job
+
         def attempt() -> StepResult:
-            return steps.check(server, item.job, ex.root, item.build_key, comp.build_env,
+            return steps.check(server, job, ex.root, item.build_key, comp.build_env,
                                self.job_dir(f"check-{name}", item), ex.timeout_s, self.gate_dir,
                                threads=self.cpu_threads, on_start=on_start, on_end=on_end, refs=self.refs[name],
                                shared=problem_key(item.job) in self.shared)
