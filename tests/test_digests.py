@@ -56,8 +56,10 @@ def _edit_reasoning(data: Path, run: str, text: str) -> None:
 def test_a_rebuild_parses_only_the_changed_trace(data: Path, tmp_path: Path, parses: Counter[str]) -> None:
     site = tmp_path / "site"
     build_incremental(data, site, jobs=1)
-    assert set(parses) == set(RUNS)  # the walk is counted: every run was read once for its digest, once for its page
-    assert all(n == 2 for n in parses.values()), parses
+    assert set(parses) == set(RUNS)  # the walk is counted: every run was read once, for its digest and its page
+    assert all(n == 1 for n in parses.values()), parses
+    # the pages written as the runs were read link their group, model, problem and neighbours: no stand-in is left
+    assert not [p for p in site.rglob("*.html") if "\ue000" in p.read_text(encoding="utf-8")]
     parses.clear()
     assert build_incremental(data, site, jobs=1).up_to_date
     assert parses == Counter()  # nothing changed: no trace opened, not even for the leaderboards or runs.csv
@@ -79,6 +81,8 @@ def _assert_same_as_cold(data: Path, site: Path, tmp_path: Path, name: str) -> d
     got, want = _files(site), _files(cold)
     assert sorted(got) == sorted(want)
     assert [p for p in want if got[p] != want[p]] == []
+    pages = [json.loads((s / "build-info.json").read_text())["pages"] for s in (site, cold)]  # the site's pages, not a build's
+    assert pages[0] == pages[1] == sum(p.endswith(".html") for p in want), pages
     return got
 
 

@@ -8,6 +8,7 @@ builds a site.
 from __future__ import annotations
 
 import dataclasses
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -103,18 +104,20 @@ def test_the_global_hash_covers_the_allow_list_and_the_reviews(tmp_path: Path) -
 def test_a_run_page_that_failed_to_render_leaves_the_site_and_the_status(sample_site: Path, tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     prev = status.BuildStatus.load(sample_site)
-    a, b = sorted(prev.runs)[:2]
-    runs = {a: prev.runs[a], b: prev.runs[b]}
-    todo: list[tuple[str, str, Any]] = [(runs[a].digest.path, a, {}), (runs[b].digest.path, b, {})]
-    trace_b = str(tmp_path / runs[b].digest.path)
+    a, b, c = sorted(prev.runs)[:3]
+    runs = {a: prev.runs[a], b: prev.runs[b], c: prev.runs[c]}
+    todo: list[tuple[str, str, Any]] = [(runs[x].digest.path, x, {}) for x in (a, b, c)]
+    trace_b, trace_c = (str(tmp_path / runs[x].digest.path) for x in (b, c))
 
     def rendered(job: object, items: list[Any], shared: object, jobs: object) -> list[Any]:
         return [["runs/a.html"], "TypeError: boom"]
     monkeypatch.setattr(write.parallel, "run_all", rendered)
     the_plan = write.Plan([], todo, plan.urls_of([r.digest for r in runs.values()]), "", "", prev)
-    problems = write._render_runs(tmp_path, the_plan, runs, {"data": str(tmp_path), "redact": True, "allow": None}, 1, None)
-    assert problems == [(trace_b, "TypeError: boom")]
-    assert list(runs) == [a] and runs[a].files == ["runs/a.html"]  # b is listed nowhere and tried again next build
+    found = plan.Scan(runs, [], {c}, page_errors={c: "run page not built: ValueError: bad"})  # c failed as it was read
+    shared = {"data": str(tmp_path), "redact": True, "allow": None, "tmp": str(tmp_path), "nonce": "0"}
+    problems = write._render_runs(tmp_path, found, the_plan, shared, 1, None)
+    assert problems == [(trace_c, "run page not built: ValueError: bad"), (trace_b, "TypeError: boom")]
+    assert list(runs) == [a] and runs[a].files == ["runs/a.html"]  # b and c are listed nowhere and tried again next build
 
 
 class Writer:
@@ -154,3 +157,29 @@ def test_only_the_index_is_written_again_when_nothing_but_the_build_time_changed
     third = Writer()
     write._write_listings(third, site, built, ["g2", {"style.css": "style.1.css"}, "2026-01-01 11:00:00 UTC"], again, None)
     assert third.rendered == ["index.html", "models/m.html"]  # a changed global input: every page again
+
+
+def test_the_status_redacts_each_run_entry_once(sample_site: Path, tmp_path: Path) -> None:
+    # An entry the last status saved was redacted then: written as it is; a new or changed one goes through the
+    # redactor (at 10,000 runs, redacting the whole status again was seconds of every rebuild).
+    prev = status.BuildStatus.load(sample_site)
+    assert prev.runs and all(rs.saved for rs in prev.runs.values())
+    seen: list[str] = []
+
+    def clean(text: str) -> str:
+        seen.append(text)
+        return text.replace("SECRET-VALUE", "[redacted: test]")
+    (tmp_path / "same").mkdir()
+    prev.save(tmp_path / "same", [], clean)
+    assert len(seen) == 1 and '"runs":{}' in seen[0]  # the head only
+    assert json.loads((tmp_path / "same" / status.STATUS_FILE).read_text())["runs"] == \
+        json.loads((sample_site / status.STATUS_FILE).read_text())["runs"]
+    first = sorted(prev.runs)[0]
+    prev.runs[first].files = [*prev.runs[first].files, "runs/SECRET-VALUE.txt"]  # changed since it was saved
+    seen.clear()
+    (tmp_path / "changed").mkdir()
+    prev.save(tmp_path / "changed", [], clean)
+    assert len(seen) == 2 and first in seen[1]
+    text = (tmp_path / "changed" / status.STATUS_FILE).read_text()
+    assert "SECRET-VALUE" not in text and "runs/[redacted: test].txt" in text
+    assert sorted(json.loads(text)["runs"]) == sorted(prev.runs)

@@ -297,6 +297,23 @@ def test_interrupted_build_keeps_the_previous_site(tmp_path: Path, small_data: P
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".site.")]
 
 
+def test_a_build_locks_its_own_site_not_the_folder_around_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import fcntl
+
+    from reporter.render import writer
+    # Locks are taken without waiting here: a build that would wait raises instead of hanging the test.
+    flock = fcntl.flock
+    monkeypatch.setattr(writer.fcntl, "flock", lambda fd, op: flock(fd, op | fcntl.LOCK_NB))
+    data = tmp_path / "data"
+    data.mkdir()
+    with SiteWriter(tmp_path / "a", data, "now"):
+        with SiteWriter(tmp_path / "b", data, "now") as sibling:  # a sibling folder's build goes on
+            assert sibling.tmp is not None and sibling.tmp.is_dir()
+        with pytest.raises(BlockingIOError), SiteWriter(tmp_path / "a", data, "now"):
+            pass  # a second build of the same SITE waits for the first
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]  # nothing left beside them, lock files included
+
+
 def test_index_lists_unreadable_traces(tmp_path: Path, small_data: Path) -> None:
     write_trace(small_data, "broken", "{oops")
     build(small_data, tmp_path / "site")

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import logging
+import secrets
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -52,23 +53,31 @@ def build_incremental(data: Path, site: Path, jobs: int | None = None, settings:
                       progress: plan.Progress | None = None) -> IncrementalReport:
     """Bring SITE up to date with DATA, re-rendering only what changed; see the module's docstring.
     With `strict`, any problem leaves the previous SITE exactly as it was."""
+    from .writer import SiteWriter
     site = site.absolute()
-    prev = status.BuildStatus.load(site) if sitefiles.owned_files(site) is not None else status.BuildStatus()
     g, shared = globals_of(data, settings, redact)
-    found = plan.scan(data, prev, jobs, shared, progress)
-    digests = sorted((r.digest for r in found.runs.values()), key=lambda d: d.order())
-    urls = plan.urls_of(digests)
-    keep, todo = plan.pages_to_render(site, found, digests, plan.navigation(digests, urls), g, prev)
-    config_errors, sets = _config_errors(data, shared, set(found.runs))
-    aggregates = status.context_hash([g, [d.to_json() for d in digests], [str(e) for e in found.errors + config_errors], sets])
-    report = IncrementalReport(len(digests), len(todo), 0, tuple(found.errors), tuple(config_errors), tuple(digests))
-    if (not todo and aggregates == prev.aggregates and set(found.runs) == set(prev.runs)
-            and prev.tree == status.tree_hash(site)):
-        # Nothing to write, so the site stays as it was: under --strict that is what a failure leaves too.
-        log.debug("render: nothing changed since the last build; %s is up to date", site)
-        return replace(report, up_to_date=True, committed=not (strict and failed(report, upstream_problems)))
-    log.debug("render: %d run pages to render, %d kept; listing pages re-rendered, because %s", len(todo),
-              len(digests) - len(todo), "a run's digest, the run order or a global input changed" if aggregates != prev.aggregates
-              else "run pages changed" if todo else "the site's files differ from the last build's")
-    return write(site, data, report, found.runs, Plan(keep, todo, urls, aggregates, g, prev), jobs, strict, upstream_problems,
-                 shared, progress)
+    generated = status.generated_at()
+    # The new site's folder exists before any run is read: the worker that reads a changed run writes its
+    # page files there at once (links to other pages as placeholders), so no trace is read twice.
+    with SiteWriter(site, data, generated, pagemaker.shown_text(shared)) as writer:
+        assert writer.tmp is not None
+        prev = status.BuildStatus.load(site) if sitefiles.owned_files(site) is not None else status.BuildStatus()
+        shared = {**shared, "tmp": str(writer.tmp), "generated": generated, "assets": writer.assets,
+                  "nonce": secrets.token_hex(6)}
+        found = plan.scan(data, prev, jobs, shared, progress)
+        digests = sorted((r.digest for r in found.runs.values()), key=lambda d: d.order())
+        urls = plan.urls_of(digests)
+        keep, todo = plan.pages_to_render(site, found, digests, plan.navigation(digests, urls), g, prev)
+        config_errors, sets = _config_errors(data, shared, set(found.runs))
+        aggregates = status.context_hash([g, [d.to_json() for d in digests], [str(e) for e in found.errors + config_errors], sets])
+        report = IncrementalReport(len(digests), len(todo), 0, tuple(found.errors), tuple(config_errors), tuple(digests))
+        if (not todo and aggregates == prev.aggregates and set(found.runs) == set(prev.runs)
+                and prev.tree == status.tree_hash(site)):
+            # Nothing to write, so the site stays as it was: under --strict that is what a failure leaves too.
+            log.debug("render: nothing changed since the last build; %s is up to date", site)
+            return replace(report, up_to_date=True, committed=not (strict and failed(report, upstream_problems)))
+        log.debug("render: %d run pages to render, %d kept; listing pages re-rendered, because %s", len(todo),
+                  len(digests) - len(todo), "a run's digest, the run order or a global input changed" if aggregates != prev.aggregates
+                  else "run pages changed" if todo else "the site's files differ from the last build's")
+        return write(writer, data, report, found, Plan(keep, todo, urls, aggregates, g, prev), jobs, strict, upstream_problems,
+                     shared, progress)

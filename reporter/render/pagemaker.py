@@ -10,18 +10,20 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment
+from markupsafe import escape
 
 from ..collect.traces import RunRecord
 from ..collect.validation import CachedValidation
 from ..core import sitefiles
 from ..core.errors import CollectError
 from . import compare, lazy, parallel, status
+from .budget import OverBudget, run_budget
 from .digest import RunDigest, make
 from .findings import KERNEL_LINE
 from .highlight import HighlightCache, numbered
@@ -39,6 +41,8 @@ class Scanned:
     inputs: tuple[tuple[str, status.Signature], ...] = ()
     folders: tuple[str, ...] = ()
     error: tuple[str, str, str] | None = None  # (path, field, message)
+    files: tuple[str, ...] | None = None  # the page files written while reading it, links still placeholders
+    page_error: str | None = None  # why its page could not be made (the digest is still good)
 
 
 def _env() -> Environment:
@@ -92,19 +96,34 @@ def _validation_folders(data: Path, r: RunRecord) -> list[Path]:
 
 
 def digest_job(item: tuple[str, str, str]) -> Scanned:
-    """Worker: a run's digest and the signatures of its inputs, or why the run is skipped."""
+    """Worker: a run's digest and the signatures of its inputs, or why the run is skipped. In a build (the
+    state names the new site's folder) the same read also writes the run's page files, their links to other
+    pages as placeholders (`Placeholders`), so a changed trace is read and parsed once per build."""
     rel, run_id, slug = item
-    data = Path(parallel.state()["data"])
+    st = parallel.state()
+    data = Path(st["data"])
     try:
-        return _digest(data, rel, run_id, slug)
+        with run_budget():
+            scanned, r, cached = _digest(data, rel, run_id, slug)
+            if "tmp" not in st or scanned.digest is None:
+                return scanned
+            try:
+                files = _write_run(r, cached, *Placeholders(st["nonce"]).urls_nav(scanned.digest))
+            except OverBudget:
+                raise
+            except Exception as exc:  # noqa: BLE001 - one run's bad data must not cost the rest of the site
+                return replace(scanned, page_error=f"run page not built: {type(exc).__name__}: {exc}")
+            return replace(scanned, files=tuple(files))
     except CollectError as exc:
         return Scanned(run_id, None, error=(exc.path, exc.field, exc.message))
+    except OverBudget as exc:
+        return Scanned(run_id, None, error=(str(data / rel), "(budget)", str(exc)))
     except Exception as exc:  # noqa: BLE001 - the guard: one file must never stop the others
         return Scanned(run_id, None, error=(str(data / rel), "(internal)", f"reporter failed on this file ({type(exc).__name__}: "
                                             f"{str(exc)[:200]}); the run is skipped. Please report this as a bug."))
 
 
-def _digest(data: Path, rel: str, run_id: str, slug: str) -> Scanned:
+def _digest(data: Path, rel: str, run_id: str, slug: str) -> tuple[Scanned, RunRecord, CachedValidation | None]:
     trace_sig = status.signature(data / rel, None, data)  # signed before reading, so a later edit shows
     r = _load(data, rel, run_id, slug)
     files = [r.trace_path.parent / a.path for a in r.source.attachments]  # the files as named, not as published
@@ -114,29 +133,75 @@ def _digest(data: Path, rel: str, run_id: str, slug: str) -> Scanned:
     problems = [e.problem("attachment") for e in r.attachment_errors]
     cached = _lookup(data, r, problems)
     d = make(r, rel, cached, problems, shown_text(parallel.state()))
-    return Scanned(run_id, d, tuple(inputs.items()), tuple(folders))
+    return Scanned(run_id, d, tuple(inputs.items()), tuple(folders)), r, cached
+
+
+class Placeholders:
+    """What a run page links above itself (its group, model and problem pages, the previous and next run) is
+    known only once every run is read; a page made while reading names them by placeholders the parent
+    replaces (`fill`). Each holds a random token of the build, so no trace text can spell one."""
+
+    NAMES = ("group", "model", "problem", "prev", "next")
+
+    def __init__(self, nonce: str) -> None:
+        self.tokens = {name: f"\ue000{nonce}:{name}\ue001" for name in self.NAMES}
+
+    def urls_nav(self, d: RunDigest) -> tuple[Urls, dict[str, Any]]:
+        t = self.tokens
+        urls = Urls(runs={d.run_id: d.slug}, groups={d.key: t["group"]}, models={(d.key, d.model): t["model"]},
+                    problems={d.problem: t["problem"]} if d.problem else {})
+        return urls, {"slug": d.slug, "prev": t["prev"], "next": t["next"]}
+
+    def fill(self, page: str, d: RunDigest, urls: Urls, nav: dict[str, Any], clean: Callable[[str], str]) -> str:
+        """`page` (made with `urls_nav`'s stand-ins) with the site's links, escaped and redacted as the page was."""
+        t = self.tokens
+        real = {t["group"]: urls.groups[d.key], t["model"]: urls.models[(d.key, d.model)],
+                t["problem"]: urls.problems[d.problem] if d.problem else "", t["prev"]: _href(nav.get("prev")),
+                t["next"]: _href(nav.get("next"))}
+        for token, value in real.items():
+            page = page.replace(token, clean(str(escape(value))))
+        return page
+
+
+def _href(url: str | None) -> str:
+    return f"../{url}" if url else ""  # a link between run pages, which all live in runs/
 
 
 def render_job(item: tuple[str, str, dict[str, Any]]) -> list[str] | str:
-    """Worker: load one run again and write its page files into the new site; their paths, or why not."""
+    """Worker: load one run and write its page files into the new site; their paths, or why not."""
     rel, run_id, nav = item
     st = parallel.state()
-    data, tmp = Path(st["data"]), Path(st["tmp"])
+    data = Path(st["data"])
     try:
-        r = _load(data, rel, run_id, nav["slug"])
-        files = run_files(r, _lookup(data, r, []), st["urls"], nav, _env(), st["generated"], st["assets"],
-                          HighlightCache(tmp / sitefiles.CACHE_DIR / "code"))
+        with run_budget():
+            r = _load(data, rel, run_id, nav["slug"])
+            return _write_run(r, _lookup(data, r, []), st["urls"], {**nav, "prev": _href(nav["prev"]), "next": _href(nav["next"])})
+    except OverBudget as exc:
+        return f"run page not built: {exc}"
     except Exception as exc:  # noqa: BLE001 - one run's bad data must not cost the rest of the site
         return f"run page not built: {type(exc).__name__}: {exc}"
+
+
+def _write_run(r: RunRecord, cached: CachedValidation | None, urls: Urls, nav: dict[str, Any]) -> list[str]:
+    """Render a run's page files and write them into the new site; their paths. `nav`'s prev and next are the
+    links as the page writes them. The page, which draws on the run's files, its cached result and the site,
+    passes the redactor whole; the turns chunk and the sources are made of the published trace's own strings
+    alone, each redacted as the trace was read, so each text is redacted once (the chunk again was a fifth
+    of a run's redaction)."""
+    st = parallel.state()
+    tmp = Path(st["tmp"])
+    files = run_files(r, cached, urls, nav, _env(), st["generated"], st["assets"], HighlightCache(tmp / sitefiles.CACHE_DIR / "code"))
     clean = shown_text(st)
+    page = urls.run(r.run_id)
     for path, content in files.items():
-        write_new(tmp, path, clean(content))
+        write_new(tmp, path, clean(content) if path == page else content)
     return sorted(files)
 
 
 def run_files(r: RunRecord, cached: CachedValidation | None, urls: Urls, nav: dict[str, Any], env: Environment,
               generated: str, assets: dict[str, str], cache: HighlightCache) -> dict[str, str]:
-    """The site files of one run page: page, lazy chunk and downloads, by path in the site."""
+    """The site files of one run page: page, lazy chunk and downloads, by path in the site; `nav`'s prev and
+    next are the links as the page writes them."""
     page = run_page(r, cached, urls, nav.get("prev"), nav.get("next"))
     fk, ref = r.trace.final_kernel, r.trace.reference_source
     base = urls.run(r.run_id).removesuffix(".html")

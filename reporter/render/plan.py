@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +31,14 @@ class Scan:
     runs: dict[str, status.RunStatus]
     errors: list[CollectError]
     read: set[str]  # the run ids whose traces were read in this build
+    staged: dict[str, tuple[str, ...]] = field(default_factory=dict)  # run id -> page files written as it was read
+    page_errors: dict[str, str] = field(default_factory=dict)  # run id -> why its page could not be made
 
 
 def scan(data: Path, prev: status.BuildStatus, jobs: int | None, shared: dict[str, Any],
          progress: Progress | None = None) -> Scan:
-    """Every run's status: kept from the previous build when its inputs are unchanged, else from a worker."""
+    """Every run's status: kept from the previous build when its inputs are unchanged, else from a worker,
+    which in a build (`shared` names the new site's folder) also writes the run's page files."""
     from ..collect.read import find_traces, run_ids
     runs: dict[str, status.RunStatus] = {}
     todo: list[tuple[str, str, str]] = []
@@ -53,22 +56,29 @@ def scan(data: Path, prev: status.BuildStatus, jobs: int | None, shared: dict[st
             todo.append((rel, run_id, slugs[run_id]))
     log.debug("collect: %d traces under %s; %d unchanged since the last build, %d to read", len(paths), data,
               len(runs), len(todo))
+    staged, page_errors = {}, {}
     for i, res in enumerate(parallel.run_all(pagemaker.digest_job, todo, shared, jobs), 1):
         if res.digest is None:
             errors.append(CollectError(*(res.error or ("", "", ""))))
         else:
             d = res.digest
             runs[d.run_id] = status.RunStatus(dict(res.inputs), list(res.folders), d)
+            if res.files is not None:
+                staged[d.run_id] = res.files
+            if res.page_error is not None:
+                page_errors[d.run_id] = res.page_error
             log.debug("run %s: read (%s); %s", d.run_id, "changed" if d.run_id in prev.runs else "new",
                       f"cached re-validation result {d.cached}" if d.cached else "no cached re-validation result")
         if progress is not None:
             progress("reading runs", i, len(todo))
-    return Scan(runs, [pagemaker.shown_error(e, shared) for e in errors], {item[1] for item in todo})
+    return Scan(runs, [pagemaker.shown_error(e, shared) for e in errors], {item[1] for item in todo}, staged, page_errors)
 
 
 def urls_of(digests: list[RunDigest]) -> Urls:
-    return Urls.build((d.run_id for d in digests), (d.key for d in digests), ((d.key, d.model) for d in digests),
-                      (d.problem for d in digests if d.problem))
+    """The site's URLs; a run's page is named by the slug its digest was read with (unique among every trace
+    found), which is where the worker that read it wrote its page."""
+    urls = Urls.build((), (d.key for d in digests), ((d.key, d.model) for d in digests), (d.problem for d in digests if d.problem))
+    return replace(urls, runs=dict(sorted((d.run_id, d.slug) for d in digests)))
 
 
 def navigation(digests: list[RunDigest], urls: Urls) -> dict[str, Nav]:

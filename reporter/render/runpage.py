@@ -137,6 +137,7 @@ def _evidence(r: RunRecord, cached: CachedValidation | None, v: ValidationView) 
 
 
 def run_page(r: RunRecord, cached: CachedValidation | None, urls: Urls, prev: str | None, nxt: str | None) -> Page:
+    """The run page; `prev` and `nxt` link the neighbouring runs' pages as the page names them (relative to it)."""
     trace, run = r.trace, r.trace.run
     v: ValidationView = validation_view(trace.final_kernel is not None, cached, trace.metrics, run.recorded_verdict,
                                         run.precision, run.recorded_gpu)

@@ -95,6 +95,7 @@ class RunStatus:
     digest: RunDigest
     page: str = ""  # hash of inputs, global hash and context when the page files were written
     files: list[str] = field(default_factory=list)  # the site files this run's page owns
+    saved: str = ""  # sha256 of this entry's text as the last status saved it (redacted then), "" for a new one
 
     def to_json(self) -> dict[str, Any]:
         return {"inputs": self.inputs, "folders": self.folders, "digest": self.digest.to_json(), "page": self.page,
@@ -120,7 +121,8 @@ class BuildStatus:
             doc = json.loads(read_bounded(site / STATUS_FILE, site, "(file)", "MAX_INDEX_BYTES"))
             if doc.get("format") != STATUS_FORMAT or doc.get("version") != __version__:
                 return cls()
-            runs = {k: RunStatus(v["inputs"], v["folders"], RunDigest.from_json(v["digest"]), v.get("page", ""), v.get("files", []))
+            runs = {k: RunStatus(v["inputs"], v["folders"], RunDigest.from_json(v["digest"]), v.get("page", ""), v.get("files", []),
+                                 sha256_bytes(_entry(k, v).encode()))
                     for k, v in doc["runs"].items()}
             boards = tuple(Boards.from_json(b) for b in doc.get("boards", []))
             return cls(doc["version"], doc["globals"], runs, doc.get("aggregates", ""), doc.get("tree", ""), doc.get("sources", ""),
@@ -129,15 +131,26 @@ class BuildStatus:
             return cls()
 
     def save(self, folder: Path, written: list[str], clean: Callable[[str], str] = str) -> str:
-        """Write the status (its text through `clean`, the secret redactor) listing `written`; returns its sha256."""
+        """Write the status (its text through `clean`, the secret redactor) listing `written`; returns its sha256.
+        A run's entry that is the text the last status saved was redacted then: it is written as it is."""
         self.tree = tree_hash(folder)
         doc = {"format": STATUS_FORMAT, "version": self.version, "globals": self.globals, "aggregates": self.aggregates,
                "tree": self.tree, "sources": self.sources, "written": sorted(written),
-               "listing": dict(sorted(self.listing.items())), "boards": [b.to_json() for b in self.boards],
-               "runs": {k: self.runs[k].to_json() for k in sorted(self.runs)}}
-        blob = clean(json.dumps(doc, separators=(",", ":"))).encode("utf-8")
+               "listing": dict(sorted(self.listing.items())), "boards": [b.to_json() for b in self.boards], "runs": {}}
+        head = clean(json.dumps(doc, separators=(",", ":")))
+        entries = []
+        for k in sorted(self.runs):
+            text = _entry(k, self.runs[k].to_json())
+            entries.append(text if self.runs[k].saved and sha256_bytes(text.encode()) == self.runs[k].saved else clean(text))
+        assert head.endswith('"runs":{}}')
+        blob = (head[:-2] + ",".join(entries) + "}}").encode("utf-8")  # the entries inside `"runs":{}`
         (folder / STATUS_FILE).write_bytes(blob)
         return sha256_bytes(blob)
+
+
+def _entry(run_id: str, doc: Mapping[str, Any]) -> str:
+    """A run's entry in the status file's `runs` object, as written there."""
+    return json.dumps(run_id) + ":" + json.dumps(doc, separators=(",", ":"))
 
 
 def tree_hash(site: Path) -> str:

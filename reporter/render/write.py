@@ -18,9 +18,10 @@ from ..core.errors import CollectError
 from . import pagemaker, parallel, status
 from .digest import RunDigest
 from .listings import Listings, fingerprint, listings
-from .plan import Nav, Progress
+from .plan import Nav, Progress, Scan
 from .runpage import Deferred
 from .urls import Urls
+from .writer import SiteWriter
 
 log = logging.getLogger(__name__)
 
@@ -62,17 +63,35 @@ def _shared_outputs(paths: list[str]) -> None:
                     len(twice), ", ".join(twice[:10]))
 
 
-def _render_runs(data: Path, plan: Plan, runs: dict[str, status.RunStatus], shared: dict[str, Any], jobs: int | None,
+def _render_runs(data: Path, found: Scan, plan: Plan, shared: dict[str, Any], jobs: int | None,
                  progress: Progress | None) -> list[tuple[str, str]]:
-    """Render the planned run pages; the (trace, why) of each that could not be made, which leaves the site."""
+    """Finish the run pages written as their runs were read (their links filled in) and render the other
+    planned ones; the (trace, why) of each that could not be made, which leaves the site."""
     problems: list[tuple[str, str]] = []
     clean = pagemaker.shown_text(shared)
-    for i, (item, files) in enumerate(zip(plan.todo, parallel.run_all(pagemaker.render_job, plan.todo, shared, jobs)), 1):
+    runs, tmp, places = found.runs, Path(shared["tmp"]), pagemaker.Placeholders(shared["nonce"])
+
+    def drop(item: tuple[str, str, Nav], why: str) -> None:
+        problems.append((clean(str(data / item[0])), clean(why)))
+        del runs[item[1]]  # left out of the site and of the status, so the next build tries again
+
+    rest = []
+    for item in plan.todo:
+        run_id = item[1]
+        if run_id in found.page_errors:
+            drop(item, found.page_errors[run_id])
+        elif run_id in found.staged:
+            page = tmp / plan.urls.run(run_id)  # the worker's own new file: rewriting it writes through nothing
+            page.write_text(places.fill(page.read_text(encoding="utf-8"), runs[run_id].digest, plan.urls, item[2], clean),
+                            encoding="utf-8")
+            runs[run_id].files = list(found.staged[run_id])
+        else:
+            rest.append(item)
+    for i, (item, files) in enumerate(zip(rest, parallel.run_all(pagemaker.render_job, rest, shared, jobs)), 1):
         if progress is not None:
-            progress("rendering run pages", i, len(plan.todo))
+            progress("rendering run pages", i, len(rest))
         if isinstance(files, str):
-            problems.append((clean(str(data / item[0])), clean(files)))
-            del runs[item[1]]  # left out of the site and of the status, so the next build tries again
+            drop(item, files)
         else:
             runs[item[1]].files = files
     return problems
@@ -120,35 +139,33 @@ def _write_listings(writer: Any, site: Path, built: Listings, extra: list[Any], 
     return n, marks
 
 
-def write(site: Path, data: Path, report: IncrementalReport, runs: dict[str, status.RunStatus], plan: Plan,
-          jobs: int | None, strict: bool, upstream_problems: int, shared: dict[str, Any],
-          progress: Progress | None = None) -> IncrementalReport:
-    """Render what changed into a folder seeded from the live site, then swap it in; `report` completed."""
-    from .writer import NOJEKYLL, SiteWriter
-    generated = status.generated_at()
-    with SiteWriter(site, data, generated, pagemaker.shown_text(shared)) as writer:
-        assert writer.tmp is not None
-        writer.seed(plan.keep, [sitefiles.CACHE_DIR])
-        shared = {**shared, "tmp": str(writer.tmp), "generated": generated, "assets": writer.assets, "urls": plan.urls}
-        problems = _render_runs(data, plan, runs, shared, jobs, progress)
-        digests = [d for d in report.digests if d.run_id in runs]
-        from ..collect.problemset import fingerprint
-        from ..frames import load_universe
-        sets = fingerprint(data)[0]  # the leaderboards' denominators: a changed problem set makes them again
-        built = listings(digests, plan.urls, report.errors, f"{plan.globals} {sorted(writer.assets.items())} {sets}",
-                         plan.prev.boards, lambda path: (site / path).is_file(), load_universe(data))
-        _shared_outputs([p.path for p in built.pages] + list(built.files) + built.kept + [s.path for s in built.shards]
-                        + [f for rs in runs.values() for f in rs.files])
-        n, listing = _write_listings(writer, site, built, [plan.globals, writer.assets, generated], plan.prev.listing, progress)
-        writer.write_text("build-info.json", json.dumps({"generated": generated, "pages": n + report.rendered,
-                                                          "version": __version__}) + "\n")
-        report = replace(report, pages=n + report.rendered - len(problems), page_problems=tuple(problems))
-        report = replace(report, committed=not (strict and failed(report, upstream_problems)))
-        if report.committed:
-            written = writer.written | {f for rs in runs.values() for f in rs.files} | {NOJEKYLL}
-            writer.keep_foreign(written)
-            state = status.BuildStatus(__version__, plan.globals, runs, plan.aggregates, sources=status.sources_hash(shared),
-                                       listing=listing, boards=built.boards)
-            writer.commit(state.save(writer.tmp, sorted(written), writer.clean), sorted({k for rs in runs.values() for k in rs.inputs}))
-            log.debug("write: %d pages written, the new site swapped in at %s", report.pages, site)
+def write(writer: SiteWriter, data: Path, report: IncrementalReport, found: Scan, plan: Plan, jobs: int | None, strict: bool,
+          upstream_problems: int, shared: dict[str, Any], progress: Progress | None = None) -> IncrementalReport:
+    """Render what changed into the writer's folder, seeded from the live site, then swap it in; `report` completed."""
+    from .writer import NOJEKYLL
+    site, generated, runs = writer.site, writer.generated, found.runs
+    assert writer.tmp is not None
+    writer.seed(plan.keep, [sitefiles.CACHE_DIR])
+    shared = {**shared, "urls": plan.urls}
+    problems = _render_runs(data, found, plan, shared, jobs, progress)
+    digests = [d for d in report.digests if d.run_id in runs]
+    from ..collect.problemset import fingerprint
+    from ..frames import load_universe
+    sets = fingerprint(data)[0]  # the leaderboards' denominators: a changed problem set makes them again
+    built = listings(digests, plan.urls, report.errors, f"{plan.globals} {sorted(writer.assets.items())} {sets}",
+                     plan.prev.boards, lambda path: (site / path).is_file(), load_universe(data))
+    _shared_outputs([p.path for p in built.pages] + list(built.files) + built.kept + [s.path for s in built.shards]
+                    + [f for rs in runs.values() for f in rs.files])
+    n, listing = _write_listings(writer, site, built, [plan.globals, writer.assets, generated], plan.prev.listing, progress)
+    pages = sum(f.endswith(".html") for f in writer.written | {f for rs in runs.values() for f in rs.files})  # kept ones too
+    writer.write_text("build-info.json", json.dumps({"generated": generated, "pages": pages, "version": __version__}) + "\n")
+    report = replace(report, pages=n + report.rendered - len(problems), page_problems=tuple(problems))
+    report = replace(report, committed=not (strict and failed(report, upstream_problems)))
+    if report.committed:
+        written = writer.written | {f for rs in runs.values() for f in rs.files} | {NOJEKYLL}
+        writer.keep_foreign(written)
+        state = status.BuildStatus(__version__, plan.globals, runs, plan.aggregates, sources=status.sources_hash(shared),
+                                   listing=listing, boards=built.boards)
+        writer.commit(state.save(writer.tmp, sorted(written), writer.clean), sorted({k for rs in runs.values() for k in rs.inputs}))
+        log.debug("write: %d pages written, the new site swapped in at %s", report.pages, site)
     return report

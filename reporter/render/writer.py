@@ -157,6 +157,21 @@ def recover(site: Path) -> None:
             log.warning("kept %s: it holds %d file(s) no reporter build wrote (%s)", p, len(left), ", ".join(left[:5]))
 
 
+LOCK_SUFFIX = ".reporter-lock"  # `.SITE.reporter-lock` beside SITE while a build of SITE runs
+
+
+def _lock(path: Path) -> int:
+    """An exclusive lock on the file at `path`, made if absent; its descriptor (closing it unlocks). The holder
+    removes the file when done, so a build that waited on the removed file tries again on the new one."""
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with contextlib.suppress(FileNotFoundError):
+            if os.path.samestat(os.fstat(fd), os.lstat(path)):
+                return fd
+        os.close(fd)
+
+
 def template_env() -> Environment:
     """The templates, autoescaping; one per process and template folder (workers render run pages with their
     own), so each template is compiled once, not once per build. Jinja reloads a template whose file changed."""
@@ -208,9 +223,9 @@ class SiteWriter:
 
     def __enter__(self) -> SiteWriter:
         self.site.parent.mkdir(parents=True, exist_ok=True)
-        # One build per parent folder at a time: cleanup must never remove a concurrent build's folder.
-        self._lock_fd = os.open(self.site.parent, os.O_RDONLY)
-        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+        # One build of this SITE at a time (cleanup must never remove a concurrent build's folder); builds into
+        # sibling folders go on side by side.
+        self._lock_fd = _lock(self.site.with_name(f".{self.site.name}{LOCK_SUFFIX}"))
         recover(self.site)
         self.tmp, token = _temporary(self.site, "tmp")
         self.tmp.mkdir()
@@ -224,6 +239,8 @@ class SiteWriter:
                 shutil.rmtree(self.tmp)  # still holds BUILDING: only this build's files and links to the live site
         finally:
             if self._lock_fd is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(self.site.with_name(f".{self.site.name}{LOCK_SUFFIX}"))  # still ours: we hold it
                 os.close(self._lock_fd)  # releases the lock
 
     def _out(self, rel: str) -> Path:
@@ -239,10 +256,11 @@ class SiteWriter:
         self.written.add(rel)
 
     def seed(self, keep: list[str], folders: list[str]) -> None:
-        """Hard-link files (and whole folders) of the live site that this build keeps into the new one."""
+        """Hard-link files (and whole folders) of the live site that this build keeps into the new one. A folder
+        is a content-addressed cache: a file this build already wrote there is the same and stays."""
         assert self.tmp is not None, "use SiteWriter as a context manager"
-        files = list(keep) + [p.relative_to(self.site).as_posix() for f in folders if (self.site / f).is_dir()
-                              for p in (self.site / f).rglob("*") if p.is_file()]
+        files = list(keep) + [rel for f in folders if (self.site / f).is_dir() for p in (self.site / f).rglob("*")
+                              if p.is_file() and not os.path.lexists(self.tmp / (rel := p.relative_to(self.site).as_posix()))]
         for rel in files:
             src = self.site / rel
             if src.is_file() and not src.is_symlink():
