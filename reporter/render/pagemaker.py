@@ -193,8 +193,15 @@ def _write_run(r: RunRecord, cached: CachedValidation | None, urls: Urls, nav: d
     files = run_files(r, cached, urls, nav, _env(), st["generated"], st["assets"], HighlightCache(tmp / sitefiles.CACHE_DIR / "code"))
     clean = shown_text(st)
     page = urls.run(r.run_id)
-    for path, content in files.items():
-        write_new(tmp, path, clean(content) if path == page else content)
+    written: list[str] = []
+    try:
+        for path, content in files.items():
+            write_new(tmp, path, clean(content) if path == page else content)
+            written.append(path)
+    except BaseException:  # over budget, or a disk error: no file of a page that is not made is left to publish
+        for path in written:
+            (tmp / path).unlink(missing_ok=True)
+        raise
     return sorted(files)
 
 
