@@ -1,71 +1,69 @@
-"""`reporter import`: other tools' results into traces."""
+"""`reporter import NAME`: one command per importer registered in the `reporter.importers` entry point group
+(`collect.importer`), made from its options; this module knows no importer by name."""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 import click
 
+from ..collect import importer as registry
 from ..core.errors import LOGGER, ConfigError
 from .app import DATA, State
 
+_TYPES: dict[str, click.ParamType[Any]] = {
+    "folder": DATA,
+    "file": click.Path(exists=True, dir_okay=False, path_type=Path),
+    "out": click.Path(file_okay=False, path_type=Path),  # a folder that may not exist yet
+    "text": click.STRING,
+}
 
-@click.group("import")
+
+def _option(o: registry.Option) -> click.Option:
+    if o.kind == "flag":
+        return click.Option([f"--{o.name}", o.key], is_flag=True, help=o.help)
+    return click.Option([f"--{o.name}", o.key], type=_TYPES[o.kind], required=o.required, help=o.help)
+
+
+def command(imp: registry.Importer) -> click.Command:
+    """`reporter import NAME SOURCES... --out DATA [--options]` for one importer."""
+    @click.pass_obj
+    def callback(state: State, /, sources: tuple[Path, ...], out: Path, **options: Any) -> None:
+        done = imp.run(registry.Request(tuple(sources), out, options), state.bar)
+        for msg in done.messages:
+            logging.getLogger(LOGGER).warning(msg)
+        click.echo(f"wrote {done.written} traces from {done.folders} run folders under {out} ({len(done.messages)} messages)")
+
+    sources = click.Argument(["sources"], nargs=-1, required=True, type=click.Path(exists=True, path_type=Path), metavar=imp.sources)
+    out = click.Option(["--out"], type=_TYPES["out"], required=True, help="The data folder to write into.")
+    return click.Command(imp.name, callback=callback, params=[sources, out, *map(_option, imp.options)], help=imp.help,
+                         short_help=imp.summary)
+
+
+def _broken(name: str, error: ConfigError) -> click.Command:
+    def fail(*_: object, **__: object) -> None:
+        raise error
+    return click.Command(name, callback=fail, short_help=f"(cannot be loaded: {error.message})",
+                         context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+
+
+class ImportGroup(click.Group):
+    """Its commands are the registered importers, each loaded only when it is the one asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return registry.names()
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in registry.names():
+            return None
+        try:
+            return command(registry.load(cmd_name))
+        except ConfigError as exc:  # a broken plug-in: listed with why, and running it says so; the others still work
+            return _broken(cmd_name, exc)
+
+
+@click.group("import", cls=ImportGroup)
 def import_group() -> None:
-    """Convert other tools' results into traces."""
-
-
-@import_group.command("kernelbench")
-@click.argument("run_dirs", nargs=-1, required=True, type=DATA)
-@click.option("--problems", type=DATA, required=True, help="KernelBench's problem folder (holds level1/, level2/, ...).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="The data folder to write into.")
-@click.option("--model", default=None, help="Model name (default: generation_config.yaml's model_name, else the folder name).")
-@click.option("--configuration", default=None, help="Prompt / harness settings shared by these runs (optional).")
-@click.option("--gpu", default=None, help="The GPU the runs were timed on (default: eval_results.json's hardware).")
-@click.option("--baseline", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="KernelBench's results/timing/<hardware>/baseline_time_torch.json: the reference times (ms).")
-@click.option("--baseline-compile", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="The torch.compile baseline file (baseline_time_torch_compile_*.json).")
-@click.option("--note", default=None, help="A caveat added to every imported run's source note (shown on its page).")
-@click.option("--allow-missing-reference", is_flag=True,
-              help="Import kernels whose problem file is not under --problems (they cannot be re-validated).")
-@click.option("--force", is_flag=True, help="Replace traces under OUT that no import wrote or that were edited since, and "
-              "let run folders of the same name share one output folder (the later one's traces win).")
-@click.pass_obj
-def import_kernelbench(state: State, run_dirs: tuple[Path, ...], problems: Path, out: Path, model: str | None,
-                       configuration: str | None, gpu: str | None, baseline: Path | None, baseline_compile: Path | None,
-                       note: str | None, allow_missing_reference: bool, force: bool) -> None:
-    """Convert KernelBench run folders (kernels + eval_results.json), or a runs/ root holding them, into traces under OUT.
-
-    --problems is KernelBench's problem folder (KernelBench/KernelBench in its checkout, holding level1/,
-    level2/, ...): each kernel's problem file becomes the run's reference, which re-validation runs against.
-    """
-    from ..collect import kernelbench as kb
-    from ..collect.imported import same_names
-    folders = kb.run_dirs(list(run_dirs))
-    if not folders:
-        raise ConfigError(f"no KernelBench run folder (level_L_problem_P_sample_S_kernel.py files or eval_results.json) "
-                          f"in {', '.join(map(str, run_dirs))} or directly inside it")
-    if not force and (clash := same_names(folders)):
-        raise ConfigError(clash + "; nothing was written")
-    missing = kb.missing_references(folders, problems)
-    if missing and not allow_missing_reference:
-        raise ConfigError(missing + "; nothing was written")
-    from ..collect import problemset
-    today, messages = problemset.scan(problems)  # the universe of the leaderboards' denominators
-    drift = problemset.record(out, today)[1]
-    opts = kb.ImportOptions(model, configuration, gpu, kb.read_baseline(baseline) if baseline else None,
-                            kb.read_baseline(baseline_compile) if baseline_compile else None, note, drift, force)
-    done, total = [0], sum(len(kb.kernel_files(f)) for f in folders)
-
-    def step() -> None:
-        done[0] += 1
-        state.bar("importing kernels", done[0], total)
-
-    for folder in folders:
-        messages += kb.import_kernelbench(folder, problems, out, options=opts, step=step).messages
-    written = done[0]
-    for msg in messages:
-        logging.getLogger(LOGGER).warning(msg)
-    click.echo(f"wrote {written} traces from {len(folders)} run folders under {out} ({len(messages)} messages)")
+    """Convert other tools' results into traces (an importer per harness format, see docs/your-own-runs.md)."""

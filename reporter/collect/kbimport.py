@@ -1,0 +1,85 @@
+"""`reporter import kernelbench`: KernelBench run folders into traces, as an importer (`collect.importer`).
+
+The conversion of one run folder is `kernelbench.import_kernelbench`; this module checks the whole request first
+(run folders found, none sharing an output folder, every problem file there), records the problem set the
+leaderboards divide by, and imports each folder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..core.errors import ConfigError
+from . import kernelbench as kb
+from . import problemset
+from .imported import same_names
+from .importer import Imported, Option, Progress, Request
+
+OPTIONS = (
+    Option("problems", "KernelBench's problem folder (holds level1/, level2/, ...).", "folder", required=True),
+    Option("model", "Model name (default: generation_config.yaml's model_name, else the folder name)."),
+    Option("configuration", "Prompt / harness settings shared by these runs (optional)."),
+    Option("gpu", "The GPU the runs were timed on (default: eval_results.json's hardware)."),
+    Option("baseline", "KernelBench's results/timing/<hardware>/baseline_time_torch.json: the reference times (ms).", "file"),
+    Option("baseline-compile", "The torch.compile baseline file (baseline_time_torch_compile_*.json).", "file"),
+    Option("note", "A caveat added to every imported run's source note (shown on its page)."),
+    Option("allow-missing-reference", "Import kernels whose problem file is not under --problems (they cannot be "
+           "re-validated).", "flag"),
+    Option("force", "Replace traces under OUT that no import wrote or that were edited since, and let run folders of "
+           "the same name share one output folder (the later one's traces win).", "flag"),
+)
+
+
+class KernelBenchImporter:
+    name = "kernelbench"
+    summary = "KernelBench run folders (kernels + eval_results.json) into traces"
+    help = ("Convert KernelBench run folders (kernels + eval_results.json), or a runs/ root holding them, into traces "
+            "under OUT.\n\n--problems is KernelBench's problem folder (KernelBench/KernelBench in its checkout, holding "
+            "level1/, level2/, ...): each kernel's problem file becomes the run's reference, which re-validation runs "
+            "against.")
+    sources = "RUN_DIR..."
+    options = OPTIONS
+
+    def run(self, request: Request, progress: Progress) -> Imported:
+        problems, out, force = request.path("problems"), request.out, request.flag("force")
+        if problems is None:
+            raise ConfigError("reporter import kernelbench needs --problems (KernelBench's folder holding level1/, ...)")
+        folders = kb.run_dirs(list(request.sources))
+        if not folders:
+            raise ConfigError(f"no KernelBench run folder (level_L_problem_P_sample_S_kernel.py files or eval_results.json) "
+                              f"in {', '.join(map(str, request.sources))} or directly inside it")
+        if not force and (clash := same_names(folders)):
+            raise ConfigError(clash + "; nothing was written")
+        missing = kb.missing_references(folders, problems)
+        if missing and not request.flag("allow_missing_reference"):
+            raise ConfigError(missing + "; nothing was written")
+        today, messages = problemset.scan(problems)  # the universe of the leaderboards' denominators
+        drift = problemset.record(out, today)[1]
+        baseline, compiled = request.path("baseline"), request.path("baseline_compile")
+        opts = kb.ImportOptions(request.text("model"), request.text("configuration"), request.text("gpu"),
+                                kb.read_baseline(baseline) if baseline else None,
+                                kb.read_baseline(compiled) if compiled else None, request.text("note"), drift, force)
+        done, total = [0], sum(len(kb.kernel_files(f)) for f in folders)
+
+        def step() -> None:
+            done[0] += 1
+            progress("importing kernels", done[0], total)
+
+        for folder in folders:
+            messages += kb.import_kernelbench(folder, problems, out, options=opts, step=step).messages
+        return Imported(done[0], len(folders), tuple(messages))
+
+
+KERNELBENCH = KernelBenchImporter()
+
+
+def problems_near(data: Path) -> Path | None:
+    """A KernelBench problem folder (one holding level1/) at or beside DATA, for a message to suggest: DATA, its
+    parent and grandparent, each as is or as a KernelBench checkout (KernelBench/, KernelBench/KernelBench/).
+    Only folders are looked at; nothing is read or run."""
+    for base in (data, *list(data.parents)[:2]):
+        for rel in ("", "KernelBench", "KernelBench/KernelBench"):
+            folder = base / rel if rel else base
+            if (folder / "level1").is_dir() and not folder.is_symlink():
+                return folder
+    return None
