@@ -39,7 +39,9 @@ left() { echo $((BUDGET_S - SECONDS)); }
 
 if [ "$PART" = A ]; then
   # 1. Throughput: 30 kernels, cold; the run's folder is kept for the rounds (its builds warm, results stored).
-  python3 benchmarks/validate_throughput.py --n 30 --deadline-s 250 --keep /tmp/r3 \
+  # (a backstop beyond each deadline: a python step that outlives it is interrupted, then killed)
+  rm -rf /tmp/r3
+  timeout --signal=INT --kill-after=10 290 python3 benchmarks/validate_throughput.py --n "${N:-30}" --deadline-s 250 --keep /tmp/r3 \
     --out "$OUT/h200-validate-throughput.txt" --save "$OUT/throughput.json" > "$OUT/throughput.log" 2>&1
   echo "throughput exit $? after ${SECONDS} s" >> "$OUT/env.txt"
   # 2. The cheat suite on CUDA: every dishonest kernel caught, no false alarm, as in benchmarks/cheat_suite-h200.txt
@@ -50,17 +52,19 @@ if [ "$PART" = A ]; then
     echo "cheat suite exit $? after ${SECONDS} s" >> "$OUT/env.txt"
   fi
   # 3. Repeat spread (a third of what is left) and the Nsight round (the rest), on the kept builds.
-  python3 benchmarks/validate_rounds.py /tmp/r3 --repeat 5 --times 3 --ncu 10 --deadline-s "$(left)" \
+  timeout --signal=INT --kill-after=10 "$(left)" \
+    python3 benchmarks/validate_rounds.py /tmp/r3 --repeat 5 --times 3 --ncu 10 --deadline-s "$(( $(left) - 25 ))" \
     --out-repeat "$OUT/h200-repeat-spread.txt" --out-ncu "$OUT/h200-ncu-round.txt" > "$OUT/rounds.log" 2>&1
   echo "rounds exit $? after ${SECONDS} s" >> "$OUT/env.txt"
   tail -n 30 "$OUT/h200-validate-throughput.txt" 2>/dev/null
-  head -n 3 "$OUT/cheat_suite-h200.txt" 2>/dev/null; grep -E "MISSED|FALSE ALARM|^[0-9]+/" "$OUT/cheat_suite-h200.txt" 2>/dev/null
+  grep -E "MISSED|FALSE ALARM|^dishonest:|^honest:|^target" "$OUT/cheat_suite-h200.txt" 2>/dev/null
   tail -n 3 "$OUT/h200-repeat-spread.txt" "$OUT/h200-ncu-round.txt" 2>/dev/null
 elif [ "$PART" = B ]; then
   C=.corpus/kernelbench-leaderboard-dev
   [ -d "$C/runs" ] || { echo "no corpus at $C (copy ../shared/corpora/kernelbench-leaderboard-dev there and carry .corpus)"; exit 1; }
-  python3 benchmarks/validate_throughput.py --corpus "$C/runs" --problems "$C/problems" --n 100 --timeout-s 120 \
-    --deadline-s "$(( $(left) - 20 ))" --out "$OUT/h200-validate-corpus.txt" --save "$OUT/corpus.json" > "$OUT/corpus.log" 2>&1
+  timeout --signal=INT --kill-after=10 "$(left)" \
+    python3 benchmarks/validate_throughput.py --corpus "$C/runs" --problems "$C/problems" --n "${N:-100}" --timeout-s 120 \
+    --deadline-s "$(( $(left) - 25 ))" --out "$OUT/h200-validate-corpus.txt" --save "$OUT/corpus.json" > "$OUT/corpus.log" 2>&1
   echo "corpus exit $? after ${SECONDS} s" >> "$OUT/env.txt"
   tail -n 30 "$OUT/h200-validate-corpus.txt" 2>/dev/null
 else
