@@ -140,3 +140,12 @@ def test_one_nsight_export_splits_into_the_kernel_and_the_reference(tmp_path: Pa
     csv.writer(twice, quoting=csv.QUOTE_ALL).writerows([*rows[:3], marker, rows[3], marker])
     assert split_sides(twice.getvalue()) is None
     assert set(NCU_PAGE_METRICS) <= set(rows[0])  # every metric asked for is one an H200 export has
+
+
+def test_the_summary_says_which_checks_ran_again_alone() -> None:
+    again = outcome("d", WorkerResult(Verdict.CORRECT, phase_s={EXCLUSIVE: 1.0, throughput.RETRIED_PHASE: 4.0}),
+                    build="cached", check_s=5.0, finished_at=40.0, gpu="0")
+    s = throughput.summarize([*OUTCOMES, again], run_wall_s=100.0, wall_s=120.0, cores=16, gpus=1)
+    assert s.retried == ("d",)
+    assert throughput.lines(s)[-1].startswith("retried     1 check(s) ran out of GPU memory beside others")
+    assert throughput.summarize(OUTCOMES, run_wall_s=100.0, wall_s=120.0, cores=16, gpus=1).retried == ()

@@ -24,6 +24,7 @@ from .capacity import Measured, busy_time
 from .recorder import Outcome
 
 SUMMARY_JSON, SUMMARY_TXT = "summary.json", "summary.txt"
+RETRIED_PHASE = "check_shared_out_of_memory"  # the local executor's phase for a check's first, shared attempt
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class Summary:
     references_reused: int  # checks whose speedup used a stored reference timing
     verdicts: Mapping[str, int] = field(default_factory=dict)
     ncu_s: float | None = None  # median seconds of the Nsight Compute round per kernel (--ncu)
+    retried: tuple[str, ...] = ()  # run ids checked again alone after running out of GPU memory beside other checks
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=1, sort_keys=True)
@@ -94,7 +96,8 @@ def summarize(outcomes: Sequence[Outcome], run_wall_s: float, wall_s: float, cor
         exclusive_s=sum(exclusive) / n, builds=len(built), build_cpu_s=statistics.median(built) if built else None,
         split=split, references_timed=sum(1 for o in checked if o.result.reference_from and o.result.reference_from.uses == 0),
         references_reused=sum(1 for o in checked if o.result.reference_from is not None),
-        verdicts=dict(sorted(verdicts.items())), ncu_s=statistics.median(ncu) if ncu else None)
+        verdicts=dict(sorted(verdicts.items())), ncu_s=statistics.median(ncu) if ncu else None,
+        retried=tuple(sorted(o.item.run_id for o in outcomes if RETRIED_PHASE in o.result.phase_s)))
 
 
 def lines(s: Summary) -> list[str]:
@@ -112,6 +115,10 @@ def lines(s: Summary) -> list[str]:
     ]
     if s.ncu_s is not None:
         out.append(f"Nsight      {s.ncu_s:.1f} s per kernel (median)")
+    if s.retried:
+        out.append(f"retried     {len(s.retried)} check(s) ran out of GPU memory beside others (memory another check or "
+                   f"process held) and were run again alone; only the second result counts: {', '.join(s.retried[:5])}"
+                   + (" ..." if len(s.retried) > 5 else ""))
     return out
 
 

@@ -30,6 +30,7 @@ from ..recorder import Item, Outcome, RunStats
 from ..refstore import ReferenceStore, problem_key, shared_problems
 from ..slots import GpuSlots, ran_out_of_memory
 from ..steps import StepResult
+from ..throughput import RETRIED_PHASE
 
 
 class LocalExecutor:
@@ -139,7 +140,7 @@ class _Run:
             with slots.alone():
                 again = attempt()
             # Both checks' wall time count towards the throughput; the first one's verdict does not count.
-            phases = {**again.result.phase_s, "check_shared_out_of_memory": out.wall_s}
+            phases = {**again.result.phase_s, RETRIED_PHASE: out.wall_s}
             out = dataclasses.replace(again, result=dataclasses.replace(again.result, phase_s=phases),
                                       wall_s=again.wall_s + out.wall_s)
         return steps.with_build_phases(out, comp)
