@@ -363,3 +363,11 @@ def test_own_kernel_share_weak_checks_and_incomplete_checks_on_the_board() -> No
     assert c["fast_1.0_with_suspects_n"] == 4  # KernelBench's count takes the weak-check win
     assert (c["weak_check"], c["checks_incomplete"], c["excluded"]) == (1, 1, 0)
     assert (c["strict_fast_1.0_n"], c["strict_measured"]) == (2, 4)  # p2 and p4: own kernels do >= 50%
+
+
+def test_a_problem_attempted_outside_the_recorded_set_joins_every_models_denominator() -> None:
+    """Issue 32's survivor: dropping such a problem from n (every = known) passed every test."""
+    table = from_records([run("A", 1, True, 2.0), run("A", 3, True, 2.0), run("B", 2, True, 2.0)])
+    board = ag.leaderboard(table, space=space(1, 2))
+    assert (row(board, "A")["problems"], row(board, "A")["not_attempted"]) == (3, 1)
+    assert (row(board, "B")["problems"], row(board, "B")["not_attempted"]) == (3, 2)

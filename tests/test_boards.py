@@ -208,3 +208,23 @@ def test_the_runtime_scatter_spans_its_points_not_a_fixed_floor() -> None:
         assert fig["layout"][axis]["range"] == pytest.approx([lo, hi])  # ~0.16 to ~6.4 ms, not from 0.001 ms
     line = fig["data"][-1]
     assert line["name"] == "same speed" and line["x"] == line["y"] == pytest.approx([0.25 / SCATTER_MARGIN, 4.0 * SCATTER_MARGIN])
+
+
+def test_a_board_row_with_suspects_shows_the_share_with_them_in_its_cells(tmp_path: Path) -> None:
+    """Issue 32's survivor: the page's lede names “w/ suspects” whatever the cells show, so dropping the cells'
+    share passed every test. Two correct 2x runs, one of them suspect (its kernel starts a thread)."""
+    from click.testing import CliRunner
+
+    from conftest import minimal_trace, write_trace
+    from reporter.cli import main
+    timing = {"source": "kernelbench.timing", "unit": "ms", "runtime": 1.0, "ref_runtime": 2.0, "speedup": 2.0}
+    for pid, kernel in ((1, "__global__ void k() {}\nload_inline()\n"), (2, "import threading\nthreading.Thread(target=f)\n")):
+        doc = minimal_trace(model="M", problem_id=pid, problem_file=f"{pid}_P.py")
+        doc["final_kernel"], doc["reference_source"] = {"source": kernel}, "class Model: pass\n"
+        doc["metrics"] = {"timing": timing}
+        write_trace(tmp_path / "data", f"r{pid}", doc)
+    res = CliRunner().invoke(main, ["build", str(tmp_path / "data"), str(tmp_path / "site"), "--no-validate"])
+    assert res.exit_code in (0, 1), res.output
+    html = next((tmp_path / "site" / "leaderboards").glob("var--cfg--l1.html")).read_text(encoding="utf-8")
+    cells = re.findall(r'<span class="sub line">([^<]*w/ susp\.[^<]*)</span>', html)
+    assert "1.00 w/ susp." in cells and "2.00x w/ susp. (n=2)" in cells, cells

@@ -109,3 +109,31 @@ def test_generation_config_is_read_as_yaml(tmp_path: Path, yaml_text: str, model
     rep = import_kernelbench(run, KB / "problems", tmp_path / "out")
     assert load(tmp_path / "out", "kernelbench-run_new/l1-p1-s0")["run"]["model"] == model
     assert any("unreadable YAML" in m for m in rep.messages) == ("unclosed" in yaml_text)
+
+
+# Issue 32's survivors -----------------------------------------------------------------------------------
+
+def test_a_result_keyed_by_problem_file_name_is_read_by_its_number(tmp_path: Path) -> None:
+    """eval_results.json keyed "2_ReLU" (a problem file's stem) belongs to problem 2, read from the number before
+    the first "_" (read from the last part, "ReLU", every result was skipped and every test passed)."""
+    run = tmp_path / "run_named"
+    shutil.copytree(KB / "run_new", run)
+    doc = json.loads((run / "eval_results.json").read_text())
+    (run / "eval_results.json").write_text(json.dumps({"1_Square_matrix_multiplication_": doc["1"], "2_ReLU": doc["2"]}))
+    rep = import_kernelbench(run, KB / "problems", tmp_path / "out")
+    assert not [m for m in rep.messages if "not a problem id" in m], rep.messages
+    verdicts = {p.parent.name: json.loads(p.read_text())["run"]["recorded_verdict"] for p in (tmp_path / "out").rglob("trace.json")}
+    assert verdicts == {"l1-p1-s0": "correct", "l1-p2-s0": "compile_error"}
+
+
+@pytest.mark.parametrize("meta", [{"cuda_error": "CUDA error: an illegal memory access was encountered"},
+                                  {"runtime_error": "RuntimeError: CUDA error: misaligned address"}])
+def test_a_cuda_or_runtime_error_imports_as_a_runtime_error_not_as_incorrect(tmp_path: Path, meta: dict) -> None:
+    run = tmp_path / "run_err"
+    shutil.copytree(KB / "run_new", run)
+    doc = json.loads((run / "eval_results.json").read_text())
+    doc["1"] = [{"sample_id": 0, "compiled": True, "correctness": False, "metadata": meta, "runtime": -1.0, "runtime_stats": {}}]
+    (run / "eval_results.json").write_text(json.dumps(doc))
+    import_kernelbench(run, KB / "problems", tmp_path / "out")
+    assert json.loads((tmp_path / "out" / "kernelbench-run_err" / "l1-p1-s0" / "trace.json").read_text())["run"]["recorded_verdict"] \
+        == "runtime_error"
