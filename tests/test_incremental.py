@@ -159,3 +159,65 @@ def test_an_up_to_date_build_imports_no_table_library(tmp_path: Path) -> None:
     assert first.stdout.strip().splitlines()[-1] == "['numpy', 'pandas']"  # a build that renders
     assert "up to date" in again.stdout + again.stderr
     assert again.stdout.strip().splitlines()[-1] == "[]"
+
+
+# Issue 32's survivors: rebuilds that kept what changed ------------------------------------------------
+
+def _cli_build(data: Path, site: Path) -> None:
+    from click.testing import CliRunner
+
+    from reporter.cli import main
+    res = CliRunner().invoke(main, ["build", str(data), str(site), "--no-validate"])
+    assert res.exit_code in (0, 1), res.output
+
+
+def _rows(site: Path) -> dict[str, dict[str, str]]:
+    import csv
+    with open(site / "runs.csv", encoding="utf-8", newline="") as fh:
+        return {r["run_id"]: r for r in csv.DictReader(fh)}
+
+
+def test_a_same_size_edit_of_a_trace_is_noticed(tmp_path: Path) -> None:
+    """Size and time are a shortcut to the hash, never a substitute: an edit of the same size (a new time) is read."""
+    from conftest import minimal_trace
+    data, site = tmp_path / "data", tmp_path / "site"
+    trace = write_trace(data, "r", minimal_trace(model="model-a"))
+    _cli_build(data, site)
+    before = trace.stat()
+    trace.write_text(trace.read_text().replace("model-a", "model-b"))
+    os.utime(trace, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+    assert trace.stat().st_size == before.st_size
+    _cli_build(data, site)
+    assert _rows(site)["r"]["model"] == "model-b"
+
+
+def test_a_changed_reviews_toml_clears_a_suspect_on_rebuild(tmp_path: Path) -> None:
+    from conftest import minimal_trace
+    from reporter.core.records import sha256_text
+    data, site = tmp_path / "data", tmp_path / "site"
+    kernel = "import threading\nthreading.Thread(target=print)\n"
+    doc = minimal_trace()
+    doc["final_kernel"], doc["reference_source"] = {"source": kernel}, "class Model: pass\n"
+    write_trace(data, "r", doc)
+    _cli_build(data, site)
+    assert _rows(site)["r"]["suspect"] == "True"
+    (data / "reviews.toml").write_text(f'[[cleared]]\nrun = "r"\nkernel_sha256 = "{sha256_text(kernel)}"\nreviewer = "ada"\n'
+                                       'note = "a thread on purpose"\n', encoding="utf-8")
+    _cli_build(data, site)
+    assert _rows(site)["r"]["suspect"] == "False"
+
+
+def test_a_run_whose_slug_changes_is_read_again_and_gets_its_new_page(tmp_path: Path) -> None:
+    """A second run named like the first ("a b", then "a-b") moves the first one's slug: its digest, which names
+    its page, must move with it (kept, the two runs would share one page file)."""
+    from conftest import minimal_trace
+    data, site = tmp_path / "data", tmp_path / "site"
+    write_trace(data, "a b", minimal_trace(model="first"))
+    _cli_build(data, site)
+    write_trace(data, "a-b", minimal_trace(model="second"))
+    _cli_build(data, site)
+    runs = json.loads((site / ".reporter-status.json").read_text())["runs"]
+    slugs = {rid: r["digest"]["slug"] for rid, r in runs.items()}
+    assert len(set(slugs.values())) == 2, slugs
+    for rid, slug in slugs.items():
+        assert ("first" if rid == "a b" else "second") in (site / "runs" / f"{slug}.html").read_text()

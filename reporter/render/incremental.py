@@ -62,6 +62,9 @@ def build_incremental(data: Path, site: Path, jobs: int | None = None, settings:
     with SiteWriter(site, data, generated, pagemaker.shown_text(shared)) as writer:
         assert writer.tmp is not None
         prev = status.BuildStatus.load(site) if sitefiles.owned_files(site) is not None else status.BuildStatus()
+        if prev.sources != status.sources_hash(shared):
+            # Other clearances, allow-list or redaction: every kept digest (its suspect mark, its redacted text) is stale.
+            prev = replace(prev, runs={})
         shared = {**shared, "tmp": str(writer.tmp), "generated": generated, "assets": writer.assets,
                   "nonce": secrets.token_hex(6)}
         found = plan.scan(data, prev, jobs, shared, progress)
