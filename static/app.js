@@ -14,6 +14,12 @@
     fig.layout.title = { text: '' };
   }
 
+  // A chart point's page: a relative path of this site ending in .html, never a scheme (`javascript:...x.html`).
+  function siteHref(href) { return typeof href === 'string' && /^[\w./-]+\.html$/.test(href); }
+
+  // A table filter keeps the rows whose text holds the query anywhere, its start included.
+  function rowMatches(text, q) { return q === '' || text.toLowerCase().indexOf(q) >= 0; }
+
   function drawCharts() {
     if (typeof window.Plotly === 'undefined') return;
     var touch = window.matchMedia && window.matchMedia('(hover: none), (pointer: coarse)').matches;
@@ -29,7 +35,7 @@
       // Points whose customdata is a page of this site (the runtime scatter) open that page on click.
       el.on('plotly_click', function (ev) {
         var href = ev.points && ev.points[0] && ev.points[0].customdata;
-        if (typeof href === 'string' && /^[\w./-]+\.html$/.test(href)) location.href = href;
+        if (siteHref(href)) location.href = href;
       });
     });
   }
@@ -163,7 +169,7 @@
       var apply = function () {
         var q = input.value.toLowerCase();
         Array.prototype.forEach.call(table.tBodies[0].rows, function (r) {
-          r.hidden = q !== '' && r.textContent.toLowerCase().indexOf(q) < 0;
+          r.hidden = !rowMatches(r.textContent, q);
         });
         var ps = params(); if (q) ps.set('q' + f, q); else ps.delete('q' + f); saveParams(ps);
       };
@@ -223,6 +229,7 @@
     if (s) s.addEventListener('load', fn);
   }
 
+  window.reporterApp = { siteHref: siteHref, rowMatches: rowMatches };  // for tests/test_js_rules.py
   document.addEventListener('DOMContentLoaded', function () { setupBasis(); whenPlotly(drawCharts); setupTables(); setupWideTables(); setupKeys();
     document.querySelectorAll('main .hl').forEach(sideways); });
 })();

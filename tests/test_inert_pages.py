@@ -26,7 +26,7 @@ from click.testing import CliRunner
 from conftest import SMALL_RUNS, small_copy
 from reporter.cli import main
 from reporter.core import cache
-from reporter.core.records import Trace, ValidationResult
+from reporter.core.records import Trace, ValidationResult, sha256_text
 
 
 def _kept(path: tuple[str, ...]) -> bool:
@@ -152,9 +152,10 @@ def marked_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     marks = Marks()
     for run in SMALL_RUNS:
         _mark_run(data, run, marks)
-    (data / "reviews.toml").write_text(
-        f'[[review]]\nrun = "{SMALL_RUNS[0]}"\nclearance = "cleared"\nreviewer = "r{marker(0)}"\nnote = "n{marker(0)}"\n'
-        .replace('\\"', "'"), encoding="utf-8")
+    kernel = json.loads((data / SMALL_RUNS[0] / "trace.json").read_text(encoding="utf-8"))["final_kernel"]["source"]
+    review = {"run": SMALL_RUNS[0], "kernel_sha256": sha256_text(kernel), "reviewer": f"r{marks.next()}", "verdict": "clean",
+              "quote": "kernel.py:1", "note": f"n{marks.next()}"}
+    (data / "reviews.toml").write_text("[[review]]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in review.items()), encoding="utf-8")
     res = CliRunner().invoke(main, ["build", str(data), str(root / "site"), "--no-validate"])
     assert res.exit_code in (0, 1), res.output
     return root / "site", marks.n
