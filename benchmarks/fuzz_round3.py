@@ -162,12 +162,13 @@ def plant_kb(work: Path, data: Path, i: int, plants: dict[str, tuple[str, str]])
     return import_kernelbench(run, KB / "problems", data).messages
 
 
-def secrets_class(args: argparse.Namespace, work: Path) -> tuple[Counter[str], Counter[tuple[str, str]]]:
+def secrets_class(args: argparse.Namespace, work: Path) -> tuple[Counter[str], Counter[tuple[str, str]], dict[tuple[str, str], str]]:
     """Plant every kind in every place, `args.rounds` times; returns the totals and the plants published."""
     from reporter.build import build
     from reporter.core.records import ValidationSettings
     leaked: Counter[tuple[str, str]] = Counter()
     control: Counter[tuple[str, str]] = Counter()  # the first round built with --no-redact: the check finds them
+    seen: dict[tuple[str, str], str] = {}  # where a published secret was found
     rng = random.Random(args.seed)
     plants: list[tuple[str, str, str]] = []  # (kind, place, secret)
     for rnd in range(args.rounds):
@@ -195,13 +196,17 @@ def secrets_class(args: argparse.Namespace, work: Path) -> tuple[Counter[str], C
             out = site if redact else site.with_name("site-unredacted")
             summary = build(data, out, ValidationSettings(), validate=False, redact=bool(redact))
             messages = "\n".join(str(p) for p in summary.problems) + "\n" + summary.redaction_line()
-            blobs = [p.read_bytes() for p in out.rglob("*") if p.is_file()]
+            blobs = [(p, p.read_bytes()) for p in out.rglob("*") if p.is_file()]
             for kind, place, secret in round_secrets:
-                if secret in messages or any(secret.encode() in b for b in blobs):
+                where = ["the build's messages"] if secret in messages else []
+                where += [p.relative_to(out).as_posix() for p, b in blobs if secret.encode() in b]
+                if where:
                     counter[(kind, place)] += 1
+                    if redact:
+                        seen[(kind, place)] = ", ".join(where[:3])
     totals = Counter({"plants": len(plants), "kinds": len({k for k, _, _ in plants}), "places": len({p for _, p, _ in plants}),
                       "control plants": len(plants) // args.rounds, "control found": sum(control.values())})
-    return totals, leaked
+    return totals, leaked, seen
 
 
 def programs_class(work: Path) -> Counter[str]:
@@ -395,13 +400,13 @@ def main() -> None:
     out: list[str] = []
     with tempfile.TemporaryDirectory(prefix="fuzz32-") as tmp:
         work = Path(tmp)
-        totals, plants_leaked = secrets_class(args, work)
+        totals, plants_leaked, seen = secrets_class(args, work)
         leaked = sum(plants_leaked.values())
         out.append(f"secrets: {totals['plants']} plants of {totals['kinds']} kinds in {totals['places']} places "
                    f"({args.rounds} rounds, seed {args.seed})")
         out.append(f"  published                              {leaked} ({100 * leaked / totals['plants']:.2f}%)")
         for (kind, place), n in sorted(plants_leaked.items()):
-            out.append(f"    {kind} in {place}: {n}")
+            out.append(f"    {kind} in {place}: {n} (found in {seen.get((kind, place), '?')})")
         out.append(f"  control: the first round built with --no-redact shows {totals['control found']} of "
                    f"{totals['control plants']} (the check sees what is published)")
         progs = programs_class(work)
