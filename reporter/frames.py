@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from .core import DISTRIBUTION
 from .core.schema import Verdict
 from .core.units import to_ms
 from .core.vocab import UNJUDGED, RunVerdict, Source
@@ -287,7 +288,7 @@ def export_bytes(frame: pd.DataFrame, fmt: str) -> bytes:
             import pyarrow  # noqa: F401
         except ImportError as exc:
             from .core.errors import ReporterError
-            raise ReporterError("parquet needs pyarrow: pip install 'reporter[parquet]'") from exc
+            raise ReporterError(f"parquet needs pyarrow: pip install '{DISTRIBUTION}[parquet]'") from exc
         import io
         buf = io.BytesIO()
         frame.to_parquet(buf, index=False)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ..core import DISTRIBUTION
 from ..core.errors import LOGGER
 from .app import State, given
 
@@ -41,12 +42,13 @@ def publish(state: State, site: Path | None, repo: Path, branch: str | None, cna
 
 @click.command("init-workflow")
 @click.option("--path", type=click.Path(dir_okay=False, path_type=Path), default=Path(".github/workflows/pages.yml"),
-              show_default=True)
+              show_default=True, help="Where to write the workflow.")
 @click.option("--data", default="data", show_default=True, help="The data folder the workflow builds from.")
 @click.option("--branch", default=None, help="The branch whose pushes deploy (default: the repository's default branch).")
 @click.option("--force", is_flag=True, help="Overwrite PATH if it exists.")
 @click.option("--install", "install", default=None, metavar="REQUIREMENT",
-              help="The pinned reporter the workflow installs (default: this one, as reporter @ git+URL@COMMIT).")
+              help=f"What the workflow installs: '{DISTRIBUTION}==VERSION' or '{DISTRIBUTION} @ git+https://HOST/REPO@COMMIT' "
+                   "(default: this reporter, pinned to the pushed commit of the clone it was installed from).")
 def init_workflow(path: Path, data: str, branch: str | None, force: bool, install: str | None) -> None:
     """Write a GitHub Actions workflow that builds the site (no GPU) and deploys it to Pages.
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from .. import config
+from ..core import DISTRIBUTION
 from ..core.errors import ConfigError, NoDeviceError
 from .app import DATA, State, given
 
@@ -34,7 +35,7 @@ def _tolerances(items: tuple[str, ...]) -> dict[str, float]:
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
               help="Kernels compiled at once (default: sized to the cores from the measured CPU time of a build).")
 @click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
-              help="Where compiles and checks run: this machine, or a Ray cluster (pip install 'reporter[ray]').")
+              help=f"Where compiles and checks run: this machine, or a Ray cluster (pip install '{DISTRIBUTION}[ray]').")
 @click.option("--address", default=None, help="Ray cluster to join (auto or HOST:PORT); default: start a local one.")
 @click.option("--compile-during-timing", is_flag=True,
               help="Let compiles run through timing windows (only when the timing basis is immune to CPU load).")
@@ -60,7 +61,7 @@ def validate(state: State, data: Path | None, run_ids: tuple[str, ...], ncu: boo
     if executor == "local" and not torch_installed():
         raise NoDeviceError("torch is not installed, and validating needs it (and a CUDA GPU). On a GPU machine: "
                             "pip install torch ninja (a CUDA build of torch, see https://pytorch.org/get-started/locally/), "
-                            "then pip install 'reporter[gpu]'; docs/gpu-setup.md has the whole setup")
+                            f"then pip install '{DISTRIBUTION}[gpu]'; docs/gpu-setup.md has the whole setup")
     if executor == "local" and not gpu_available():
         raise NoDeviceError("no CUDA device is visible (torch.cuda.is_available() is False); run this on a GPU machine "
                             "(docs/gpu-setup.md), then commit DATA/validation/ so that any machine can build the site")

@@ -255,7 +255,7 @@ def _refuse_links(path: Path) -> None:
                               "or not. Remove the link, or pass another --path")
 
 
-def workflow_yaml(data: str = "data", branch: str = "main", install: str = "reporter") -> str:
+def workflow_yaml(data: str, branch: str, install: str) -> str:
     """A GitHub Actions workflow: build from committed data and validation results (no GPU), deploy to Pages.
     It installs `install` (a pinned requirement), so it works in a repository that holds only the data."""
     return f"""# Written by `reporter init-workflow`. Builds the site from the committed runs and cached

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ...core import DISTRIBUTION
 from ...core.records import Environment
 from ...core.schema import Verdict, WorkerJob
 from .. import buildcache, steps
@@ -42,7 +43,7 @@ def _ray() -> Any:
     try:
         import ray
     except ImportError as exc:
-        raise RuntimeError("--executor ray needs Ray: pip install 'reporter[ray]'") from exc
+        raise RuntimeError(f"--executor ray needs Ray: pip install '{DISTRIBUTION}[ray]'") from exc
     return ray
 
 
