@@ -26,7 +26,7 @@ from urllib.parse import unquote, urlparse
 
 from ..core import DISTRIBUTION
 from ..core.errors import ConfigError
-from .pages import git_environment
+from .gitenv import git_environment
 
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _SSH = re.compile(r"^(?:ssh://)?git@([^:/]+)[:/](.+)$")
@@ -72,7 +72,7 @@ def installed_from(doc: dict[str, object]) -> Path | None:
 
 
 def _git(folder: Path, *args: str) -> str | None:
-    """git in the reporter clone (never in DATA), with no program its config names (`pages.git_environment`)."""
+    """git in the reporter clone (never in DATA), with no program its config names (`gitenv.git_environment`)."""
     try:
         proc = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=30,
                               env=git_environment())

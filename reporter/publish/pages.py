@@ -31,21 +31,7 @@ from ..core import __version__
 from ..core.errors import ConfigError, PublishError
 from ..core.marker import MARKER, SOURCE_PREFIX
 from ..core.sitefiles import foreign_files, is_state, owned_files
-
-# Git settings that run a program (a file-system monitor, hooks) are turned off for every git this module
-# starts, ghp-import's included (they read the environment): publishing runs no program a repository's
-# config names, whoever wrote that config. Passed as GIT_CONFIG_* variables, which outrank every config file.
-_NO_PROGRAMS = (("core.fsmonitor", "false"), ("core.hooksPath", os.devnull))
-
-
-def git_environment(base: dict[str, str] | None = None) -> dict[str, str]:
-    """`base` (default: this process's environment) with `_NO_PROGRAMS` appended to any GIT_CONFIG_* it has."""
-    env = dict(os.environ if base is None else base)
-    n = int(env.get("GIT_CONFIG_COUNT", "0") or 0)
-    for i, (key, value) in enumerate(_NO_PROGRAMS, start=n):
-        env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"] = key, value
-    env["GIT_CONFIG_COUNT"] = str(n + len(_NO_PROGRAMS))
-    return env
+from .gitenv import git_environment
 
 
 def _changed(env: dict[str, str]) -> dict[str, str]:
