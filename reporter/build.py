@@ -7,6 +7,7 @@ be used (a trace, an attachment, a cache entry) into one list of `Problem`s for 
 from __future__ import annotations
 
 import logging
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,6 +90,7 @@ def build(data: Path, site: Path, settings: ValidationSettings, *, validate: boo
 
 def _has_traces(data: Path) -> None:
     """Refuse, with what to do instead, a DATA that holds no trace: an empty folder, or KernelBench's own output."""
+    from .collect.kbimport import problems_near
     from .collect.kernelbench import run_dirs_below
     from .collect.read import find_traces
     if find_traces(data):
@@ -97,11 +99,15 @@ def _has_traces(data: Path) -> None:
     if kb:
         names = ", ".join(p.relative_to(data).as_posix() or "." for p in kb[:3]) + (", ..." if len(kb) > 3 else "")
         roots = " ".join(dict.fromkeys(str(p if p == data else p.parent) for p in kb))  # run folders, or runs/ roots
+        found = problems_near(data)
+        problems = (os.path.relpath(found) if found.is_relative_to(Path.cwd()) else str(found)) if found \
+            else "PATH/TO/KernelBench/KernelBench"
+        where = "found beside it" if found else "in a KernelBench checkout, KernelBench/KernelBench"
         raise ConfigError(
             f"{data} holds KernelBench run folders ({names}), not traces: convert them first, then build the result:\n"
-            f"  reporter import kernelbench {roots} --problems KernelBench/KernelBench --out data/\n"
+            f"  reporter import kernelbench {roots} --problems {problems} --out data/\n"
             f"  reporter build data/ site/\n"
-            "(--problems is KernelBench's folder of problem files, the one holding level1/, level2/, ...; "
+            f"(--problems is KernelBench's folder of problem files, the one holding level1/, level2/, ... ({where}); "
             "see docs/your-own-runs.md)")
     what = "is empty" if not any(data.iterdir()) else "holds no trace.json or *.trace.json"
     raise ConfigError(f"{data} {what}: nothing to build. Put one folder per run there, each with a trace.json "

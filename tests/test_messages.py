@@ -11,7 +11,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from conftest import DATA
+from conftest import DATA, minimal_trace, write_trace
 from reporter.cli import main
 from reporter.progress import Progress
 
@@ -32,8 +32,28 @@ def test_build_on_kernelbench_output_suggests_the_import(tmp_path: Path) -> None
     res = CliRunner().invoke(main, ["build", str(project), str(tmp_path / "site"), "--no-validate"])
     assert res.exit_code == 2, res.output
     assert "holds KernelBench run folders (runs/run_new), not traces" in res.output
-    assert f"reporter import kernelbench {project / 'runs'} --problems" in res.output
+    assert f"reporter import kernelbench {project / 'runs'} --problems PATH/TO/KernelBench/KernelBench --out" in res.output
     assert not (tmp_path / "site").exists()  # refused before anything was written
+    # a KernelBench checkout's problem folder beside the runs: the command names it, not a literal example path
+    shutil.copytree(KB / "problems", project / "KernelBench" / "KernelBench")
+    res = CliRunner().invoke(main, ["build", str(project / "runs"), str(tmp_path / "site"), "--no-validate"])
+    assert f"--problems {project / 'KernelBench' / 'KernelBench'} --out data/" in res.output, res.output
+
+
+def test_a_bare_build_names_every_missing_argument(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # no pyproject.toml with [tool.reporter]
+    res = CliRunner().invoke(main, ["build"])
+    assert res.exit_code == 2 and "missing DATA and SITE: give them (e.g. reporter build data/ site/)" in res.output
+    res = CliRunner().invoke(main, ["build", str(tmp_path)])
+    assert res.exit_code == 2 and "missing SITE: give it" in res.output
+
+
+def test_publishing_the_data_folder_says_to_build_it_first(tmp_path: Path) -> None:
+    write_trace(tmp_path / "data", "run-1", minimal_trace())
+    res = CliRunner().invoke(main, ["publish", str(tmp_path / "data"), "--repo", str(tmp_path)])
+    assert res.exit_code == 4, res.output
+    assert f"{tmp_path / 'data'} holds runs (a data folder), not a built site" in res.output
+    assert f"reporter build {tmp_path / 'data'} site/ && reporter publish site/" in res.output
 
 
 def test_build_on_an_empty_folder_says_so(tmp_path: Path) -> None:
@@ -114,6 +134,8 @@ def test_verbose_build_names_each_stage_and_a_rebuild_is_up_to_date(tmp_path: Pa
     assert f"{site} is up to date: read 2 runs (0 unreadable), nothing changed since the last build" in again.output
     # without -v and without a terminal: no progress and no debug lines in the output
     assert "reading runs" not in again.output and "collect:" not in again.output
+    quiet = CliRunner().invoke(main, ["-q", "build", str(data), str(site), "--no-validate"])
+    assert quiet.exit_code == 0 and "redacted" not in quiet.output and "is up to date" in quiet.output  # no "no secrets"
     (data / "seed-000-l2-p10" / "trace.json").write_text((data / "seed-000-l2-p10" / "trace.json").read_text() + "\n")
     changed = CliRunner().invoke(main, ["-v", "build", str(data), str(site), "--no-validate"])
     assert "run page seed-000-l2-p10: re-rendered, its trace, attachments or cached result changed" in changed.output

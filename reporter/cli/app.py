@@ -57,13 +57,21 @@ def _setup_logging(verbose: int, quiet: bool) -> ProblemCounter:
     return counter
 
 
+def given_all(*items: tuple[Path | None, Path | None, str]) -> tuple[Path, ...]:
+    """Each (argument, its [tool.reporter] value, its name): the argument, else the value; one usage error naming
+    every one that is missing (a bare `reporter build` lacks DATA and SITE, not only the first looked at)."""
+    chosen = [(value if value is not None else configured, what) for value, configured, what in items]
+    missing = [what for path, what in chosen if path is None]
+    if missing:
+        keys = " and ".join(w.lower() for w in missing)
+        raise click.UsageError(f"missing {' and '.join(missing)}: give {'them' if len(missing) > 1 else 'it'} (e.g. "
+                               f"reporter build data/ site/), or set {keys} in [tool.reporter] of pyproject.toml")
+    return tuple(path for path, _ in chosen if path is not None)
+
+
 def given(value: Path | None, configured: Path | None, what: str) -> Path:
     """An argument, else its [tool.reporter] value, else a usage error."""
-    if value is not None:
-        return value
-    if configured is not None:
-        return configured
-    raise click.UsageError(f"missing {what} (give it, or set it in [tool.reporter] of pyproject.toml)")
+    return given_all((value, configured, what))[0]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -9,7 +9,7 @@ import click
 
 from .. import config
 from ..core.errors import LOGGER, StrictError
-from .app import DATA, OUT, State, given
+from .app import DATA, OUT, State, given_all
 
 
 @click.command()
@@ -28,14 +28,15 @@ def build(state: State, data: Path | None, site: Path | None, strict: bool, no_v
     from ..build import build as run_build
 
     cfg = state.config
-    target = given(site, cfg.site_dir, "SITE")
-    summary = run_build(given(data, cfg.data_dir, "DATA"), target, config.settings(cfg),
+    source, target = given_all((data, cfg.data_dir, "DATA"), (site, cfg.site_dir, "SITE"))
+    summary = run_build(source, target, config.settings(cfg),
                         validate=not no_validate, ncu=bool(ncu if ncu is not None else cfg.validation.ncu),
                         strict=strict, progress=state.bar if state.progress else None, redact=not no_redact, jobs=jobs)
     if summary.redaction is not None:
         for line in summary.redaction.lines():
             logging.getLogger(LOGGER).debug("redacted in %s", line)  # -v lists them run by run
-    click.echo(summary.redaction_line())
+    if not (state.quiet and summary.redaction is not None and not summary.redaction.total):  # -q: "no secrets" is no news
+        click.echo(summary.redaction_line())
     if not summary.committed:
         raise StrictError(f"--strict: {target} was left as it was, because of the problems reported above")
     click.echo(summary.line())

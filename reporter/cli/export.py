@@ -15,7 +15,8 @@ from .app import DATA
 
 @click.command()
 @click.argument("data", type=DATA)
-@click.option("--format", "fmt", type=click.Choice(["csv", "parquet", "jsonl"]), default="csv", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["csv", "parquet", "jsonl"]), default="csv", show_default=True,
+              help="The table's file format (parquet needs pyarrow).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="File to write (default: standard output).")
 @click.option("--turns", is_flag=True, help="One row per turn and tool call instead of one per run.")

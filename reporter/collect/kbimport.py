@@ -77,6 +77,7 @@ def problems_near(data: Path) -> Path | None:
     """A KernelBench problem folder (one holding level1/) at or beside DATA, for a message to suggest: DATA, its
     parent and grandparent, each as is or as a KernelBench checkout (KernelBench/, KernelBench/KernelBench/).
     Only folders are looked at; nothing is read or run."""
+    data = data.absolute()
     for base in (data, *list(data.parents)[:2]):
         for rel in ("", "KernelBench", "KernelBench/KernelBench"):
             folder = base / rel if rel else base

@@ -62,9 +62,21 @@ def check_site(site: Path) -> None:
         raise PublishError(f"{site} does not exist; run `reporter build DATA {site}` first")
     if not any(site.iterdir()):
         raise PublishError(f"{site} is empty; run `reporter build DATA {site}` first")
+    if owned_files(site) is None and _holds_runs(site):
+        raise PublishError(f"{site} holds runs (a data folder), not a built site: build it, then publish what the build "
+                           f"wrote: reporter build {site} site/ && reporter publish site/")
     if owned_files(site) is None or not (site / "index.html").is_file():
         raise PublishError(f"{site} is not a finished reporter build (no {MARKER} naming its status file, or no "
                            "index.html): it may be half-written, or built by an older reporter; build it again")
+
+
+def _holds_runs(folder: Path) -> bool:
+    """A data folder's marks at its top (only names are looked at): cached results, a problem set, a run's trace."""
+    if (folder / "validation").is_dir() or (folder / "kernelbench-problems.json").is_file():
+        return True
+    with os.scandir(folder) as entries:
+        return any(e.name.endswith("trace.json") or (e.is_dir(follow_symlinks=False) and (Path(e.path) / "trace.json").is_file())
+                   for e in entries)
 
 
 def _built_from(site: Path, repo: Path) -> str:
