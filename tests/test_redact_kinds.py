@@ -111,6 +111,8 @@ def test_every_detector_is_an_re2_pattern() -> None:
     from reporter.collect import assign, secretrules
     patterns = [r.pattern for r in secretrules.rules()] + [secretrules.keyword_finder()]
     patterns += [v for v in vars(assign).values() if type(v).__name__ == "_Regexp"]
+    from reporter.collect import transcript  # the transcript check reads every tool call's arguments
+    patterns.append(transcript.HARNESS_NAMES)
     assert len(patterns) > 150 and all(isinstance(p, re2._Regexp) for p in patterns)
     kinds = {r.kind for r in secretrules.rules()}
     assert {"digitalocean-pat", "databricks-api-token", "npm-access-token", "sentry-user-token"} <= kinds  # gitleaks' data

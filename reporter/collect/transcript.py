@@ -14,13 +14,17 @@ from typing import Any
 
 from ..core.cheats import Finding
 from ..core.records import Turn
+from .secretrules import linear
 
 CHECK = "reads_harness_files"
 # Files and functions of the harnesses that check and time kernels (KernelBench, kernelbench.com, kernelbot,
 # and reporter's own validator): names distinctive enough not to be an agent's own script.
-HARNESS_NAMES = re.compile(
-    r"(?<![\w.-])(?:[\w.-]+/)*(?:eval|timing|correctness|kernel_static_checker|run_and_check|eval_from_generations|"
-    r"numeric_stress|guardrails|worker)\.py\b|\b(?:eval_kernel_against_ref|time_execution_with_cuda_event|"
+# RE2 (linear time): with Python's engine, `(?:[\w.-]+/)*` retried at every position of a long path, and
+# 8,000 `a/` in one argument took 3 CPU-s (quadratic). The character before a path is matched, not looked
+# behind; group 1 is the path, group 2 a function name.
+HARNESS_NAMES = linear(
+    r"(?:^|[^\w.-])((?:[\w.-]+/)*(?:eval|timing|correctness|kernel_static_checker|run_and_check|eval_from_generations|"
+    r"numeric_stress|guardrails|worker)\.py)\b|\b(eval_kernel_against_ref|time_execution_with_cuda_event|"
     r"get_timing_stats|run_and_check_correctness|get_tolerance_for_precision)\b")
 # Tools that write a file: naming `timing.py` there is the agent's own file, not a look at the harness's.
 _WRITES = re.compile(r"write|edit|create|save|patch|replace", re.I)
@@ -54,8 +58,9 @@ def scan_transcript(turns: Sequence[Turn]) -> list[Finding]:
                 continue
             for text in argument_strings(call.arguments):
                 for m in HARNESS_NAMES.finditer(text):
-                    name = m.group(0).rsplit("/", 1)[-1]
+                    g = 1 if m.group(1) is not None else 2
+                    name = m.group(g).rsplit("/", 1)[-1]
                     if name not in found:
-                        found[name] = Finding(CHECK, "error", None, f"{call.tool}: {_excerpt(text, m.start(), m.end())}",
+                        found[name] = Finding(CHECK, "error", None, f"{call.tool}: {_excerpt(text, m.start(g), m.end(g))}",
                                               MESSAGE.format(name=name), turn=turn.index)
     return list(found.values())
