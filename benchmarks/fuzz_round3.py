@@ -426,7 +426,12 @@ def main() -> None:
             out.append(f"  {name:<44} {outcome:<10} {cpu:7.2f} CPU-s {rss:7.0f} MB")
         out.append(f"  builds lost                            {sum(o != 'built' for _, o, _, _ in rows)}")
         slow = max(rows, key=lambda r: r[2])
-        out.append(f"  slowest: {slow[0]} ({slow[2]:.2f} CPU-s); largest: {max(r[3] for r in rows):.0f} MB")
+        from reporter.core import limits
+        cpu, mem = limits.RUN_CPU_S, limits.RUN_MEMORY_BYTES / 2**20
+        within = slow[2] <= cpu and max(r[3] for r in rows) <= mem
+        out.append(f"  slowest: {slow[0]} ({slow[2]:.2f} CPU-s); largest: {max(r[3] for r in rows):.0f} MB: "
+                   f"{'within' if within else 'OVER'} the per-run budget (limits.RUN_CPU_S {cpu:g} s, RUN_MEMORY_BYTES {mem:.0f} MiB; "
+                   "the whole build's process is measured, so this bounds one run's share from above)")
     out.append(f"took {time.time() - started:.0f} s")
     print("\n".join(out))
 

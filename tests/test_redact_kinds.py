@@ -41,6 +41,8 @@ MISSED = {
     "assignment mid-line": ("cd /app && PGPASSWORD=s3cretPw psql -h db", "s3cretPw"),
     "assignment in a comment": ("# DB_PASSWORD=hunter2", "hunter2"),
     "key glued to a word": ("run_sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z", "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"),
+    "Basic credential in a path": ("could not read DATA/run-Authorization: Basic dTpjZ1Z4U3d6WTk5M2c/trace.json",
+                                   "dTpjZ1Z4U3d6WTk5M2c"),  # found by benchmarks/fuzz_round3.py
     "key glued on both sides": ("xghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8Zz", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"),
 }
 

@@ -77,9 +77,15 @@ def _mixed(secret: bytes) -> bool:
 
 
 def _basic_credentials(secret: bytes) -> bool:
-    """`Basic X` is a credential when X is base64 of `user:password` (not the word after "basic")."""
+    """`Basic X` is a credential when X is base64 of `user:password` (not the word after "basic"). Base64 holds
+    `/`, so a path can run on after it (`.../Basic dTpw.../trace.json`): X may be any part that ends at a `/`."""
+    cuts = [len(secret)] + [i for i in range(len(secret) - 1, 7, -1) if secret[i:i + 1] == b"/"]
+    return any(_decodes_to_credentials(secret[:cut]) for cut in cuts)
+
+
+def _decodes_to_credentials(part: bytes) -> bool:
     try:
-        plain = base64.b64decode(secret + b"=" * (-len(secret) % 4), validate=True)
+        plain = base64.b64decode(part + b"=" * (-len(part) % 4), validate=True)
     except (binascii.Error, ValueError):
         return False
     return b":" in plain and all(32 <= b < 127 for b in plain)
