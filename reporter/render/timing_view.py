@@ -145,8 +145,9 @@ def reference_line(res: ValidationResult) -> str:
     ref = res.reference_from
     if ref is not None:
         uses = "the first check to use it" if ref.uses == 0 else f"used by {ref.uses} check{'s' if ref.uses != 1 else ''} before this one"
-        line = (f"The reference's timing was taken on its own at {ref.taken_at}, in a worker that ran no submission, on this "
-                f"GPU ({reading_text(ref.reading)}), and reused: {uses}.")
+        where = "on the CPU" if ref.gpu == "cpu" else f"on this GPU ({reading_text(ref.reading)})"
+        line = (f"The reference's timing was taken on its own at {ref.taken_at}, in a worker that ran no submission, {where}, "
+                f"and reused: {uses}.")
         return line + (f" It replaced an earlier timing: {ref.replaced}." if ref.replaced else "")
     if res.reference_not_reused:
         return f"A stored timing of the reference was not used ({res.reference_not_reused}): the reference was timed here."
