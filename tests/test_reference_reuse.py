@@ -149,7 +149,8 @@ def test_a_check_uses_a_stored_timing_that_fits(tmp_path: Path, taken: WorkerRes
     assert taken.reference_from is not None
     stored = replace(taken.reference_from, figures=taken.reference_timing, uses=3)
     out = _run(tmp_path, "check", replace(JOB, stored_reference=stored))
-    assert (out.verdict, out.reason) == (Verdict.CORRECT, "all 2 trials passed")
+    # (the reason may add "speedup ... review by hand": CPU timings of two processes say nothing here)
+    assert out.verdict == Verdict.CORRECT and out.reason.startswith("all 2 trials passed")
     assert out.reference_timing == taken.reference_timing  # the stored figures, not a new timing
     assert out.reference_from == replace(stored, figures=None) and out.reference_not_reused is None
     assert out.kernel_timing is not None and out.kernel_timing.wall is not None
