@@ -50,7 +50,7 @@ class KernelBenchImporter:
                               f"in {', '.join(map(str, request.sources))} or directly inside it")
         if not force and (clash := same_names(folders)):
             raise ConfigError(clash + "; nothing was written")
-        missing = kb.missing_references(folders, problems)
+        missing = missing_references(folders, problems)
         if missing and not request.flag("allow_missing_reference"):
             raise ConfigError(missing + "; nothing was written")
         today, messages = problemset.scan(problems)  # the universe of the leaderboards' denominators
@@ -65,12 +65,31 @@ class KernelBenchImporter:
             done[0] += 1
             progress("importing kernels", done[0], total)
 
+        written = 0
         for folder in folders:
-            messages += kb.import_kernelbench(folder, problems, out, options=opts, step=step).messages
-        return Imported(done[0], len(folders), tuple(messages))
+            report = kb.import_kernelbench(folder, problems, out, options=opts, step=step)
+            messages += report.messages
+            written += len(report.written)  # attempted failures (an eval entry with no kernel file) too
+        return Imported(written, len(folders), tuple(messages))
 
 
 KERNELBENCH = KernelBenchImporter()
+
+
+def missing_references(folders: list[Path], problems: Path) -> str | None:
+    """Why some kernels would be imported without their reference (problem file), naming the folders
+    searched; None when every kernel's problem file is there."""
+    missing = sorted({(int(m.group(1)), int(m.group(2))) for f in folders for m, _ in kb.kernel_files(f)
+                      if kb.problem_file(problems, int(m.group(1)), int(m.group(2))) is None})
+    if not missing:
+        return None
+    levels = sorted({lv for lv, _ in missing})
+    searched = "; ".join(f"level {lv}: " + ", ".join(str(f) for f in kb.problem_folders(problems, lv)) for lv in levels)
+    shown = ", ".join(f"L{lv} {pid}_*.py" for lv, pid in missing[:6]) + (", ..." if len(missing) > 6 else "")
+    return (f"no problem file for {len(missing)} problem{'s' if len(missing) != 1 else ''} ({shown}); searched {searched}. "
+            "--problems must be KernelBench's problem folder, the one holding level1/, level2/, ... "
+            "(KernelBench/KernelBench in a KernelBench checkout). Without the problem file a run has no reference, "
+            "so it cannot be re-validated; pass --allow-missing-reference to import such runs anyway")
 
 
 def problems_near(data: Path) -> Path | None:

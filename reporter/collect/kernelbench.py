@@ -34,6 +34,7 @@ from ..core.vocab import RunVerdict
 from .imported import ImportLog
 from .kbbaseline import Baseline, read_baseline
 from .kbbaseline import num as _num
+from .kbgaps import attempted_failure, runtime_hint, without_kernel, write_failures
 from .problemset import Drift
 
 __all__ = ["Baseline", "read_baseline"]  # kept importable from here: the CLI and tests use them
@@ -167,22 +168,6 @@ def problem_file(problems: Path, level: int, pid: int) -> Path | None:
         if hits:
             return hits[0]
     return None
-
-
-def missing_references(folders: list[Path], problems: Path) -> str | None:
-    """Why some kernels would be imported without their reference (problem file), naming the folders
-    searched; None when every kernel's problem file is there."""
-    missing = sorted({(int(m.group(1)), int(m.group(2))) for f in folders for m, _ in kernel_files(f)
-                      if problem_file(problems, int(m.group(1)), int(m.group(2))) is None})
-    if not missing:
-        return None
-    levels = sorted({lv for lv, _ in missing})
-    searched = "; ".join(f"level {lv}: " + ", ".join(str(f) for f in problem_folders(problems, lv)) for lv in levels)
-    shown = ", ".join(f"L{lv} {pid}_*.py" for lv, pid in missing[:6]) + (", ..." if len(missing) > 6 else "")
-    return (f"no problem file for {len(missing)} problem{'s' if len(missing) != 1 else ''} ({shown}); searched {searched}. "
-            "--problems must be KernelBench's problem folder, the one holding level1/, level2/, ... "
-            "(KernelBench/KernelBench in a KernelBench checkout). Without the problem file a run has no reference, "
-            "so it cannot be re-validated; pass --allow-missing-reference to import such runs anyway")
 
 
 def _verdict(e: EvalEntry | None) -> RunVerdict:
@@ -344,6 +329,8 @@ def _import_one(run_dir: Path, path: Path, ids: tuple[int, int, int], ctx: tuple
     if (drifted := opts.drift.get(ids[:2])) is not None:
         report.messages.append(f"{path}: {drifted.sentence()}")
     trace = _trace(run_dir, ids, prob, results.get(ids), cfg, opts, _sources(run_dir, path, prob, problems))
+    if (hint := runtime_hint(trace["metrics"].get("timing", {}))) is not None:
+        report.messages.append(f"{path}: {hint}")
     if opts.baseline and prob and "ref_runtime" not in trace["metrics"].get("timing", {}) and trace["metrics"]:
         report.messages.append(f"{path}: {prob.name} is not in baseline {opts.baseline.label}; no recorded speedup")
     try:
@@ -389,4 +376,13 @@ def import_kernelbench(run_dir: Path, problems: Path, out: Path, model: str | No
         first.setdefault(ids, name)
         if step is not None:
             step()
+
+    def failure(key: tuple[int, int, int], at: tuple[int, int, int]) -> dict[str, Any]:  # an entry with no kernel file
+        prob = problem_file(problems, at[0], at[1])
+        src = _Sources("", None, _read_text(prob, problems) if prob else None)
+        return attempted_failure(_trace(run_dir, at, prob, results[key], ctx[3], opts, src), str(_verdict(results[key])))
+    missing = without_kernel(results, {(int(m.group(1)), int(m.group(2)), int(m.group(3))) for m, _ in kernels})
+    written, messages = write_failures(run_dir, missing, failure, ctx[1].write)
+    report.written += written
+    report.messages += messages
     return report

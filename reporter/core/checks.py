@@ -276,6 +276,18 @@ def host_bound(wall_ms: float | None, device_ms: float | None) -> bool:
     return wall_ms is not None and device_ms is not None and device_ms > 0 and wall_ms > HOST_BOUND_RATIO * device_ms
 
 
+def unit_hint(runtime: float, reference: float, unit: str) -> str | None:
+    """The unit a recorded runtime is likely in when it is ~1,000x its reference time (within UNIT_MIXUP_BAND):
+    the next one down the ladder (µs written as ms) or up; None when nothing says so. A hint, never a fix."""
+    if not usable(runtime, reference) or runtime <= 0 or reference <= 0 or unit not in UNIT_LADDER:
+        return None
+    at = UNIT_LADDER.index(unit)
+    for factor, step in ((1e3, -1), (1e-3, 1)):
+        if 1 / UNIT_MIXUP_BAND <= runtime / reference / factor <= UNIT_MIXUP_BAND and 0 <= at + step < len(UNIT_LADDER):
+            return UNIT_LADDER[at + step]
+    return None
+
+
 def compare_runtime(recorded: float | None, unit: str, measured_ms: float | None,
                     relation: GpuRelation = GpuRelation.SAME) -> tuple[bool | None, str]:
     """A recorded runtime against our wall time (the harness's own basis).
