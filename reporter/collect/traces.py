@@ -154,7 +154,7 @@ def _read_run(data: Path, path: Path, run_id: str, redactor: Redactor | None) ->
         atts = tuple(a.model_copy(update={"path": redactor.text(a.path, counts)}) for a in trace.attachments)
         trace = trace.model_copy(update={"attachments": atts}) if atts != trace.attachments else trace
     findings = tuple(scan(trace.final_kernel.source, trace.run.backend)) if trace.final_kernel is not None else ()
-    findings += tuple(scan_transcript(trace.turns))
+    findings += tuple(scan_transcript(trace.turns, (trace.run.level, trace.run.problem_id, trace.run.sample)))
     return RunRecord(run_id, path, trace, check_trace(trace), unknown_fields(trace), profiles, attachment_errors,
                      findings=findings, original=original if counts else None, redactions=dict(sorted(counts.items())))
 

@@ -51,6 +51,10 @@ RULES: tuple[SuspectRule, ...] = (
                 "a load_inline or cpp_extension kernel"),
     SuspectRule("reads_harness_files", "transcript", "the agent read the harness's checking or timing code and wrote the kernel for it",
                 "an agent that writes its own timing.py or eval.py script"),
+    SuspectRule("reads_other_results", "transcript", "the agent read another run's kernels or results, this site's published "
+                "results or a public leaderboard (contamination): the kernel may not be its own work",
+                "an agent that reads its own problem file and its own sample's kernel, fetches CUDA documentation and "
+                "writes its own results.csv"),
     SuspectRule("attribution.submission", "launches", "no kernel of the submission runs in the call: a PyTorch fallback behind a built extension",
                 "a kernel that leaves the GEMM to cuBLAS and fuses the epilogue in its own kernel (own-kernel share 0.2-10%)"),
     SuspectRule("attribution.streams", "launches", "work on a stream the caller does not wait for (or that waits for nothing), which a timer misses",
