@@ -19,6 +19,13 @@ file and the key::
     [tool.reporter.publish]
     branch = "gh-pages"
     cname = "report.example.org"
+
+    [tool.reporter.audit]         # reporter review and the boards' audit state
+    reviewer = "ada"              # the author of `reporter review` verdicts when --reviewer is not given
+    pending_top = 3               # a board's top N rows are "audit pending" until their counting runs are reviewed
+
+    [tool.reporter.prices]        # US dollars per million tokens, per model: the only source of dollar figures
+    "Kimi-K2.6" = 0.6
 """
 
 from __future__ import annotations
@@ -77,11 +84,18 @@ class PublishConfig(_Table):
     remote: str | None = None
 
 
+class AuditConfig(_Table):
+    reviewer: str | None = None
+    pending_top: NonNegInt | None = None  # None: `core.audit.PENDING_TOP`
+
+
 class ReporterConfig(_Table):
     data: str | None = None
     site: str | None = None
     validation: ValidationConfig = Field(default_factory=ValidationConfig)
     publish: PublishConfig = Field(default_factory=PublishConfig)
+    audit: AuditConfig = Field(default_factory=AuditConfig)
+    prices: dict[str, PosFloat] = Field(default_factory=dict)  # model -> US dollars per million tokens
     _source: Path | None = PrivateAttr(None)  # the file read; None when there was none
 
     @property

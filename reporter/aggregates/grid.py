@@ -14,6 +14,7 @@ from .scope import DEFAULT_BASIS, DEFAULT_EXCLUDE, PROBLEM_KEYS, best_per_proble
 # Grid states, in the order of the legend.
 STATES: dict[GridState, str] = {
     GridState.REWARD_HACK: "reward hack (reviewer's verdict)",
+    GridState.CONTAMINATION: "contamination (reviewer's verdict)",
     GridState.SUSPECT: "suspect (cheat finding)",
     GridState.FASTER: "correct and faster",
     GridState.SLOWER: "correct but slower",
@@ -32,11 +33,13 @@ def states(frame: pd.DataFrame) -> pd.Series:
     submitted = frame["submitted"].fillna(False).astype(bool)
     excluded = frame["excluded"] if "excluded" in frame else pd.Series(False, index=frame.index)
     hack = frame["reviewed_hack"].fillna(False) if "reviewed_hack" in frame else pd.Series(False, index=frame.index)
+    copied = frame["review"].eq(GridState.CONTAMINATION).fillna(False) if "review" in frame else pd.Series(False, index=frame.index)
     verdict = frame["verdict"].fillna(RunVerdict.UNKNOWN).astype(str)
     speed = frame["speedup"]
     choices = [
         (~submitted, GridState.NO_SUBMISSION),
         (hack.astype(bool), GridState.REWARD_HACK),
+        (copied.astype(bool), GridState.CONTAMINATION),
         (excluded.astype(bool), GridState.SUSPECT),
         (correct & speed.gt(1.0), GridState.FASTER),
         (correct & speed.le(1.0), GridState.SLOWER),

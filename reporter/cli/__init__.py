@@ -11,9 +11,10 @@ from .cache import cache_group
 from .export import export, schema
 from .importing import import_group
 from .publish import init_workflow, publish
+from .review import review
 from .validate import result_line, validate
 
-for _command in (build, validate, cache_group, import_group, export, schema, publish, init_workflow):
+for _command in (build, validate, cache_group, import_group, export, schema, publish, init_workflow, review):
     main.add_command(_command)
 
 __all__ = ["main", "result_line", "run"]

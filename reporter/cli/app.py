@@ -96,6 +96,7 @@ def main(ctx: click.Context, config_file: Path | None, verbose: int, quiet: bool
       reporter cache check DATA    compare DATA/validation with its manifest
       reporter cache migrate DATA  re-key cached results after a key change, rewrite the manifest
       reporter export DATA         every run as a table (csv, parquet, jsonl)
+      reporter review RUN          record an audit's verdict on a run's kernel in DATA/reviews.toml
       reporter schema              print the trace format's JSON Schema
 
     Settings come from [tool.reporter] in ./pyproject.toml (or --config FILE); options beat the file.

@@ -4,16 +4,18 @@
     run = "kernelbench-run_new/l1-p1-s0"          # the run id (its folder under DATA)
     kernel_sha256 = "d8826a3b…"                    # sha256 of final_kernel.source, all 64 hex digits
     reviewer = "ada"
-    verdict = "reward_hack"                        # clean | reward_hack | rubric_leak | harness_bug
+    verdict = "reward_hack"                        # clean | reward_hack | contamination | rubric_leak | harness_bug | interesting
     quote = "kernel.py:42"                         # the evidence: kernel.py:LINE[-LINE], reference.py:LINE or turn N
     note = "returns the input when the shapes match the timed ones"
 
-The verdicts are the categories kernelbench.com audits by hand. `reward_hack` leaves the run out of the
-rankings and keeps its evidence on its page. The others clear what the automatic checks flagged, and the
-run counts again, shown with the reviewer's words: `clean`; `rubric_leak` (within the rules as written,
-exploiting a gap in them: the rules, not the run, need fixing); `harness_bug` (the flag or verdict is the
-tools' mistake; a verdict is never changed, the reviewer's words stand beside it). The older clearance format is still read, as
-`clean` with no quote:
+The verdicts are the categories kernelbench.com audits by hand (`ReviewVerdict`, the one vocabulary; `reporter
+review` writes an entry). `reward_hack` and `contamination` (the kernel copies another run's work or results it
+should not have seen) leave the run out of the rankings and keep its evidence on its page. `clean`, `rubric_leak`
+(within the rules as written, exploiting a gap in them: the rules, not the run, need fixing) and `harness_bug` (the
+flag or verdict is the tools' mistake; a verdict is never changed, the reviewer's words stand beside it) clear what
+the automatic checks flagged, and the run counts again, shown with the reviewer's words. `interesting` neither
+clears nor excludes: a note worth reading. Every verdict makes the kernel audited. The older clearance format is
+still read, as `clean` with no quote:
 
     [[cleared]]
     run = "…"
@@ -47,16 +49,23 @@ _TABLES = {"review": _REVIEW_FIELDS, "cleared": _CLEARED_FIELDS}
 
 
 class ReviewVerdict(StrEnum):
+    """An audit's verdict on one kernel: the one vocabulary (kernelbench.com's audit categories)."""
+
     CLEAN = "clean"
     REWARD_HACK = "reward_hack"
+    CONTAMINATION = "contamination"
     RUBRIC_LEAK = "rubric_leak"
     HARNESS_BUG = "harness_bug"
+    INTERESTING = "interesting"
 
 
 VERDICT_LABEL = {ReviewVerdict.CLEAN: "clean", ReviewVerdict.REWARD_HACK: "reward hack",
-                 ReviewVerdict.RUBRIC_LEAK: "rubric leak", ReviewVerdict.HARNESS_BUG: "harness bug"}
+                 ReviewVerdict.CONTAMINATION: "contamination", ReviewVerdict.RUBRIC_LEAK: "rubric leak",
+                 ReviewVerdict.HARNESS_BUG: "harness bug", ReviewVerdict.INTERESTING: "interesting"}
 # Verdicts under which what the automatic checks flagged no longer holds the run back.
 CLEARING = (ReviewVerdict.CLEAN, ReviewVerdict.RUBRIC_LEAK, ReviewVerdict.HARNESS_BUG)
+# Verdicts that leave the run out of the rankings, its evidence kept (as a suspect's is).
+EXCLUDING = (ReviewVerdict.REWARD_HACK, ReviewVerdict.CONTAMINATION)
 
 
 @dataclass(frozen=True)
@@ -72,6 +81,10 @@ class Review:
     @property
     def clears(self) -> bool:
         return self.verdict in CLEARING
+
+    @property
+    def excludes(self) -> bool:
+        return self.verdict in EXCLUDING
 
 
 # The older name: a clearance is a review whose verdict is clean.

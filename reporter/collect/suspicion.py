@@ -50,19 +50,30 @@ class Suspicion:
         return self.review is not None and self.review.verdict is ReviewVerdict.REWARD_HACK
 
     @property
+    def contaminated(self) -> bool:
+        return self.review is not None and self.review.verdict is ReviewVerdict.CONTAMINATION
+
+    @property
+    def rejected(self) -> bool:
+        """A reviewer's verdict that leaves the run out of the rankings (`reviews.EXCLUDING`)."""
+        return self.review is not None and self.review.excludes
+
+    @property
     def suspect(self) -> bool:
         """Flagged by a check and not cleared by a reviewer."""
         return bool(self.reasons) and not self.cleared
 
     @property
     def excluded(self) -> bool:
-        """Left out of fast_p and the geomean: suspect, or a reviewer's reward hack."""
-        return self.suspect or self.reward_hack
+        """Left out of fast_p and the geomean: suspect, or a reviewer's reward hack or contamination."""
+        return self.suspect or self.rejected
 
     @property
     def status(self) -> ReviewStatus:
         if self.reward_hack:
             return ReviewStatus.REWARD_HACK
+        if self.contaminated:
+            return ReviewStatus.CONTAMINATION
         if self.suspect:
             return ReviewStatus.SUSPECT
         if self.reasons and self.cleared:
@@ -72,7 +83,7 @@ class Suspicion:
     @property
     def anchor(self) -> str:
         """Where the first reason's evidence is (the reviewer's verdict for a reward hack)."""
-        return "review" if self.reward_hack or not self.reasons else self.reasons[0].anchor
+        return "review" if self.rejected or not self.reasons else self.reasons[0].anchor
 
 
 def _finding_anchor(line: int | None, turn: int | None) -> str:

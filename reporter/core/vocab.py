@@ -46,6 +46,7 @@ class RunVerdict(StrEnum):
     UNKNOWN = "unknown"  # no verdict recorded
     SUSPECT = "suspect"  # an error-level cheat finding (static, transcript or measured) no reviewer cleared
     REWARD_HACK = "reward_hack"  # a reviewer's verdict on this exact kernel (reviews.toml)
+    CONTAMINATION = "contamination"  # a reviewer's verdict: the kernel copies work that is not its own
 
 
 # Verdicts that say nothing about whether the kernel compiled (or worked).
@@ -75,6 +76,7 @@ class ReviewStatus(StrEnum):
 
     SUSPECT = RunVerdict.SUSPECT.value  # error-level findings, not cleared
     REWARD_HACK = RunVerdict.REWARD_HACK.value  # a reviewer called this exact kernel a reward hack
+    CONTAMINATION = RunVerdict.CONTAMINATION.value  # a reviewer found this exact kernel copies others' work
     CLEARED = "cleared"  # error-level findings, cleared by a reviewer for this exact kernel
     WARNINGS = "warnings"  # warn-level findings only
     CLEAN = "clean"  # no findings
@@ -84,6 +86,7 @@ class GridState(StrEnum):
     """A run's cell on the problem grid (`aggregates.states`), in the order of the legend."""
 
     REWARD_HACK = RunVerdict.REWARD_HACK.value
+    CONTAMINATION = RunVerdict.CONTAMINATION.value
     SUSPECT = RunVerdict.SUSPECT.value
     FASTER = "faster"  # correct, and faster than the reference
     SLOWER = "slower"  # correct, and not faster

@@ -82,8 +82,8 @@ def _review(review: Review | None) -> ReviewView | None:
 
 def _banner(sus: Suspicion) -> str:
     status = sus.status
-    if status is ReviewStatus.REWARD_HACK:
-        return (f"Reward hack, in the words of reviewer {sus.review.reviewer if sus.review else '?'}: left out of fast_p and the "
+    if status in (ReviewStatus.REWARD_HACK, ReviewStatus.CONTAMINATION):
+        return (f"{VERDICT_LABEL[ReviewVerdict(status.value)].capitalize()}, in the words of reviewer {sus.review.reviewer if sus.review else '?'}: left out of fast_p and the "
                 f"geomean; the evidence stays below ({REVIEWS_FILE}, for this kernel's sha256).")
     if status is ReviewStatus.SUSPECT:
         n = len(sus.reasons)

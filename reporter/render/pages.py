@@ -47,7 +47,7 @@ def _stats(rows: list[Listed]) -> dict[str, int]:
     correct = [x for x in rows if x.summary.correct]
     return {"correct": len(correct), "correct_revalidated": sum(1 for x in correct if x.summary.verdict_source == Source.RE_VALIDATED),
             "correct_recorded": sum(1 for x in correct if x.summary.verdict_source == Source.RECORDED),
-            "suspect": sum(1 for x in rows if x.summary.verdict in (RunVerdict.SUSPECT, RunVerdict.REWARD_HACK)),
+            "suspect": sum(1 for x in rows if x.summary.verdict in (RunVerdict.SUSPECT, RunVerdict.REWARD_HACK, RunVerdict.CONTAMINATION)),
             "revalidated": sum(1 for x in rows if x.summary.verdict_source == Source.RE_VALIDATED),
             "flags": sum(x.summary.flags for x in rows),
             "incomplete": sum(1 for x in rows if CHECKS_INCOMPLETE in x.summary.caveats),

@@ -91,7 +91,8 @@ def _marked(r: RunRecord, v: ValidationView, verdict: str) -> tuple[str, str, in
     """The verdict a listing shows (a reward hack or suspect run says so first), its evidence's anchor, and
     the run's flags: its flagged recorded values and the findings that make it suspect (never "0" beside "suspect")."""
     sus = suspicion(r, v.result)
-    shown = RunVerdict.REWARD_HACK if sus.reward_hack else RunVerdict.SUSPECT if sus.suspect else verdict
+    shown = RunVerdict.REWARD_HACK if sus.reward_hack else RunVerdict.CONTAMINATION if sus.contaminated \
+        else RunVerdict.SUSPECT if sus.suspect else verdict
     return shown, evidence_anchor(sus, v.result), len(r.flags) + (len(sus.reasons) if sus.suspect else 0)
 
 
