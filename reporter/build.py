@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .collect.redact import RedactionReport
+from .core.audit import DEFAULT_OPTIONS, PageOptions
 from .core.errors import ConfigError, Problem, report
 from .core.records import ValidationSettings
 from .progress import ProgressFn
@@ -50,7 +51,7 @@ class BuildSummary:
 
 def build(data: Path, site: Path, settings: ValidationSettings, *, validate: bool = True, ncu: bool = False,
           strict: bool = False, progress: ProgressFn | None = None, redact: bool = True,
-          jobs: int | None = None) -> BuildSummary:
+          jobs: int | None = None, options: PageOptions = DEFAULT_OPTIONS) -> BuildSummary:
     """Build SITE from DATA; the problems are logged (as warnings) and returned in the summary. With
     `strict`, any problem leaves the previous SITE as it was (`committed` is then False). With `redact`
     every published text (trace fields, downloads, cached validation logs and findings) has its secrets
@@ -76,7 +77,7 @@ def build(data: Path, site: Path, settings: ValidationSettings, *, validate: boo
     else:
         log.debug("validate: skipped (--no-validate); cached re-validation results are shown")
     built = build_incremental(data, site, jobs, {**settings.model_dump(mode="json"), "redact": redact},
-                              strict=strict, redact=redact, progress=progress)
+                              strict=strict, redact=redact, progress=progress, options=options.to_json())
     problems = [e.problem("trace") for e in built.errors] + [e.problem("config") for e in built.config_errors]
     problems += [p for d in built.digests for p in d.problem_list()]
     problems += [Problem(path, "(page)", message, "trace") for path, message in built.page_problems]

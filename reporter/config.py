@@ -36,6 +36,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
+from .core.audit import PENDING_TOP, PageOptions
 from .core.errors import ConfigError
 from .core.records import ValidationSettings
 
@@ -165,6 +166,12 @@ def load(path: Path | None = None) -> ReporterConfig:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems))
     assert cfg is not None
     return cfg
+
+
+def page_options(cfg: ReporterConfig) -> PageOptions:
+    """The audit rule and the user's prices, as the renderer takes them."""
+    top = cfg.audit.pending_top
+    return PageOptions(PENDING_TOP if top is None else top, tuple(sorted(cfg.prices.items())))
 
 
 def parse_tolerances(items: tuple[str, ...]) -> dict[str, float]:

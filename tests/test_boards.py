@@ -35,7 +35,8 @@ def basis_blocks(html: str, tag: str) -> dict[str, str]:
 def printed_rows(block: str) -> dict[str, tuple[list[str], list[str]]]:
     """model -> (shown fast_p and geomean texts, their "n/d" and "n=k" notes), as the page prints them."""
     out = {}
-    for model, cells in re.findall(r'<tr><td class="model" data-value="\d+"><span class="rank">[^<]+</span> ([^<]+)</td>(.*?)</tr>',
+    audit = r'(?:<span class="sub line audit[^"]*"[^>]*>[^<]*</span>)?'  # the row's audit state, on a line of its own
+    for model, cells in re.findall(r'<tr><td class="model" data-value="\d+"><span class="rank">[^<]+</span> ([^<]+)' + audit + '</td>(.*?)</tr>',
                                    block, re.S):
         # a count is on a line of its own ("sub line") under a fast_p share, beside the geomean ("sub")
         out[model] = (re.findall(r">([^<>]*) <span class=\"sub(?: line)?\">", cells),
@@ -126,7 +127,7 @@ def test_tied_rows_print_a_shared_rank_and_the_page_names_the_rule(site: Path) -
     html = (site / "leaderboards" / "kernelbench--example-sweep--l1.html").read_text()
     assert "Rows are ranked by fast₁, then by the geometric mean, each as printed" in html
     assert re.search(r'<th data-sort="num" title="ranked by fast₁[^"]*"># model</th>', html)
-    assert re.search(r'<td class="model" data-value="1"><span class="rank">1</span> demo-alpha</td>', html)
+    assert re.search(r'<td class="model" data-value="1"><span class="rank">1</span> demo-alpha<span class="sub line audit pending"', html)
 
 
 def test_an_empty_revalidated_view_names_no_gpu_or_baseline() -> None:

@@ -15,11 +15,13 @@ from typing import Any
 import pandas as pd
 
 from .. import aggregates as ag
+from ..core.audit import DEFAULT_OPTIONS, PageOptions
 from ..core.schema import Basis
 from ..core.suspects import STRICT_OWN_SHARE
 from ..core.vocab import Source, shown
 from ..frames import export_bytes
 from . import charts, numbers
+from .research import SampleBoard, sample_board
 from .runpage import HOME, Page, group_label
 from .timing_view import basis_view
 from .urls import GroupKey, Urls
@@ -72,6 +74,8 @@ class BoardRow:
     weak_checks: int = 0  # correct runs on problems whose comparison accepts a wrong answer: no win here
     incomplete: int = 0  # runs whose suspect checks did not all run
     strict: FastCell | None = None  # fast_1 counting only runs whose own kernels do most of the work (`suspects.STRICT_OWN_SHARE`)
+    audit: str = ""  # "audit pending" (`core.audit.PENDING_TOP`), "audited 2/3" (counting runs judged), or ""
+    audit_css: str = ""  # "pending" for the first
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,7 @@ class Board:
     by: tuple[str, ...]
     levels: tuple[tuple[str, str], ...] = ()  # (label, href) of the per-level boards, on an all-levels page
     space: pd.DataFrame | None = None  # the recorded problem set (frames.load_universe)
+    options: PageOptions = DEFAULT_OPTIONS  # the audit rule and the user's prices
 
 
 def _left_out(row: dict[str, Any]) -> tuple[str, str]:
@@ -159,7 +164,7 @@ def _correct(row: dict[str, Any]) -> tuple[str, str]:
             f"(for the rest): {correct - ours}. The harness itself recorded {int(row['correct_recorded'])} of these problems correct")
 
 
-def board_rows(table: pd.DataFrame, mixed: bool = False) -> list[BoardRow]:
+def board_rows(table: pd.DataFrame, mixed: bool = False, audit: dict[str, tuple[str, str]] | None = None) -> list[BoardRow]:
     rows = []
     for row, rank in zip(table.to_dict("records"), _ranks(table)):
         gm = None if pd.isna(row["geomean"]) else float(row["geomean"])
@@ -174,7 +179,7 @@ def board_rows(table: pd.DataFrame, mixed: bool = False) -> list[BoardRow]:
             int(row["recorded_only"]), int(row["baseline_other_gpu"]), int(row["excluded"]), int(row.get("reward_hacks", 0)),
             f"{int(row['attempted'])}/{int(row['problems'])}", _missing(row), _compile(row), _mark(row, mixed), rank,
             _with_suspects(row), *_correct(row), int(row.get("weak_check", 0)), int(row.get("checks_incomplete", 0)),
-            _strict(row)))
+            _strict(row), *(audit or {}).get(str(row["model"]), ("", ""))))
     return rows
 
 
@@ -185,10 +190,12 @@ class BasisBoard:
     table: list[BoardRow]
     charts: tuple[tuple[str, str], ...]  # (name, plotly JSON), side by side: fast_p curves, speedup distribution
     scatter: tuple[str, str] | None  # the runtime scatter, when any run has both times
+    samples: SampleBoard | None = None  # every sample counted, cost and audits (`research`)
 
     @property
     def figures(self) -> dict[str, str]:
-        return dict(self.charts + ((self.scatter,) if self.scatter else ()))
+        extra = (self.scatter,) if self.scatter else ()
+        return dict(self.charts + extra + ((self.samples.frontier,) if self.samples and self.samples.frontier else ()))
 
 
 Chart = tuple[str, str]
@@ -253,7 +260,8 @@ def basis_boards(board: Board, revalidated_only: bool, urls: Urls) -> tuple[list
         table = ag.board_table(runs, kernelbench_count, board.by, space=board.space)
         sentence = sentence or universe_sentence(table)
         ns = {str(m): int(n) for m, n in zip(table["model"], table["problems"])}  # one row per model on a board
-        rows = BasisBoard(board_rows(table, mixed), *_figures(runs, urls, b, ns))
+        extra, marks = sample_board(table, runs, board.by, board.options, b.value)
+        rows = BasisBoard(board_rows(table, mixed, marks), *_figures(runs, urls, b, ns), extra)
         if not measured:  # an empty view (re-validated only, none re-validated) names no GPU or baseline
             views.append(BoardView(b.value, "recorded", "none of these runs was re-validated by us" if len(scoped) else "",
                                    False, rows, f"Speedups {words}" if len(scoped) else "No run here was re-validated by us"))
@@ -298,7 +306,7 @@ def universe_sentence(table: pd.DataFrame) -> str:
     return f"the n = {ns} problems the model attempted (no problem set was recorded, so a problem with no kernel is not counted)"
 
 
-def leaderboards(frame: pd.DataFrame, urls: Urls, space: pd.DataFrame | None = None
+def leaderboards(frame: pd.DataFrame, urls: Urls, space: pd.DataFrame | None = None, options: PageOptions = DEFAULT_OPTIONS
                  ) -> tuple[list[Page], dict[str, bytes], dict[GroupKey, list[tuple[str, str]]]]:
     """Every leaderboard page and CSV, and per (benchmark, configuration) group the links the index shows."""
     runs = ag.comparable(frame)
@@ -311,9 +319,9 @@ def leaderboards(frame: pd.DataFrame, urls: Urls, space: pd.DataFrame | None = N
         levels = tuple((f"level {int(lv)}", f"{base}--l{int(lv)}.html") for lv in sorted(group["level"].unique()))
         # the boards keep the frame's own rows (not comparable()'s filled labels): their CSV is the runs as loaded
         boards = [Board(f"{group_label(key)} · all levels", base, frame.loc[group.index], ("benchmark", "configuration"), levels,
-                        space)]
+                        space, options)]
         boards += [Board(f"{group_label(key)} · level {int(lv)}", f"{base}--l{int(lv)}", frame.loc[g.index], ag.LEADERBOARD_KEYS,
-                         space=space) for lv, g in group.groupby("level", sort=True)]
+                         space=space, options=options) for lv, g in group.groupby("level", sort=True)]
         for b in boards:
             p, f = board_pages(b, urls.grid(key), urls)
             pages += p

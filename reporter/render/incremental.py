@@ -50,9 +50,10 @@ def _config_errors(data: Path, shared: dict[str, Any], run_ids: set[str]) -> tup
 
 def build_incremental(data: Path, site: Path, jobs: int | None = None, settings: dict[str, Any] | None = None,
                       strict: bool = False, upstream_problems: int = 0, redact: bool = True,
-                      progress: plan.Progress | None = None) -> IncrementalReport:
+                      progress: plan.Progress | None = None, options: dict[str, Any] | None = None) -> IncrementalReport:
     """Bring SITE up to date with DATA, re-rendering only what changed; see the module's docstring.
-    With `strict`, any problem leaves the previous SITE exactly as it was."""
+    With `strict`, any problem leaves the previous SITE exactly as it was. `options`: the audit rule and prices
+    (`core.audit.PageOptions.to_json`), which only pages above the run pages read."""
     from .writer import SiteWriter
     site = site.absolute()
     g, shared = globals_of(data, settings, redact)
@@ -66,13 +67,14 @@ def build_incremental(data: Path, site: Path, jobs: int | None = None, settings:
             # Other clearances, allow-list or redaction: every kept digest (its suspect mark, its redacted text) is stale.
             prev = replace(prev, runs={})
         shared = {**shared, "tmp": str(writer.tmp), "generated": generated, "assets": writer.assets,
-                  "nonce": secrets.token_hex(6)}
+                  "nonce": secrets.token_hex(6), "options": options}
         found = plan.scan(data, prev, jobs, shared, progress)
         digests = sorted((r.digest for r in found.runs.values()), key=lambda d: d.order())
         urls = plan.urls_of(digests)
         keep, todo = plan.pages_to_render(site, found, digests, plan.navigation(digests, urls), g, prev)
         config_errors, sets = _config_errors(data, shared, set(found.runs))
-        aggregates = status.context_hash([g, [d.to_json() for d in digests], [str(e) for e in found.errors + config_errors], sets])
+        aggregates = status.context_hash([g, [d.to_json() for d in digests], [str(e) for e in found.errors + config_errors], sets,
+                                          options])
         report = IncrementalReport(len(digests), len(todo), 0, tuple(found.errors), tuple(config_errors), tuple(digests))
         if (not todo and aggregates == prev.aggregates and set(found.runs) == set(prev.runs)
                 and prev.tree == status.tree_hash(site)):

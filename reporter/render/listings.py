@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, overload
 
+from ..core.audit import DEFAULT_OPTIONS, PageOptions
 from ..core.errors import CollectError
 from ..core.vocab import MISSING_KEY
 from .digest import Row, RunDigest
@@ -68,7 +69,7 @@ def _group_hash(key: GroupKey, digests: Sequence[RunDigest], urls: Urls, g: str)
 
 
 def _boards(digests: Sequence[RunDigest], urls: Urls, g: str, prev: Sequence[Boards], exists: Callable[[str], bool],
-            space: pd.DataFrame | None = None) -> tuple[list[Page], dict[str, str], Links, tuple[Boards, ...], list[str]]:
+            space: pd.DataFrame | None = None, options: PageOptions = DEFAULT_OPTIONS) -> tuple[list[Page], dict[str, str], Links, tuple[Boards, ...], list[str]]:
     """Each group's leaderboard pages and CSVs to write, and their links; a group whose rows, URLs and global
     inputs are those `prev` made its boards from keeps its files (the last value: the files kept)."""
     from .boards import leaderboards
@@ -92,7 +93,7 @@ def _boards(digests: Sequence[RunDigest], urls: Urls, g: str, prev: Sequence[Boa
                 links[key] = list(old.links)
             continue
         # one group's runs alone: no board ranks runs of two groups, so its pages are those of the whole table
-        p, blobs, group_links = leaderboards(runs_table(ds), urls, space)
+        p, blobs, group_links = leaderboards(runs_table(ds), urls, space, options)
         texts = {path: blob.decode("utf-8") for path, blob in sorted(blobs.items())}
         pages += p
         files.update(texts)
@@ -103,7 +104,7 @@ def _boards(digests: Sequence[RunDigest], urls: Urls, g: str, prev: Sequence[Boa
 
 def listings(digests: list[RunDigest], urls: Urls, errors: Sequence[CollectError], g: str = "",
              prev: Sequence[Boards] = (), exists: Callable[[str], bool] = lambda path: False,
-             space: pd.DataFrame | None = None) -> Listings:
+             space: pd.DataFrame | None = None, options: PageOptions = DEFAULT_OPTIONS) -> Listings:
     """`digests` in page order; `errors` the traces that could not be read (the index lists them); `prev`
     the last build's leaderboards and `exists` whether a file of the live site is there to keep; `space`
     the recorded problem sets (`frames.load_universe`), the leaderboards' denominators (`g` must then
@@ -112,7 +113,7 @@ def listings(digests: list[RunDigest], urls: Urls, errors: Sequence[CollectError
     from .pages import listed, listing_pages
     from .search import manifest_js, shards
     frame = runs_table(digests)
-    board_pages, files, links, boards, kept = _boards(digests, urls, g, prev, exists, space)
+    board_pages, files, links, boards, kept = _boards(digests, urls, g, prev, exists, space, options)
     rows = {d.run_id: listed(d, urls) for d in digests}
     search = Page("search.html", "search.html", {"title": "All runs · search", "crumbs": [HOME], "runs": len(digests)})
     pages = [*listing_pages(digests, rows, frame, urls, errors, links, space), search, *board_pages]

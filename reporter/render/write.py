@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import __version__, sitefiles
+from ..core.audit import PageOptions
 from ..core.errors import CollectError
 from . import pagemaker, parallel, status
 from .digest import RunDigest
@@ -152,8 +153,9 @@ def write(writer: SiteWriter, data: Path, report: IncrementalReport, found: Scan
     from ..collect.problemset import fingerprint
     from ..frames import load_universe
     sets = fingerprint(data)[0]  # the leaderboards' denominators: a changed problem set makes them again
-    built = listings(digests, plan.urls, report.errors, f"{plan.globals} {sorted(writer.assets.items())} {sets}",
-                     plan.prev.boards, lambda path: (site / path).is_file(), load_universe(data))
+    options = PageOptions.from_json(shared.get("options"))  # the audit rule and prices: the boards' inputs too
+    built = listings(digests, plan.urls, report.errors, f"{plan.globals} {sorted(writer.assets.items())} {sets} {options}",
+                     plan.prev.boards, lambda path: (site / path).is_file(), load_universe(data), options)
     _shared_outputs([p.path for p in built.pages] + list(built.files) + built.kept + [s.path for s in built.shards]
                     + [f for rs in runs.values() for f in rs.files])
     n, listing = _write_listings(writer, site, built, [plan.globals, writer.assets, generated], plan.prev.listing, progress)
