@@ -43,6 +43,16 @@ RECORDED_NSIGHT = ("sol_score", "dram_util_pct", "compute_util_pct", "occupancy_
                    "dram_bandwidth_gbps", "arithmetic_intensity", "bottleneck")
 
 _STR, _INT, _BOOL, _FLOAT = "string", "Int64", "boolean", "float64"
+# The hardware columns (`collect.sol.sol_row`): T_SOL and fractions in each GPU's own terms, recorded times on the
+# recorded GPU, re-measured ones on the re-measuring GPU. `sol_fraction` and `sol_score` are what boards use: the
+# device basis when re-validated, else the recorded figures, null where the speedup is no result.
+SOL_COLUMNS: dict[str, str] = {
+    "work_flops": _INT, "work_bytes": _INT, "work_intensity": _FLOAT, "work_dtype": _STR, "work_note": _STR,
+    "recorded_sol_ms": _FLOAT, "recorded_floor_ms": _FLOAT, "recorded_sol_fraction": _FLOAT, "recorded_ref_sol_fraction": _FLOAT,
+    "recorded_sol_score": _FLOAT, "sol_ms": _FLOAT, "floor_ms": _FLOAT,
+    **{f"{c}_{b}": _FLOAT for b in TIMING_BASES for c in ("sol_fraction", "ref_sol_fraction", "sol_score")},
+    "below_floor": _STR, "sol_fraction": _FLOAT, "sol_score": _FLOAT, "sol_gpu": _STR,
+}
 _TIMED = {f"{side}_{b}_ms": _FLOAT for b in TIMING_BASES for side in ("kernel", "ref")} | {f"speedup_{b}": _FLOAT for b in TIMING_BASES}
 COLUMNS: dict[str, str] = {
     # identity
@@ -75,6 +85,8 @@ COLUMNS: dict[str, str] = {
     # Nsight: as recorded by the harness, and as measured from ncu exports (attached or from `validate --ncu`)
     **{f"recorded_{k}": (_STR if k == "bottleneck" else _FLOAT) for k in RECORDED_NSIGHT},
     **{v: (_STR if k == "bottleneck" else _FLOAT) for k, v in NCU_FIGURES.items()},
+    # the hardware: work, speed of light, its fraction and SOL-ExecBench's score per basis (`collect.sol`)
+    **SOL_COLUMNS,
 }
 TURN_COLUMNS: dict[str, str] = {
     "run_id": _STR, "benchmark": _STR, "level": _INT, "problem_id": _INT, "model": _STR, "configuration": _STR,
@@ -150,6 +162,7 @@ def _ncu(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
 
 def run_row(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
     """Everything one run contributes to the table, as plain values."""
+    from .collect.sol import RECORDED, sol_report, sol_row
     from .collect.suspicion import evidence_anchor, suspicion
     run, m = r.trace.run, r.trace.metrics
     res = cached.result if cached is not None else None
@@ -164,7 +177,7 @@ def run_row(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
         "flags": len(r.flags), "flag_fields": "; ".join(f.field for f in r.flags) or None, "static_errors": statics,
         # suspect: left out of fast_p and the geomean: an error-level finding (static, transcript, or measured at
         # re-validation) that no reviewer cleared, or a reviewer's reward-hack verdict
-        "measured_flags": sum(1 for x in sus.reasons if x.source in ("launches", "dynamic")),
+        "measured_flags": sum(1 for x in sus.reasons if x.source in ("launches", "dynamic", "floor")),
         "suspect": sus.excluded, "cleared": sus.cleared, "reviewed_hack": sus.reward_hack,
         "review": sus.review.verdict.value if sus.review else None,
         "evidence": evidence_anchor(sus, res) or None,  # the run page's anchor of the evidence for its mark
@@ -179,6 +192,12 @@ def run_row(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
     from .core.checks import speedup_reported
     if not speedup_reported(row["correct"], row["suspect"]):
         row["speedup"] = None  # recorded_speedup and speedup_<basis> keep the figures as recorded / measured
+    rep = sol_report(r, res)
+    row.update(sol_row(rep, speedup_reported(row["correct"], row["suspect"])))
+    for b in TIMING_BASES:  # a time under the hardware floor gives no speedup on its basis
+        row[f"speedup_{b}"] = None if rep.dropped(b) else row[f"speedup_{b}"]
+    if rep.dropped(PRIMARY_BASIS if row.get("speedup_source") == Source.RE_VALIDATED else RECORDED):
+        row["speedup"] = None
     if m.launches:
         row.update(recorded_kernel_launches=m.launches.kernel_launches, recorded_ref_launches=m.launches.ref_launches)
     if m.memory:

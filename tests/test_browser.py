@@ -85,7 +85,7 @@ def test_run_page_draws_charts_and_expands_reasoning(served: tuple[str, Path], b
     url = base + "runs/seed-000-l2-p10.html" if how == "http" else (site / "runs" / "seed-000-l2-p10.html").as_uri()
     page, problems = open_page(browser, url)
     page.wait_for_selector(".js-plotly-plot .main-svg", timeout=15000)
-    assert page.locator(".js-plotly-plot").count() == 3  # timeline, roofline, stalls
+    assert page.locator(".js-plotly-plot").count() == 4  # timeline, ncu roofline, stalls, speed-of-light roofline
     turn = page.locator("details.turn").first
     assert not turn.evaluate("d => d.open")
     assert not page.locator("details.turn .reasoning").first.is_visible()

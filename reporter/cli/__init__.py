@@ -13,8 +13,9 @@ from .importing import import_group
 from .publish import init_workflow, publish
 from .review import review
 from .validate import result_line, validate
+from .work import work
 
-for _command in (build, validate, cache_group, import_group, export, schema, publish, init_workflow, review):
+for _command in (build, validate, work, cache_group, import_group, export, schema, publish, init_workflow, review):
     main.add_command(_command)
 
 __all__ = ["main", "result_line", "run"]

@@ -88,6 +88,7 @@ def main(ctx: click.Context, config_file: Path | None, verbose: int, quiet: bool
     From your runs to a published site:
       reporter import kernelbench  convert KernelBench run folders into traces under DATA
       reporter validate DATA       re-check kernels on this machine's GPU and cache the results in DATA
+      reporter work DATA           count each reference's FLOPs and bytes (no GPU), for the hardware scores
       reporter build DATA SITE     collect traces, re-validate on a GPU if present, render the site
       reporter publish SITE        commit the built site to a gh-pages branch
       reporter init-workflow       write a GitHub Actions workflow that builds and deploys the site

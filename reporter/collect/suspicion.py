@@ -16,6 +16,7 @@ from ..core.schema import DynamicCheck, Verdict
 from ..core.suspects import attribution_flags
 from ..core.vocab import ReviewStatus
 from .reviews import Review, ReviewVerdict
+from .sol import SOL_ANCHOR, floor_flags
 from .traces import RunRecord
 
 # Where on a run page each kind of evidence is (`templates/run.html` gives these ids).
@@ -29,7 +30,7 @@ VERDICT_ANCHOR = "evidence-verdict"
 class Reason:
     """One error-level finding that makes a run suspect, and the anchor of its evidence on the run page."""
 
-    source: str  # "static", "transcript", "launches" or "dynamic"
+    source: str  # "static", "transcript", "launches", "dynamic" or "floor"
     check: str
     message: str
     anchor: str
@@ -110,6 +111,7 @@ def suspicion(r: RunRecord, result: ValidationResult | None) -> Suspicion:
     reasons = [Reason("transcript" if f.turn is not None else "static", f.check, f.message, _finding_anchor(f.line, f.turn))
                for f in r.findings if f.severity == "error"]
     reasons += runtime_reasons(result)
+    reasons += [Reason("floor", f.field, f.message, SOL_ANCHOR) for f in floor_flags(r, result)]  # issue 33: the hardware floor
     warnings = sum(1 for f in r.findings if f.severity != "error")
     return Suspicion(tuple(reasons), r.review, warnings)
 

@@ -12,14 +12,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..core.cache import read_work
 from ..core.cheats import Finding, scan
 from ..core.checks import Flag, check_trace
-from ..core.errors import CollectError
+from ..core.errors import CollectError, Problem
 from ..core.frozen import freeze
 from ..core.names import unique_slugs
 from ..core.records import Trace, sha256_text, unknown_fields
 from ..core.safeio import checked_path
+from ..core.work import WorkCount
 from . import ncu as gm
+from .floors import merged, recorded_floor_flags
 from .read import REDACTED_ID, find_traces, read_document, run_ids, validate_document
 from .redact import RedactionReport, Redactor, load_allow_list
 from .reviews import Review, Reviews, ReviewVerdict, load_reviews
@@ -61,6 +64,7 @@ class RunRecord:
     review_problem: str = ""  # why a verdict naming this run does not apply
     original: Trace | None = None  # the unredacted trace, kept only when redaction changed something
     redactions: Mapping[str, int] = field(default_factory=dict)  # secrets redacted, by kind (never the secrets)
+    work: WorkCount | None = None  # the reference's FLOPs and bytes (DATA/validation/work/); None: never counted
 
     def __post_init__(self) -> None:
         freeze(self, ("flags", "unknown", "attachment_errors", "findings"), ("profiles", "redactions"))
@@ -155,8 +159,20 @@ def _read_run(data: Path, path: Path, run_id: str, redactor: Redactor | None) ->
         trace = trace.model_copy(update={"attachments": atts}) if atts != trace.attachments else trace
     findings = tuple(scan(trace.final_kernel.source, trace.run.backend)) if trace.final_kernel is not None else ()
     findings += tuple(scan_transcript(trace.turns, (trace.run.level, trace.run.problem_id, trace.run.sample)))
-    return RunRecord(run_id, path, trace, check_trace(trace), unknown_fields(trace), profiles, attachment_errors,
-                     findings=findings, original=original if counts else None, redactions=dict(sorted(counts.items())))
+    work = _work(data, original, attachment_errors)
+    flags = merged(check_trace(trace), recorded_floor_flags(trace, work))
+    return RunRecord(run_id, path, trace, flags, unknown_fields(trace), profiles, attachment_errors,
+                     findings=findings, original=original if counts else None, redactions=dict(sorted(counts.items())), work=work)
+
+
+def _work(data: Path, source: Trace, errors: list[CollectError]) -> WorkCount | None:
+    """The reference's work count (keyed by the reference as written); an unusable file is one more error."""
+    if source.reference_source is None:
+        return None
+    problems: list[Problem] = []
+    work = read_work(data, source.reference_source, problems)
+    errors.extend(CollectError(p.path, p.field, p.message) for p in problems)
+    return work
 
 
 def redacted_profiles(profiles: Mapping[str, ProfileSet], redactor: Redactor, counts: Counter[str]) -> dict[str, ProfileSet]:

@@ -15,12 +15,14 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from .decode import from_doc
 from .errors import CollectError, Problem, printable
 from .records import CACHE_DIR, SHOWN_FORMATS, VALIDATION_FORMAT, Environment, ValidationResult, ValidationSettings, sha256_text
-from .safeio import checked_path, read_bounded
+from .safeio import checked_path, parse_json, read_bounded
+from .work import WORK_DIR, WORK_FILE, WorkCount, work_key
 
 __all__ = ["CACHE_DIR", "Unreadable", "content_key", "content_keys", "entry_dir", "env_key", "lookup", "lookup_shown",
-           "read_result"]
+           "read_result", "read_work", "work_file"]
 log = logging.getLogger(__name__)
 
 
@@ -138,4 +140,32 @@ def lookup_shown(data: Path, kernel_src: str, reference_src: str, problems: list
         found = lookup(data, key, problems=problems)
         if found is not None:
             return found
+    return None
+
+
+def work_file(data: Path, reference_sha256: str) -> Path:
+    """Where the work count of a reference (by its sha256) is kept: `core.work`."""
+    return data / CACHE_DIR / WORK_DIR / work_key(reference_sha256) / WORK_FILE
+
+
+def read_work(data: Path, reference_src: str, problems: list[Problem] | None = None) -> WorkCount | None:
+    """The work count of a reference, or None when it was never counted. A file that cannot be used is a
+    problem naming it (or a warning), never a count: it is as untrusted as the rest of DATA."""
+    path = work_file(data, sha256_text(reference_src))
+    if not (path.exists() or path.is_symlink()):
+        return None
+    try:
+        work = from_doc(WorkCount, parse_json(read_bounded(path, data, "(file)", "MAX_CACHE_FILE_BYTES"), path))
+    except CollectError as exc:
+        problem = exc.problem("cache")
+    except (ValueError, RecursionError) as exc:
+        problem = Problem(printable(str(path)), "(document)", f"not a work count: {first_line(exc)}", "cache")
+    else:
+        if work.reference_sha256 == sha256_text(reference_src):
+            return work
+        problem = Problem(printable(str(path)), "reference_sha256", "counts another reference than the one filed here", "cache")
+    if problems is None:
+        log.warning("could not read %s", problem)
+    else:
+        problems.append(problem)
     return None

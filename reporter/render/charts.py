@@ -100,22 +100,23 @@ def _scatter(**props: Any) -> dict[str, Any]:
     return {"type": "scatter", **props}
 
 
-def roofline(peak_tflops: float, peak_bw_gbps: float, points: list[tuple[str, float, float]]) -> Figure:
-    """Log-log roofline: DRAM slope and FP32 ceiling; points are (label, FLOP/B, TFLOP/s)."""
+def roofline(peak_tflops: float, peak_bw_gbps: float, points: list[tuple[str, float, float]], compute: str = "FP32",
+             title: str = "Roofline") -> Figure:
+    """Log-log roofline: DRAM slope and a compute ceiling (`compute` names its unit); points are (label, FLOP/B, TFLOP/s)."""
     ridge = peak_tflops * 1e3 / peak_bw_gbps
     lo = min([ridge / 100] + [p[1] / 3 for p in points if p[1] > 0])
     hi = max([ridge * 100] + [p[1] * 3 for p in points])
     xs = [lo * (hi / lo) ** (i / 60) for i in range(61)]
     data = [_scatter(x=xs, y=[min(peak_tflops, x * peak_bw_gbps / 1e3) for x in xs], mode="lines",
-                     name=f"roof: {peak_bw_gbps:,.0f} GB/s · {peak_tflops:.1f} TFLOP/s FP32", line={"color": ROOF})]
+                     name=f"roof: {peak_bw_gbps:,.0f} GB/s · {peak_tflops:.1f} TFLOP/s {compute}", line={"color": ROOF})]
     for label, ai, tflops in points:
         if ai > 0 and tflops > 0:
             data.append(_scatter(x=[ai], y=[tflops], mode="markers+text", name=label, text=[label], textposition="top center",
                                  marker={"size": 12, "color": role_colour(label)}, textfont={"color": role_colour(label)},
                                  hovertemplate=f"{label}<br>%{{x:.2f}} FLOP/B<br>%{{y:.3f}} TFLOP/s<extra></extra>"))
-    layout = {**LAYOUT, "title": {"text": f"Roofline (ridge {ridge:.1f} FLOP/B)", "x": 0},
+    layout = {**LAYOUT, "title": {"text": f"{title} (ridge {ridge:.1f} FLOP/B)", "x": 0},
               "xaxis": {"type": "log", "title": {"text": "arithmetic intensity (FLOP/byte)"}},
-              "yaxis": {"type": "log", "title": {"text": "TFLOP/s (FP32)"},
+              "yaxis": {"type": "log", "title": {"text": f"TFLOP/s ({compute})"},
                         "range": [math.log10(peak_tflops) - 4, math.log10(peak_tflops) + 0.3]}}
     return {"data": data, "layout": layout}
 

@@ -52,6 +52,7 @@ class RunDigest:
     redactions: tuple[tuple[str, int], ...]  # secrets redacted for its pages, by kind
     cached: str | None  # the cached re-validation result shown, for -v
     problems: tuple[tuple[str, str, str, ProblemKind], ...]  # (path, field, message, kind): files of this run not used
+    work: str | None = None  # the reference's work count (`core.work.WorkCount.to_json`), for its problem page
 
     def order(self) -> tuple[int | str, ...]:
         """The page order of runs: group (named ones first), model, level, problem, run id. Flat, with
@@ -115,5 +116,6 @@ def make(r: RunRecord, rel: str, cached: CachedValidation | None, problems: list
         summary=run_summary(r, v), kernels=" ".join(lazy.kernel_names(t.final_kernel.source if t.final_kernel else None)),
         has_kernel=t.final_kernel is not None, row=_row(r, cached), redactions=tuple(redactions(r, cached).items()),
         cached=cached.shown_path if cached is not None else None,
-        problems=tuple((clean(p.path), clean(p.field), clean(p.message), p.kind) for p in problems))
+        problems=tuple((clean(p.path), clean(p.field), clean(p.message), p.kind) for p in problems),
+        work=r.work.to_json() if r.work is not None else None)
     return RunDigest.from_json(json.loads(json.dumps(made.to_json())))

@@ -25,7 +25,7 @@ SECONDS_FROM_MS = 1000.0
 ONE_UNIT_SPAN = 1000.0
 # A number with its unit, as the site prints them: kept on one line, never "2.62e-" above "06" or
 # "11.5" above "µs". Units are those `num`, `time_ms` and the page data put after a number.
-_UNITS = r"µs|μs|ms|ns|s|%|MB|GB/s|TFLOP/s|FLOP/B|B|x|×|sectors/req|threads|blocks|MHz|W"
+_UNITS = r"µs|μs|ms|ns|s|%|[kMGT]?FLOP/s|[kMGT]?FLOP/B|[kMGT]?FLOP|[kMGT]?B/s|[kMGT]?B|x|×|sectors/req|threads|blocks|MHz|W"
 # A number stands alone: not the digits of "fp32", a hash, a date or a shape ("4673x112").
 _NUMBER = re.compile(rf"(?<![\w.:/−-])[−-]?\d[\d,]*(?:\.\d+)?(?:e[-+]\d+)?(?:(?:x|×|%)(?![\w.])|\s(?:{_UNITS})(?![\w/])|(?![\w.:/-]))")
 

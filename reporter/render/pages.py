@@ -17,6 +17,7 @@ from ..core.vocab import MISSING_KEY, GridState, RunVerdict, Source, shown
 from . import compare, numbers
 from .digest import RunDigest
 from .runpage import HOME, Deferred, Page, group_label, inputs_hash
+from .sol_view import problem_works
 from .summary import CHECKS_INCOMPLETE, WEAK_CHECK, RunSummary
 from .timing_view import basis_view
 from .urls import GroupKey, ProblemKey, Urls
@@ -34,11 +35,12 @@ class Listed:
     title: str
     sub: str
     kernel_href: str  # the final kernel's download (problem pages link it instead of repeating the source)
+    work: str | None = None  # the reference's work count as JSON (`RunDigest.work`): the problem page shows it
 
 
 def listed(d: RunDigest, urls: Urls) -> Listed:
     return Listed(d.run_id, d.recorded_model, d.has_kernel, d.summary, urls.run(d.run_id), d.title, d.sub,
-                  urls.download(d.run_id, "kernel"))
+                  urls.download(d.run_id, "kernel"), d.work)
 
 
 def _stats(rows: list[Listed]) -> dict[str, int]:
@@ -144,7 +146,7 @@ def problem_page(pkey: ProblemKey, runs: pd.DataFrame, rows: dict[str, Listed], 
     return Page(urls.problem(pkey), "problem.html", {
         "title": f"L{pkey[0]} · problem {pkey[1]}", "name": pkey[2], "crumbs": [HOME], "entries": entries,
         "count": f"{len(entries)} run{'s' if len(entries) != 1 else ''}", "kernels": kernels,
-        "can_compare": len(kernels) > 1})
+        "can_compare": len(kernels) > 1, "works": problem_works([e.row.work for e in entries])})
 
 
 PAGE_PROBLEM = ("level", "problem_id", "problem")  # problem pages gather a problem across benchmarks

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..collect.sol import SolReport, sol_report
 from ..collect.suspicion import evidence_anchor, suspicion
 from ..collect.traces import ProfileSet, RunRecord
 from ..collect.validation import CachedValidation
@@ -22,6 +23,7 @@ from .evolution import kernel_versions
 from .findings import KERNEL_LINE, FindingsView, findings_view
 from .recorded import Row, recorded_sections
 from .revalidation import ValidationView, statistics_rows, validation_view
+from .sol_view import SolView, dropped_speedups, roofline_json, sol_view
 from .summary import RunSummary, group_key, problem_key, run_summary, title
 from .timing_view import DEFAULT_BASIS
 from .urls import Urls
@@ -81,7 +83,7 @@ def measured_profiles(r: RunRecord, cached: CachedValidation | None) -> tuple[di
     return profiles, sources
 
 
-def _summary_rows(r: RunRecord, s: RunSummary) -> tuple[Row, ...]:
+def _summary_rows(r: RunRecord, s: RunSummary, sv: SolView) -> tuple[Row, ...]:
     run = r.trace.run
     flags = {f.field: f for f in r.flags}
     # A re-measured time names its basis; a recorded one is the harness's, on whatever basis it used.
@@ -99,12 +101,16 @@ def _summary_rows(r: RunRecord, s: RunSummary) -> tuple[Row, ...]:
         Row(f"runtime ({how})", s.runtime, s.runtime_flag),
         Row(f"ref runtime ({how})", s.ref_runtime, flags.get("timing.ref_runtime") if s.verdict_source == Source.RECORDED else None),
         Row(f"speedup ({how})", s.speedup),
+        Row("speed of light", sv.headline if not sv.why else f"{text.DASH} ({sv.why})", wide=True),
+        Row("SOL score", sv.score),
         Row("started", run.started_at or text.DASH, wide=True),
     )
 
 
-def _figures(r: RunRecord, counters: CountersView | None) -> dict[str, Any]:
+def _figures(r: RunRecord, counters: CountersView | None, rep: SolReport) -> dict[str, Any]:
     figures: dict[str, Any] = {}
+    if (roof := roofline_json(rep)) is not None:
+        figures["sol-roofline"] = roof
     timeline = charts.timeline_figure(r.trace.turns)
     if timeline is not None:
         figures["timeline"] = charts.to_json(timeline)
@@ -141,6 +147,9 @@ def run_page(r: RunRecord, cached: CachedValidation | None, urls: Urls, prev: st
     trace, run = r.trace, r.trace.run
     v: ValidationView = validation_view(trace.final_kernel is not None, cached, trace.metrics, run.recorded_verdict,
                                         run.precision, run.recorded_gpu)
+    rep = sol_report(r, v.result)
+    sv = sol_view(rep, any(f.field == "timing.runtime" for f in r.flags))
+    v = replace(v, timing=dropped_speedups(v.timing, rep))  # a basis under the hardware floor has no speedup
     summary = run_summary(r, v)
     profiles, sources = measured_profiles(r, cached)
     flags = {f.field: f for f in r.flags}
@@ -149,14 +158,14 @@ def run_page(r: RunRecord, cached: CachedValidation | None, urls: Urls, prev: st
     pkey = problem_key(r)
     fk = trace.final_kernel
     return Page(urls.run(r.run_id), "run.html", {
-        "title": title(r), "r": r, "run": run, "summary": summary, "summary_rows": _summary_rows(r, summary),
+        "title": title(r), "r": r, "run": run, "summary": summary, "summary_rows": _summary_rows(r, summary, sv), "sol": sv,
         "crumbs": [HOME, (group_label(key), urls.group(key)), (shown(model), urls.model(key, model))],
         "who": " · ".join((run.model or "— model not recorded", run.benchmark or text.DASH, run.configuration or text.DASH)),
         "problem": run.problem_file or run.title or r.run_id, "problem_href": urls.problem(pkey) if pkey else None,
         "sections": recorded_sections((trace.metrics.timing, trace.metrics.precision, trace.metrics.memory,
                                        trace.metrics.launches, trace.metrics.nsight), flags),
         "recorded_badge": "compare with re-validation above" if v.state is RevalidationState.MEASURED else "not re-measured",
-        "v": v, **_evidence(r, cached, v), "counters": counters, "figures": _figures(r, counters), "prev": prev, "next": nxt,
+        "v": v, **_evidence(r, cached, v), "counters": counters, "figures": _figures(r, counters, rep), "prev": prev, "next": nxt,
         "kernel_lines": text.num(fk.source.count("\n") + (0 if fk.source.endswith("\n") else 1)) if fk else "0",
         "kernel_chars": text.num(len(fk.source)) if fk else "0",
         "kernel_file": urls.download(r.run_id, "kernel").removeprefix("runs/"),

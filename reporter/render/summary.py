@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from markupsafe import Markup
 
+from ..collect.sol import RECORDED, sol_report, speedup_dropped
 from ..collect.suspicion import evidence_anchor, suspicion
 from ..collect.traces import RunRecord
 from ..core import suspects
@@ -15,6 +17,8 @@ from ..core.units import to_ms
 from ..core.vocab import MISSING_KEY, RevalidationState, RunVerdict, Source
 from . import numbers, text
 from .revalidation import ValidationView
+from .sol_view import DROPPED
+from .timing_view import DEFAULT_BASIS
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,12 @@ class RunSummary:
     evidence: str = ""  # the run page's anchor of the evidence for the verdict shown (why suspect, why incorrect)
     correct: bool = False  # its verdict (ours, else the harness's) is correct, whatever mark `verdict` shows instead
     caveats: tuple[str, ...] = ()  # on a re-validated run: "weak check", "checks incomplete" (`core.suspects`)
+    sol_value: float | None = None  # the kernel's fraction of speed of light where its speedup is a result
+    sol_gpu: str = ""  # the GPU that fraction is of
+
+    @property
+    def sol(self) -> str:
+        return numbers.percent(self.sol_value)
 
     def _html(self, value: float | None) -> Markup:
         if self.verdict_source == Source.RECORDED:
@@ -109,23 +119,35 @@ def run_summary(r: RunRecord, v: ValidationView) -> RunSummary:
         rd = res.reference_timing.device if res.reference_timing else None
         # The headline is device time; an incorrect kernel's speedup is no result, so the verdict stands in for it.
         shown, anchor, flagged = _marked(r, v, res.verdict)
-        speed = _reported(r, v, str(res.verdict), res.speedup)
+        speed = _reported(r, v, str(res.verdict), res.speedup, DEFAULT_BASIS.value)
         caveats = (WEAK_CHECK,) * bool(suspects.weak_check(res)) + (CHECKS_INCOMPLETE,) * bool(suspects.missing_checks(res))
         return RunSummary(shown, Source.RE_VALIDATED, turns, kd.median_ms if kd else None,
                           rd.median_ms if rd else None, "ms", *speed, None, flagged, anchor, res.verdict == Verdict.CORRECT,
-                          caveats)
+                          caveats, **_sol(r, v, DEFAULT_BASIS.value, speed[1] is not None))
     # Recorded times stay in the unit the harness claimed: a ~1000x mix-up is flagged, never "fixed".
     shown, anchor, flagged = _marked(r, v, run.recorded_verdict or RunVerdict.UNKNOWN)
-    speed = _reported(r, v, str(run.recorded_verdict), t.speedup if t else None)
+    speed = _reported(r, v, str(run.recorded_verdict), t.speedup if t else None, RECORDED)
     return RunSummary(shown, Source.RECORDED, turns,
                       t.runtime if t else None, t.ref_runtime if t else None, t.unit if t else "ms",
-                      *speed, flags.get("timing.runtime"), flagged, anchor, run.recorded_verdict == RunVerdict.CORRECT)
+                      *speed, flags.get("timing.runtime"), flagged, anchor, run.recorded_verdict == RunVerdict.CORRECT,
+                      **_sol(r, v, RECORDED, speed[1] is not None))
 
 
-def _reported(r: RunRecord, v: ValidationView, verdict: str, speedup: float | None) -> tuple[str, float | None]:
+def _sol(r: RunRecord, v: ValidationView, basis: str, reported: bool) -> dict[str, Any]:
+    """The kernel's fraction of speed of light on the basis its speedup is on, where that speedup is a result."""
+    rep = sol_report(r, v.result)
+    t, b = rep.time("kernel", basis), rep.measured if basis != RECORDED else rep.recorded
+    if not reported or t is None or t.fraction is None or b is None or b.peaks is None:
+        return {}
+    return {"sol_value": t.fraction, "sol_gpu": b.peaks.name}
+
+
+def _reported(r: RunRecord, v: ValidationView, verdict: str, speedup: float | None, basis: str) -> tuple[str, float | None]:
     """The speedup a listing shows, and its value: none for an incorrect, failed or suspect kernel
-    (`checks.speedup_reported`); the verdict or the mark stands in for it."""
+    (`checks.speedup_reported`), nor for times under the hardware floor; the verdict or the mark stands in for it."""
     excluded = suspicion(r, v.result).excluded
     if speedup_reported(verdict == RunVerdict.CORRECT, excluded):
+        if speedup_dropped(r, v.result, basis):
+            return DROPPED, None
         return text.speedup(speedup), speedup
     return "suspect: no speedup" if excluded else "kernel incorrect" if verdict == RunVerdict.INCORRECT else text.DASH, None

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..core.decode import from_doc
+from ..core.work import WORK_MODE
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,9 @@ def _child(req: Request) -> int:
     if os.environ.get("REPORTER_THREADS"):
         import torch
         torch.set_num_threads(int(os.environ["REPORTER_THREADS"]))
+    if req.mode == WORK_MODE:  # a reference's work count: no kernel, no GPU, no timing window
+        from . import workcount
+        return workcount.main(job_dir)
     os.environ["REPORTER_SENT_AT"] = repr(req.sent_at)
     from . import worker  # the timing code opens its own timing windows (gate.timing_window)
     return worker.main([req.mode, str(job_dir)])
@@ -116,6 +120,9 @@ def serve() -> None:
     import torch  # noqa: F401 - the whole point: children start with torch already imported
 
     from . import worker  # noqa: F401
+    if os.environ.get("REPORTER_FORK_WARM") == WORK_MODE:
+        from . import workcount
+        workcount.warm()  # the counter's lazy imports (FlopCounterMode pulls in torch._dynamo: seconds), once for all children
     out = sys.stdout
     pids: dict[int, int] = {}
     stdin = sys.stdin.fileno()

@@ -49,6 +49,13 @@ def _namespace(jitter: PopcornJitter) -> dict[str, Any]:
     return {"__name__": "reporter_problem", "__builtins__": __builtins__, "popcorn_pri": jitter, "torch": torch}
 
 
+def exec_reference(reference: str, jitter: PopcornJitter) -> dict[str, Any]:
+    """The problem file run KernelBench's way: its namespace, with the jitter hook and torch in it."""
+    ns = _namespace(jitter)
+    exec(compile(reference, "reference.py", "exec"), ns)  # noqa: S102 - isolated worker, by design
+    return ns
+
+
 def problem_names_used(reference: str, kernel: str) -> list[str]:
     """Names the kernel reads but never defines, that only the problem file defines (e.g. `batch_size`)."""
     import ast
@@ -82,8 +89,7 @@ def load(reference: str, kernel: str, jitter: PopcornJitter) -> tuple[dict[str, 
     Also returns the problem-file names the kernel depends on: KernelBench accepts such kernels,
     a fresh namespace would not, and the page says so.
     """
-    ns = _namespace(jitter)
-    exec(compile(reference, "reference.py", "exec"), ns)  # noqa: S102 - isolated worker, by design
+    ns = exec_reference(reference, jitter)
     default_new = ns.pop("ModelNew", None)
     exec(compile(kernel, "kernel.py", "exec"), ns)  # noqa: S102
     if ns.get("ModelNew") is None or ns.get("ModelNew") is default_new:
@@ -115,8 +121,7 @@ def build_models(ns: dict[str, Any], device: str, seed: int) -> tuple[Any, Any, 
 def reference_model(reference: str, jitter: PopcornJitter, device: str, seed: int) -> tuple[dict[str, Any], Any]:
     """The problem's namespace and its reference Model alone, built as `build_models` builds it: for a worker
     that loads no submission (`reftiming`)."""
-    ns = _namespace(jitter)
-    exec(compile(reference, "reference.py", "exec"), ns)  # noqa: S102 - isolated worker, by design
+    ns = exec_reference(reference, jitter)
     init = ns["get_init_inputs"]()
     torch.manual_seed(seed)
     return ns, ns["Model"](*init).to(device).eval()

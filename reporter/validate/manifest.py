@@ -25,6 +25,7 @@ from ..core import __version__, cache
 from ..core.errors import CollectError, Problem
 from ..core.records import PROBLEMS_DIR, VALIDATION_FORMAT, ValidationResult
 from ..core.safeio import hash_bounded, read_bounded
+from ..core.work import WORK_DIR
 
 log = logging.getLogger(__name__)
 MANIFEST = "status.json"
@@ -97,7 +98,7 @@ def scan(data: Path) -> Scan:
     out = Scan()
     if not root.is_dir():
         return out
-    for folder in sorted(p for p in root.iterdir() if p.is_dir() and p.name != PROBLEMS_DIR):
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and p.name not in (PROBLEMS_DIR, WORK_DIR)):
         for path in sorted(folder.iterdir()):
             rel = f"{folder.name}/{path.name}"
             out.files.add(rel)
@@ -114,7 +115,7 @@ def nothing_cached(data: Path) -> bool:
     """True before the first `reporter validate`: no DATA/validation, or an empty one (not a broken cache)."""
     root = data / cache.CACHE_DIR
     try:
-        return not root.exists() or (root.is_dir() and not any(root.iterdir()))
+        return not root.exists() or (root.is_dir() and not any(p.name != WORK_DIR for p in root.iterdir()))
     except OSError:
         return False
 

@@ -1,0 +1,101 @@
+"""Hardware bounds for one GPU and one problem, and the floor under the times a harness recorded.
+
+A recorded time is the harness's: its GPU is `run.recorded_gpu`, its clock and L2 flushing unknown, so
+its floor assumes the rated clock and an L2 that may hold the working set (the lowest floor those allow).
+A recorded time below the floor gets an error flag on the value itself (`timing.runtime`,
+`timing.ref_runtime`), joined to any flag already there, and the recorded speedup is no result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.checks import Flag, usable
+from ..core.peaks import Peaks, peaks_for
+from ..core.records import DEFAULT_PRECISION, Trace
+from ..core.schema import CheckSettings
+from ..core.sol import Bound, admits_tf32, below_floor, floor_bound, floor_message, sol_bound
+from ..core.units import to_ms
+from ..core.work import WorkCount
+
+NOT_COUNTED = "not counted yet: `reporter work DATA` counts each reference's FLOPs and bytes (no GPU needed)"
+
+
+@dataclass(frozen=True)
+class GpuBounds:
+    """T_SOL and the floor of one problem on one GPU, or why there are none."""
+
+    device: str | None  # the GPU's name as recorded
+    peaks: Peaks | None
+    note: str  # what was assumed about the name, or why there are no peaks
+    sol: Bound | None = None
+    floor: Bound | None = None
+    tf32: bool = False
+
+    @property
+    def why(self) -> str:
+        return "" if self.sol is not None else self.note
+
+
+def work_why(reference: str | None, work: WorkCount | None) -> str:
+    """Why a run has no hardware bound from its work, or "" when it has a count."""
+    if reference is None:
+        return "the trace holds no reference, so there is no work to count"
+    if work is None:
+        return NOT_COUNTED
+    return "" if work.counted else f"counting the reference's work failed: {work.why}"
+
+
+def bounds_on(device: str | None, work: WorkCount | None, *, clock_mhz: int | None, flushed: bool | None,
+              tf32: bool) -> GpuBounds:
+    """Bounds on one recorded device name; `flushed` None when the L2 flush is unknown (assumed not flushed)."""
+    match = peaks_for(device)
+    if match.peaks is None or work is None or not work.counted:
+        return GpuBounds(device, match.peaks, match.why if match.peaks is None else "")
+    return GpuBounds(device, match.peaks, match.why, sol_bound(work, match.peaks, clock_mhz, tf32),
+                     floor_bound(work, match.peaks, bool(flushed)), tf32)
+
+
+def default_tf32(precision: str | None) -> bool:
+    """Whether our default tolerance at a precision admits TF32 (a recorded run's own tolerance is unknown)."""
+    s = CheckSettings()
+    p = precision or DEFAULT_PRECISION
+    return admits_tf32(s.atol.get(p), s.rtol.get(p))
+
+
+def recorded_bounds(trace: Trace, work: WorkCount | None) -> GpuBounds:
+    return bounds_on(trace.run.recorded_gpu, work, clock_mhz=None, flushed=None, tf32=default_tf32(trace.run.precision))
+
+
+def recorded_seconds(trace: Trace) -> tuple[float | None, float | None]:
+    """The recorded kernel and reference times in seconds, read in the unit the harness claimed."""
+    t = trace.metrics.timing
+    if t is None:
+        return None, None
+
+    def s(v: float | None) -> float | None:
+        ms = to_ms(v, t.unit) if usable(v) else None
+        return ms / 1e3 if ms else None
+    return s(t.runtime), s(t.ref_runtime)
+
+
+def recorded_floor_flags(trace: Trace, work: WorkCount | None) -> list[Flag]:
+    """An error flag on each recorded time below the floor of the recorded GPU."""
+    b = recorded_bounds(trace, work)
+    out = []
+    for name, what, seconds in zip(("runtime", "ref_runtime"), ("the recorded runtime", "the recorded reference runtime"),
+                                   recorded_seconds(trace)):
+        if b.floor is not None and seconds is not None and below_floor(seconds, b.floor):
+            out.append(Flag(f"timing.{name}", "error", floor_message(what, seconds, b.floor)))
+    return out
+
+
+def merged(flags: list[Flag], more: list[Flag]) -> list[Flag]:
+    """`flags` with `more` added; a field flagged twice keeps one flag (the worst severity) saying both."""
+    out = {f.field: f for f in flags}
+    for f in more:
+        old = out.get(f.field)
+        out[f.field] = f if old is None else Flag(f.field, "error" if "error" in (old.severity, f.severity) else "warn",
+                                                  f"{old.message.rstrip('.')}. Also: {f.message}")
+    return list(out.values())
+

@@ -1,0 +1,250 @@
+"""Page data for the hardware scores: a run's times against speed of light, and a problem's work.
+
+Pure functions of a `collect.sol.SolReport`; every rule is `core.sol`'s and `core.work`'s, this module only
+turns them into strings, CSS classes and a roofline figure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from markupsafe import Markup
+
+from ..collect.floors import GpuBounds, bounds_on, default_tf32
+from ..collect.sol import RECORDED, SideTime, SolReport
+from ..core.peaks import TABLE, Peaks
+from ..core.schema import BASIS_LABEL, Basis
+from ..core.sol import FLOOR_MARGIN, SOL_SCORE_RULE, Bound, count_text, tensor_only
+from ..core.work import BYTES_RULE, FLOOR_FLOPS_RULE, RULE, WorkCount
+from . import charts, numbers
+from .timing_view import DEFAULT_BASIS, TimingView
+
+DROPPED = "below the hardware floor: no speedup"
+ABOVE_ONE = ("A fraction above 100% is a time under T_SOL: tensor cores on fp32 work, an algorithm with fewer FLOPs than "
+             "the reference's, inputs the kernel need not read in full, or caches the bound does not count; only a time "
+             f"below {FLOOR_MARGIN:.0%} of the floor is called impossible.")
+
+
+@dataclass(frozen=True)
+class BoundRow:
+    """One GPU's bounds for this problem."""
+
+    where: str  # "recorded on L40S", "re-measured on H200"
+    t_sol: str
+    limiter: str  # "memory-bound: 4.30 GB at 4.8 TB/s"
+    peak: str
+    floor: str
+    floor_level: str
+    note: str
+
+
+@dataclass(frozen=True)
+class SolRow:
+    """One basis: both times, their fractions of T_SOL, and the kernel's SOL score."""
+
+    basis: str
+    gpu: str
+    kernel: str
+    kernel_fraction: str
+    reference: str
+    reference_fraction: str
+    score: str
+    note: str
+    css: str
+
+
+@dataclass(frozen=True)
+class SolView:
+    why: str  # no bound at all: why ("" when there is one)
+    work: str  # the counts in one line
+    how: str  # how they were counted
+    bounds: tuple[BoundRow, ...] = ()
+    rows: tuple[SolRow, ...] = ()
+    flags: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    headline: str = numbers.DASH  # for the summary: the headline basis's fraction
+    score: str = numbers.DASH
+    score_rule: str = SOL_SCORE_RULE
+
+
+def _bytes(n: float) -> str:
+    return count_text(n, "B")
+
+
+def work_line(w: WorkCount) -> str:
+    ai = w.intensity
+    return (f"{count_text(w.flops, 'FLOP')} · {_bytes(w.bytes)} compulsory traffic ({_bytes(w.read_bytes)} read, "
+            f"{_bytes(w.write_bytes)} written) · {numbers.num(ai) if ai is not None else numbers.DASH} FLOP/B · "
+            f"{w.dtype or 'no floating-point'} inputs")
+
+
+def how_line(w: WorkCount) -> str:
+    where = {"meta": "on meta tensors (shapes only, nothing allocated)", "cpu": "on CPU tensors"}.get(w.how.value, w.how.value)
+    est = f"; estimated by the 1-FLOP-per-element rule: {', '.join(w.estimated)}" if w.estimated else ""
+    return f"Counted {where} with torch {w.torch}{'; ' + w.why if w.why else ''}{est}."
+
+
+def _gpu(b: GpuBounds) -> str:
+    return b.peaks.name if b.peaks is not None else (b.device or "unknown GPU")
+
+
+def _limiter(s: Bound) -> str:
+    if s.limiter == "memory":
+        return f"memory-bound: {_bytes(s.bytes)} at {_bytes(s.bytes / s.memory_s if s.memory_s else 0)}/s"
+    return f"compute-bound: {count_text(s.flops, 'FLOP')} at {count_text(s.peak, 'FLOP/s')}"
+
+
+def bound_row(where: str, b: GpuBounds) -> BoundRow:
+    if b.sol is None or b.floor is None:
+        return BoundRow(where, numbers.DASH, "", "", numbers.DASH, "", b.why or b.note)
+    s, f = b.sol, b.floor
+    unit = numbers.common_unit((s.seconds * 1e3, f.seconds * 1e3))  # T_SOL and its floor side by side
+    return BoundRow(where, numbers.time_ms(s.seconds * 1e3, unit), _limiter(s), f"{s.peak_label}, {s.clock_mhz} MHz",
+                    numbers.time_ms(f.seconds * 1e3, unit), f.level, b.note)
+
+
+def _fraction(x: float | None) -> str:
+    return numbers.percent(x)
+
+
+def _rows(rep: SolReport) -> list[SolRow]:
+    out = []
+    sides = [(RECORDED, "recorded (harness)", rep.recorded)]
+    sides += [(b.value, BASIS_LABEL[b], rep.measured) for b in Basis] if rep.measured is not None else []
+    # the re-measured rows read down in one unit; the recorded row (another GPU, another harness) in its own
+    units = {kind: numbers.common_unit(t.seconds * 1e3 for t in rep.times if t.seconds and (t.basis == RECORDED) == kind)
+             for kind in (True, False)}
+
+    def shown(t: SideTime | None) -> str:
+        return numbers.time_ms(t.seconds * 1e3, units[t.basis == RECORDED]) if t is not None and t.seconds else numbers.DASH
+    for basis, label, bounds in sides:
+        k, r = rep.time("kernel", basis), rep.time("reference", basis)
+        if bounds is None or ((k is None or k.seconds is None) and (r is None or r.seconds is None)):
+            continue
+        note = DROPPED if rep.dropped(basis) else ""
+        out.append(SolRow(label, _gpu(bounds), shown(k), _fraction(k.fraction if k else None), shown(r),
+                          _fraction(r.fraction if r else None), numbers.num(rep.scores.get(basis)), note,
+                          "bad" if note else "headline" if basis == DEFAULT_BASIS.value else ""))
+    return out
+
+
+def _headline(rep: SolReport) -> tuple[str, str]:
+    basis = DEFAULT_BASIS.value if rep.measured is not None and rep.time("kernel", DEFAULT_BASIS.value) else RECORDED
+    b = rep.measured if basis != RECORDED else rep.recorded
+    k = rep.time("kernel", basis)
+    if b is None or b.sol is None or k is None or k.fraction is None:
+        return numbers.DASH, numbers.DASH
+    where = f"{BASIS_LABEL[Basis(basis)]} on {_gpu(b)}" if basis != RECORDED else f"recorded on {_gpu(b)}"
+    text = f"{_fraction(k.fraction)} of speed of light (T_SOL {numbers.time_ms(b.sol.seconds * 1e3)}, {where})"
+    return (DROPPED if rep.dropped(basis) else text), numbers.num(rep.scores.get(basis))
+
+
+def _notes(rep: SolReport, recorded_flagged: bool) -> list[str]:
+    notes = []
+    for b in (rep.measured, rep.recorded):
+        if b is None or b.sol is None or b.peaks is None or (b is rep.recorded and recorded_flagged):
+            continue  # a flagged recorded time is explained by its flag, not by tensor cores
+        basis = DEFAULT_BASIS.value if b is rep.measured else RECORDED
+        k = rep.time("kernel", basis)
+        if k is not None and not k.below_floor and tensor_only(b.sol, k.seconds, b.peaks):
+            notes.append(f"The kernel's {'recorded' if basis == RECORDED else BASIS_LABEL[Basis(basis)]} is under the fp32 "
+                         f"CUDA-core bound on the {b.peaks.name}: only tensor cores (TF32 or lower precision inside the "
+                         "kernel) or an algorithm with fewer FLOPs than the reference's reach that; the tolerance still "
+                         "decides correctness.")
+    if any(t.fraction is not None and t.fraction > 1 for t in rep.times):
+        notes.append(ABOVE_ONE)
+    return notes
+
+
+def sol_view(rep: SolReport, recorded_flagged: bool = False) -> SolView:
+    """`recorded_flagged`: the recorded kernel time carries a flag (a unit mix-up, the floor), which explains it."""
+    w = rep.work
+    if rep.why or w is None:
+        return SolView(rep.why or "not counted", "", "")
+    bounds = [bound_row(f"recorded on {_gpu(rep.recorded)}" if rep.recorded.peaks else "recorded", rep.recorded)] \
+        if rep.recorded is not None else []
+    if rep.measured is not None:
+        bounds.append(bound_row(f"re-measured on {_gpu(rep.measured)}", rep.measured))
+    headline, score = _headline(rep)
+    return SolView("", work_line(w), how_line(w), tuple(bounds), tuple(_rows(rep)), tuple(f.message for f in rep.flags),
+                   tuple(_notes(rep, recorded_flagged)), headline, score)
+
+
+def dropped_speedups(timing: TimingView | None, rep: SolReport) -> TimingView | None:
+    """The timing table's speedups without those of a basis under the floor."""
+    if timing is None:
+        return None
+    labels = {BASIS_LABEL[b]: b.value for b in Basis}
+    return replace(timing, speedups=[(label, DROPPED if rep.dropped(labels.get(label, "")) else sp, css)
+                                     for label, sp, css in timing.speedups])
+
+
+def roofline_json(rep: SolReport) -> Markup | None:
+    """The roofline of the GPU that timed the headline times, with the kernel and the reference as points."""
+    basis = DEFAULT_BASIS.value if rep.measured is not None and rep.measured.sol is not None else RECORDED
+    b = rep.measured if basis != RECORDED else rep.recorded
+    w = rep.work
+    if b is None or b.sol is None or b.peaks is None or w is None or not w.flops or not w.bytes:
+        return None
+    p: Peaks = b.peaks.at_clock(b.sol.clock_mhz)
+    points = [(side, w.flops / w.bytes, w.flops / t.seconds / 1e12) for side in ("kernel", "reference")
+              if (t := rep.time(side, basis)) is not None and t.seconds]
+    if not points:
+        return None
+    fig = charts.roofline(b.sol.peak / 1e12, p.dram / 1e9, points, compute=b.sol.peak_label,
+                          title=f"Speed of light on the {p.name} ({'recorded' if basis == RECORDED else BASIS_LABEL[Basis(basis)]})")
+    return charts.to_json(fig)
+
+
+RULES = {"flops": RULE, "bytes": BYTES_RULE, "floor_flops": FLOOR_FLOPS_RULE}
+
+
+@dataclass(frozen=True)
+class OpRow:
+    kind: str
+    dtype: str
+    flops: str
+    calls: str
+    floor: str
+    rule: str
+
+
+@dataclass(frozen=True)
+class TensorRow:
+    role: str
+    shape: str
+    dtype: str
+    size: str
+    moved: str
+
+
+@dataclass(frozen=True)
+class WorkView:
+    """One reference's work on its problem page: the counts, how each was made, and T_SOL on every GPU we know."""
+
+    sha: str
+    line: str
+    how: str
+    ops: tuple[OpRow, ...] = ()
+    tensors: tuple[TensorRow, ...] = ()
+    gpus: tuple[BoundRow, ...] = ()
+    bytes_rule: str = BYTES_RULE
+    floor_rule: str = FLOOR_FLOPS_RULE
+
+
+def work_view(w: WorkCount) -> WorkView:
+    if not w.counted:
+        return WorkView(w.reference_sha256[:12], f"not counted: {w.why}", "")
+    ops = tuple(OpRow(o.kind.value, o.dtype, count_text(o.flops, "FLOP"), numbers.num(o.calls),
+                      count_text(o.floor_flops, "FLOP") if o.floor_flops else numbers.DASH, RULE[o.kind]) for o in w.ops)
+    tensors = tuple(TensorRow(t.role, "×".join(map(str, t.shape)) or "scalar", t.dtype, _bytes(t.nbytes), _bytes(t.moved))
+                    for t in w.tensors)
+    gpus = tuple(bound_row(name, bounds_on(name, w, clock_mhz=None, flushed=True, tf32=default_tf32(w.dtype)))
+                 for name in sorted({p.name for p in TABLE.values()}))
+    return WorkView(w.reference_sha256[:12], work_line(w), how_line(w), ops, tensors, gpus)
+
+
+def problem_works(works: list[str | None]) -> tuple[WorkView, ...]:
+    """The distinct work counts of a problem's runs (one per reference the runs used), in a stable order."""
+    views = [work_view(WorkCount.from_json(text)) for text in sorted({w for w in works if w is not None})]
+    return tuple(views if len(views) > 1 else [replace(v, sha="") for v in views])  # one reference needs no name

@@ -1,0 +1,89 @@
+"""Count the work of every reference that has no count yet: each in its own forked process, no GPU needed.
+
+The parent never runs trace content: it hands each reference to the fork server (mode `work`), which runs
+`workcount.main` in a child of its own session with no CUDA device visible, and kills it past
+`WORK_TIMEOUT_S`. Results are kept in DATA/validation/work/ (`core.work`), a failure with its reason, so a
+build shows why a problem has no bound; `force` counts again.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core.cache import work_file
+from ..core.records import sha256_text
+from ..core.work import WORK_FILE, WORK_MODE, WORK_TIMEOUT_S, WorkCount, WorkJob, failed
+from .forkserver import ForkServer
+from .process import last_lines, package_env
+
+log = logging.getLogger(__name__)
+# No GPU for the counter: it runs on meta (or small CPU) tensors, and a problem file must not reach a device.
+COUNT_ENV: dict[str, str | None] = {"CUDA_VISIBLE_DEVICES": "", "REPORTER_THREADS": "1"}
+
+
+@dataclass(frozen=True)
+class Counted:
+    """What one `count_work` did: the counts it made now, and how many references already had one."""
+
+    counts: tuple[WorkCount, ...]
+    cached: int
+
+
+def store_work(data: Path, work: WorkCount) -> Path:
+    """Write one count where `core.cache.read_work` finds it (atomically: a build never sees half a file)."""
+    path = work_file(data, work.reference_sha256)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(work.to_json(), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def _result(job_dir: Path, sha: str, rc: int | None, timeout_s: float) -> WorkCount:
+    """The child's count, or a failed one that says how the child ended and quotes its last output."""
+    path = job_dir / WORK_FILE
+    log_path = job_dir / f"{WORK_MODE}.log"
+    tail = last_lines(log_path.read_text(encoding="utf-8", errors="replace")[-4000:], 3) if log_path.is_file() else ""
+    if rc is not None and path.is_file():
+        try:
+            found = WorkCount.from_json(path.read_text(encoding="utf-8"))
+            if found.reference_sha256 == sha:
+                return found
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+            return failed(sha, f"the counter's result is not a work count ({str(exc)[:200]})")
+    how = f"did not finish within {timeout_s:g} s (WORK_TIMEOUT_S)" if rc is None else f"died (exit code {rc})"
+    return failed(sha, f"the counter {how}" + (f"; its last output: {tail.splitlines()[-1][:300]}" if tail else ""))
+
+
+def count_work(data: Path, references: Iterable[str], *, force: bool = False, jobs: int | None = None,
+               timeout_s: float = WORK_TIMEOUT_S, on_done: Callable[[WorkCount], None] | None = None) -> Counted:
+    """Count every distinct reference that has no count in DATA (all of them with `force`), `jobs` at once."""
+    refs = {sha256_text(ref): ref for ref in references}
+    todo = {sha: ref for sha, ref in refs.items() if force or not work_file(data, sha).is_file()}
+    if not todo:
+        return Counted((), len(refs))
+    server = ForkServer(package_env({"REPORTER_FORK_WARM": WORK_MODE}))
+    try:
+        with tempfile.TemporaryDirectory(prefix="reporter-work-") as tmp:
+            def one(item: tuple[str, str]) -> WorkCount:
+                sha, ref = item
+                job_dir = Path(tmp) / sha[:20]
+                job_dir.mkdir()
+                (job_dir / "job.json").write_text(WorkJob(ref, sha).to_json(), encoding="utf-8")
+                rc, _ = server.run(WORK_MODE, job_dir, COUNT_ENV, timeout_s)
+                work = _result(job_dir, sha, rc, timeout_s)
+                store_work(data, work)
+                if on_done is not None:
+                    on_done(work)
+                return work
+            with ThreadPoolExecutor(max_workers=jobs or len(os.sched_getaffinity(0))) as pool:
+                counts = tuple(pool.map(one, sorted(todo.items())))
+    finally:
+        server.close()
+    return Counted(counts, len(refs) - len(todo))
