@@ -3,6 +3,7 @@ every time, recorded or re-measured. Pure functions over hand-made counts: no to
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 from typing import Any
@@ -181,7 +182,7 @@ def test_no_count_or_no_gpu_means_no_score_with_the_reason(tmp_path: Path) -> No
 
 
 def text_of(page: Path) -> str:
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", page.read_text(encoding="utf-8")))
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", "", page.read_text(encoding="utf-8"))))
 
 
 def test_the_sample_site_shows_the_work_and_the_fractions(rendered_site: Path) -> None:
@@ -193,4 +194,4 @@ def test_the_sample_site_shows_the_work_and_the_fractions(rendered_site: Path) -
     path = rendered_site / "runs" / "kernelbench-sweep-kernelbench-level1-demo-alpha-l1-p100-s0.html"
     assert 'id="sol"' in path.read_text(encoding="utf-8") and 'data-plotly="sol-roofline"' in path.read_text(encoding="utf-8")
     run = text_of(path)
-    assert "34.1% of speed of light" in run and "0.895 ms" in run
+    assert "34.1% · T_SOL 0.895 ms (device time on H200 SXM 141GB)" in run and "SOL score0.81" in run

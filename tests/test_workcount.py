@@ -128,3 +128,27 @@ def test_the_fork_server_counts_in_a_child_without_a_gpu(tmp_path: Path) -> None
     by_sha = {w.reference_sha256: w for w in done.counts}
     assert by_sha[sha256_text(REF)] == counted(REF)
     assert by_sha[sha256_text("import os\nos._exit(3)\n")].why.startswith("the counter died (exit code 3)")
+
+
+def test_an_rnn_on_cpu_tensors_is_counted_by_its_matmuls() -> None:
+    """oneDNN would run the LSTM as one fused operator that no counter knows; the count turns it off."""
+    w = counted(RNN)
+    matmul = sum(o.flops for o in w.ops if o.kind is Kind.MATMUL)
+    # 5 steps of a batch of 2: the input (8 wide) and the hidden state (16) against 4 gates of 16
+    assert w.how is Counting.CPU and not w.estimated and matmul == 5 * (2 * 2 * 8 * 64 + 2 * 2 * 16 * 64)
+
+
+RNN = """
+import torch
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.LSTM(8, 16, batch_first=True)
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return y * y.sum().item()  # a value: the meta run cannot, so the count runs on CPU tensors
+def get_inputs():
+    return [torch.rand(2, 5, 8)]
+def get_init_inputs():
+    return []
+"""

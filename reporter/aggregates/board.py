@@ -50,12 +50,13 @@ def _group_row(b: dict[str, list[Any]], rows: list[int], fast_ps: Sequence[float
         "strict_fast_1.0_n": fast_n([b["speedup"][i] for i in rows if b["counts"][i] and b["own"][i]], 1.0),
         "strict_measured": sum(1 for i in rows if b["own_kernel_share"][i] is not None)}
     out |= {f"{fast_column(p)}_n": fast_n(speeds, p) for p in fast_ps}
-    return out | {"geomean": _mean_log(speeds), "compile_geomean": _mean_log(compiled)}
+    sols = [s for i in rows if b["counts"][i] and (s := b["sol"][i]) is not None and s > 0]  # fraction of speed of light
+    return out | {"geomean": _mean_log(speeds), "compile_geomean": _mean_log(compiled), "sol_geomean": _mean_log(sols), "sol_n": len(sols)}
 
 
 BEST_COLUMNS: tuple[str, ...] = ("submitted", "compiled", "correct", "recorded_correct", "revalidated_correct",
                                  "speedup_source", "foreign_baseline", "excluded", "weak", "incomplete", "own",
-                                 "own_kernel_share", "counts", "speedup", "recorded_compile_speedup")
+                                 "own_kernel_share", "counts", "speedup", "recorded_compile_speedup", "sol")
 
 
 def _board_rows(runs: pd.DataFrame, by: Sequence[str], fast_ps: Sequence[float]) -> dict[Key, dict[str, Any]]:
@@ -63,7 +64,7 @@ def _board_rows(runs: pd.DataFrame, by: Sequence[str], fast_ps: Sequence[float])
     columns (reward hacks, median turns and tokens) over all its runs."""
     keys = [*by, "model"]
     best = best_per_problem(runs, by)
-    b = {c: column_values(best, c) for c in BEST_COLUMNS}
+    b = {c: column_values(best, c) if c in best else [None] * len(best) for c in BEST_COLUMNS}  # "sol": runs tables before it
     out = {k: _group_row(b, rows, fast_ps) for k, rows in positions(key_tuples(best, keys)).items()}
     hack, turns, tokens = column_values(runs, "reviewed_hack"), column_values(runs, "turns"), column_values(runs, "tokens_total")
     for k, rows in positions(key_tuples(runs, keys)).items():
@@ -145,12 +146,14 @@ def board_table(runs: pd.DataFrame, with_suspects: pd.DataFrame | None, by: Sequ
         rows.append(row)
     order = fast_column(1.0) if 1.0 in fast_ps else fast_column(fast_ps[-1])
     cols = [*by, "model", "rank", *COUNT_COLUMNS, *(f"{fast_column(p)}_n" for p in fast_ps), "geomean", "compile_geomean",
+            "sol_geomean", "sol_n",
             "reward_hacks", "median_turns", "median_tokens", "problems", "not_attempted", "levels_missing", "universe_known",
             *(fast_column(p) for p in fast_ps),
             *suspects]
     ranked = _ranked(rows, by, order)
     ints = ["rank", *COUNT_COLUMNS, *(c for c in cols if c.endswith("_n")), "reward_hacks", "problems", "not_attempted"]
-    floats = ["geomean", "compile_geomean", "geomean_with_suspects", "median_turns", "median_tokens", *(c for c in cols if c.startswith("fast_") and not c.endswith("_n"))]
+    floats = ["geomean", "compile_geomean", "sol_geomean",
+              "geomean_with_suspects", "median_turns", "median_tokens", *(c for c in cols if c.startswith("fast_") and not c.endswith("_n"))]
     dtypes = ({c: runs[c].dtype for c in by if c == "level"} | dict.fromkeys(ints, "int64")
               | dict.fromkeys(floats, "float64") | {"universe_known": "bool"})
     # typed column by column, numbers as numpy arrays: a frame of rows cast afterwards cost ~8x more, mostly

@@ -54,6 +54,8 @@ def on_basis(frame: pd.DataFrame, basis: Basis | str = DEFAULT_BASIS) -> pd.Data
                 "speedup": frame["recorded_speedup"].fillna(frame["speedup"])}
     picked = {col: frame[f"{src}_{b.value}{unit}"].where(measured, recorded[col])
               for col, src, unit in (("kernel_ms", "kernel", "_ms"), ("ref_ms", "ref", "_ms"), ("speedup", "speedup", ""))}
+    if f"sol_fraction_{b.value}" in frame:  # the kernel's fraction of speed of light on the same basis (`collect.sol`)
+        picked["sol"] = frame[f"sol_fraction_{b.value}"].where(measured, frame["recorded_sol_fraction"])
     return frame.assign(basis=b.value, **picked)
 
 

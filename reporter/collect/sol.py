@@ -141,13 +141,13 @@ def sol_row(rep: SolReport, reported: bool) -> dict[str, object]:
     row.update(work_flops=w.flops, work_bytes=w.bytes, work_intensity=w.intensity, work_dtype=w.dtype,
                recorded_sol_ms=_ms(rep.recorded, "sol"), recorded_floor_ms=_ms(rep.recorded, "floor"),
                recorded_sol_fraction=_frac(rep, "kernel", RECORDED), recorded_ref_sol_fraction=_frac(rep, "reference", RECORDED),
-               recorded_sol_score=rep.scores.get(RECORDED), sol_ms=_ms(rep.measured, "sol"), floor_ms=_ms(rep.measured, "floor"))
+               recorded_sol_exec_score=rep.scores.get(RECORDED), sol_ms=_ms(rep.measured, "sol"), floor_ms=_ms(rep.measured, "floor"))
     for b in Basis:
         row.update({f"sol_fraction_{b.value}": _frac(rep, "kernel", b.value), f"ref_sol_fraction_{b.value}": _frac(rep, "reference", b.value),
-                    f"sol_score_{b.value}": rep.scores.get(b.value)})
+                    f"sol_exec_score_{b.value}": rep.scores.get(b.value)})
     row["below_floor"] = "; ".join(f"{t.side} {t.basis}" for t in rep.times if t.below_floor) or None
     measured = rep.measured is not None and row[f"sol_fraction_{Basis.DEVICE.value}"] is not None
     basis, bounds = (Basis.DEVICE.value, rep.measured) if measured else (RECORDED, rep.recorded)
     if reported and not rep.dropped(basis) and bounds is not None and bounds.peaks is not None:
-        row.update(sol_fraction=_frac(rep, "kernel", basis), sol_score=rep.scores.get(basis), sol_gpu=bounds.peaks.name)
+        row.update(sol_fraction=_frac(rep, "kernel", basis), sol_exec_score=rep.scores.get(basis), sol_gpu=bounds.peaks.name)
     return row

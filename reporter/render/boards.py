@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from .. import aggregates as ag
+from ..aggregates.sol import SOL_GEOMEAN_RULE
 from ..core.audit import DEFAULT_OPTIONS, PageOptions
 from ..core.schema import Basis
 from ..core.suspects import STRICT_OWN_SHARE
@@ -76,6 +77,9 @@ class BoardRow:
     strict: FastCell | None = None  # fast_1 counting only runs whose own kernels do most of the work (`suspects.STRICT_OWN_SHARE`)
     audit: str = ""  # "audit pending" (`core.audit.PENDING_TOP`), "audited 2/3" (counting runs judged), or ""
     audit_css: str = ""  # "pending" for the first
+    sol_sort: str = ""  # the geomean of the counting runs' fractions of speed of light (`collect.sol`)
+    sol_shown: str = numbers.DASH
+    sol_n: str = ""
 
 
 @dataclass(frozen=True)
@@ -179,8 +183,16 @@ def board_rows(table: pd.DataFrame, mixed: bool = False, audit: dict[str, tuple[
             int(row["recorded_only"]), int(row["baseline_other_gpu"]), int(row["excluded"]), int(row.get("reward_hacks", 0)),
             f"{int(row['attempted'])}/{int(row['problems'])}", _missing(row), _compile(row), _mark(row, mixed), rank,
             _with_suspects(row), *_correct(row), int(row.get("weak_check", 0)), int(row.get("checks_incomplete", 0)),
-            _strict(row), *(audit or {}).get(str(row["model"]), ("", ""))))
+            _strict(row), *(audit or {}).get(str(row["model"]), ("", "")), **_sol(row)))
     return rows
+
+
+def _sol(row: dict[str, Any]) -> dict[str, str]:
+    """The row's geomean fraction of speed of light, over the counting runs that have one."""
+    gm, n = row.get("sol_geomean"), int(row.get("sol_n", 0))
+    if gm is None or pd.isna(gm) or not n:
+        return {}
+    return {"sol_sort": f"{float(gm):.6f}", "sol_shown": numbers.percent(float(gm)), "sol_n": f"n={n}"}
 
 
 @dataclass(frozen=True)
@@ -291,7 +303,7 @@ def board_pages(board: Board, grid: str | None, urls: Urls) -> tuple[list[Page],
             "problems_n": sentence,
             "revalidated_only": only, "switch": other, "csv": csv,
             "levels": board.levels, "runs_in_scope": in_scope, "rank_rule": ag.RANK_RULE,
-            "strict_rule": STRICT_RULE}))
+            "strict_rule": STRICT_RULE, "sol_rule": SOL_GEOMEAN_RULE, "cross_gpu": urls.cross_gpu()}))
     return pages, {csv: export_bytes(board.runs, "csv")}
 
 

@@ -15,6 +15,7 @@ from ..core.errors import CollectError
 from ..core.schema import BASIS_LABEL, Basis
 from ..core.vocab import MISSING_KEY, GridState, RunVerdict, Source, shown
 from . import compare, numbers
+from .crossgpu import cross_gpu_page
 from .digest import RunDigest
 from .runpage import HOME, Deferred, Page, group_label, inputs_hash
 from .sol_view import problem_works
@@ -223,6 +224,7 @@ def listing_pages(runs: list[RunDigest], rows: dict[str, Listed], frame: pd.Data
     pages += problem_pages
     pages.append(Page("index.html", "index.html", {
         "title": "All variants", "crumbs": [], "rows": index_rows, "errors": errors, "problems": problem_rows,
-        "lede_runs": f"{len(runs)} run{'' if len(runs) == 1 else 's'} read."}))
+        "lede_runs": f"{len(runs)} run{'' if len(runs) == 1 else 's'} read.", "cross_gpu": urls.cross_gpu()}))
+    pages.append(cross_gpu_page(frame, urls))  # issue 33: models ranked by fraction of speed of light across GPUs
     pages.append(Page("404.html", "404.html", {"title": "Page not found", "crumbs": []}))
     return pages

@@ -13,9 +13,10 @@ from ..collect.suspicion import evidence_anchor, suspicion
 from ..collect.traces import ProfileSet, RunRecord
 from ..collect.validation import CachedValidation
 from ..core import suspects
+from ..core.checks import speedup_reported
 from ..core.frozen import freeze
-from ..core.schema import BASIS_LABEL
-from ..core.vocab import MISSING_KEY, RevalidationState, Source, shown
+from ..core.schema import BASIS_LABEL, Verdict
+from ..core.vocab import MISSING_KEY, RevalidationState, RunVerdict, Source, shown
 from . import charts, text
 from .counters import CountersView, counters_view
 from .evidence import NOT_MEASURED, attribution_view, dynamic_rows, strength_lines, verdict_evidence
@@ -101,7 +102,7 @@ def _summary_rows(r: RunRecord, s: RunSummary, sv: SolView) -> tuple[Row, ...]:
         Row(f"runtime ({how})", s.runtime, s.runtime_flag),
         Row(f"ref runtime ({how})", s.ref_runtime, flags.get("timing.ref_runtime") if s.verdict_source == Source.RECORDED else None),
         Row(f"speedup ({how})", s.speedup),
-        Row("speed of light", sv.headline if not sv.why else f"{text.DASH} ({sv.why})", wide=True),
+        Row("fraction of speed of light", sv.headline if not sv.why else f"{text.DASH} ({sv.why})", wide=True),
         Row("SOL score", sv.score),
         Row("started", run.started_at or text.DASH, wide=True),
     )
@@ -148,7 +149,10 @@ def run_page(r: RunRecord, cached: CachedValidation | None, urls: Urls, prev: st
     v: ValidationView = validation_view(trace.final_kernel is not None, cached, trace.metrics, run.recorded_verdict,
                                         run.precision, run.recorded_gpu)
     rep = sol_report(r, v.result)
-    sv = sol_view(rep, any(f.field == "timing.runtime" for f in r.flags))
+    correct = v.result.verdict == Verdict.CORRECT if v.result is not None else run.recorded_verdict == RunVerdict.CORRECT
+    flagged = any(f.field in ("timing.runtime", "timing.ref_runtime") and f.severity == "error" for f in r.flags)
+    sv = sol_view(rep, flagged, speedup_reported(correct, suspicion(r, v.result).excluded),
+                  trace.metrics.nsight.sol_score if trace.metrics.nsight else None)
     v = replace(v, timing=dropped_speedups(v.timing, rep))  # a basis under the hardware floor has no speedup
     summary = run_summary(r, v)
     profiles, sources = measured_profiles(r, cached)

@@ -20,6 +20,7 @@ from . import charts, numbers
 from .timing_view import DEFAULT_BASIS, TimingView
 
 DROPPED = "below the hardware floor: no speedup"
+NO_SCORE = f"{numbers.DASH} (an incorrect or suspect kernel's score is no result, as its speedup)"
 ABOVE_ONE = ("A fraction above 100% is a time under T_SOL: tensor cores on fp32 work, an algorithm with fewer FLOPs than "
              "the reference's, inputs the kernel need not read in full, or caches the bound does not count; only a time "
              f"below {FLOOR_MARGIN:.0%} of the floor is called impossible.")
@@ -65,6 +66,7 @@ class SolView:
     headline: str = numbers.DASH  # for the summary: the headline basis's fraction
     score: str = numbers.DASH
     score_rule: str = SOL_SCORE_RULE
+    compare: str = ""  # the harness's recorded Nsight "SOL score" beside ours, where both exist
 
 
 def _bytes(n: float) -> str:
@@ -107,7 +109,10 @@ def _fraction(x: float | None) -> str:
     return numbers.percent(x)
 
 
-def _rows(rep: SolReport) -> list[SolRow]:
+RECORDED_FLAGGED = "a recorded time here is flagged (see its flag in the summary): its fraction is no measure"
+
+
+def _rows(rep: SolReport, recorded_flagged: bool = False) -> list[SolRow]:
     out = []
     sides = [(RECORDED, "recorded (harness)", rep.recorded)]
     sides += [(b.value, BASIS_LABEL[b], rep.measured) for b in Basis] if rep.measured is not None else []
@@ -121,7 +126,7 @@ def _rows(rep: SolReport) -> list[SolRow]:
         k, r = rep.time("kernel", basis), rep.time("reference", basis)
         if bounds is None or ((k is None or k.seconds is None) and (r is None or r.seconds is None)):
             continue
-        note = DROPPED if rep.dropped(basis) else ""
+        note = DROPPED if rep.dropped(basis) else RECORDED_FLAGGED if basis == RECORDED and recorded_flagged else ""
         out.append(SolRow(label, _gpu(bounds), shown(k), _fraction(k.fraction if k else None), shown(r),
                           _fraction(r.fraction if r else None), numbers.num(rep.scores.get(basis)), note,
                           "bad" if note else "headline" if basis == DEFAULT_BASIS.value else ""))
@@ -135,7 +140,7 @@ def _headline(rep: SolReport) -> tuple[str, str]:
     if b is None or b.sol is None or k is None or k.fraction is None:
         return numbers.DASH, numbers.DASH
     where = f"{BASIS_LABEL[Basis(basis)]} on {_gpu(b)}" if basis != RECORDED else f"recorded on {_gpu(b)}"
-    text = f"{_fraction(k.fraction)} of speed of light (T_SOL {numbers.time_ms(b.sol.seconds * 1e3)}, {where})"
+    text = f"{_fraction(k.fraction)} · T_SOL {numbers.time_ms(b.sol.seconds * 1e3)} ({where})"
     return (DROPPED if rep.dropped(basis) else text), numbers.num(rep.scores.get(basis))
 
 
@@ -156,8 +161,19 @@ def _notes(rep: SolReport, recorded_flagged: bool) -> list[str]:
     return notes
 
 
-def sol_view(rep: SolReport, recorded_flagged: bool = False) -> SolView:
-    """`recorded_flagged`: the recorded kernel time carries a flag (a unit mix-up, the floor), which explains it."""
+def _compare(headline: str, nsight: float | None) -> str:
+    if nsight is None or headline == numbers.DASH:
+        return ""
+    return (f"The harness recorded an Nsight “SOL score” of {numbers.num(nsight, 3)} for the kernel: the larger of its SM and "
+            "memory throughput as a share of peak while its launches ran, i.e. how busy the busiest unit was. Ours is "
+            f"{headline}: how close the whole call came to the least time the problem's work allows. A kernel can keep a "
+            "unit busy doing work the problem does not need, so the two can disagree.")
+
+
+def sol_view(rep: SolReport, recorded_flagged: bool = False, scored: bool = True, nsight: float | None = None) -> SolView:
+    """`recorded_flagged`: the recorded kernel time carries a flag (a unit mix-up, the floor), which explains it;
+    `scored`: the kernel's speedup is a result (correct, not suspect), so its SOL score is one too; `nsight`: the
+    harness's recorded Nsight SOL score (0-1), compared with ours."""
     w = rep.work
     if rep.why or w is None:
         return SolView(rep.why or "not counted", "", "")
@@ -166,8 +182,9 @@ def sol_view(rep: SolReport, recorded_flagged: bool = False) -> SolView:
     if rep.measured is not None:
         bounds.append(bound_row(f"re-measured on {_gpu(rep.measured)}", rep.measured))
     headline, score = _headline(rep)
-    return SolView("", work_line(w), how_line(w), tuple(bounds), tuple(_rows(rep)), tuple(f.message for f in rep.flags),
-                   tuple(_notes(rep, recorded_flagged)), headline, score)
+    rows = [r if scored else replace(r, score=numbers.DASH) for r in _rows(rep, recorded_flagged)]
+    return SolView("", work_line(w), how_line(w), tuple(bounds), tuple(rows), tuple(f.message for f in rep.flags),
+                   tuple(_notes(rep, recorded_flagged)), headline, score if scored else NO_SCORE, compare=_compare(headline, nsight))
 
 
 def dropped_speedups(timing: TimingView | None, rep: SolReport) -> TimingView | None:

@@ -69,6 +69,10 @@ class Urls:
     def leaderboard(self, key: GroupKey) -> str:
         return f"leaderboards/{self.groups[key]}.html"
 
+    def cross_gpu(self) -> str:
+        """The board ranking models by fraction of speed of light across GPUs (`aggregates.sol`)."""
+        return "cross-gpu.html"
+
     def grid(self, key: GroupKey) -> str:
         return f"grids/{self.groups[key]}.html"
 

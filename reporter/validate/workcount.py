@@ -60,7 +60,8 @@ MOVEMENT_PREFIXES = ("aten.empty", "aten.zeros", "aten.ones", "aten.full", "aten
                      "aten.embedding", "aten.flip", "aten.roll", "aten.repeat", "aten.tril", "aten.triu", "aten.unsafe_split",
                      "aten.split", "aten.unbind", "aten.fill", "aten.zero_", "aten.eye", "aten.one_hot", "aten.bernoulli",
                      "aten.im2col", "aten.col2im", "aten.unfold", "aten.copy_", "aten.set_", "aten.resize", "aten.diag_embed",
-                     "aten.diag", "aten.normal", "aten.uniform", "aten.exponential", "aten.random_", "aten.native_dropout")
+                     "aten.diag", "aten.normal", "aten.uniform", "aten.exponential", "aten.random_", "aten.native_dropout",
+                     "aten._local_scalar_dense", "aten.item", "aten.equal", "aten.is_nonzero")
 BY_NAME = {"aten._softmax": Kind.SOFTMAX, "aten._log_softmax": Kind.SOFTMAX, "aten._safe_softmax": Kind.SOFTMAX,
            "aten.hardswish": Kind.POINTWISE, "aten.hardsigmoid": Kind.POINTWISE, "aten.nll_loss_forward": Kind.LOSS,
            "aten.nll_loss2d_forward": Kind.LOSS, "aten.native_batch_norm": Kind.NORM,
@@ -199,8 +200,13 @@ def measure(model: Any, inputs: list[Any], leaves: list[tuple[str, torch.Tensor]
     """One forward pass under the counters."""
     tally = Tally([t for _, t in leaves])
     counter = FlopCounterMode(display=False)
-    with torch.no_grad(), tally, counter:  # the tally outside: it sees what the counter counted, after its decompositions
-        out = model(*inputs)
+    # On CPU tensors oneDNN runs an RNN as one fused operator no counter knows (mkldnn_rnn_layer): without it,
+    # PyTorch runs the matmuls FlopCounterMode counts, as on meta tensors.
+    off = torch.backends.mkldnn.flags(enabled=False) if how is Counting.CPU else contextlib.nullcontext()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # oneDNN's note about TF32 on Intel GPUs, and the reference's own warnings
+        with off, torch.no_grad(), tally, counter:  # the tally outside: it sees what the counter counted, after its decompositions
+            out = model(*inputs)
     tensors = [TensorIO(role, tuple(int(d) for d in t.shape), dtype_label(t.dtype), nbytes(t), tally.read[i])
                for i, (role, t) in enumerate(leaves)]
     # An output that is an input (or a view of one) was written by nobody.
