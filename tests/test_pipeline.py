@@ -183,3 +183,24 @@ def test_the_progress_line_gives_a_checks_phases_in_the_order_they_ran() -> None
                        "exclusive": 1.94, "start": 0.04})
     assert got == ": start 0.0, load 0.5, correctness 1.0, device 1.3, jitter 0.2, graph 0.3; the GPU to itself 1.9"
     assert phases_text({"compile": 40.0}) == "" and phases_text({}) == ""
+
+
+def test_an_interrupted_call_stores_no_verdict_for_the_workers_it_killed(tmp_path: Path, build_root: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # Ctrl-C (or a deadline's SIGINT) while a build is running: the executor kills its workers, and the killed
+    # build must not be stored as a "crashed" kernel (an H200 call's deadline stored 18 such verdicts).
+    kernel_run(tmp_path, "slow_build", (KERNELS / "slow_build.py").read_text())
+    monkeypatch.setenv("SLOW_BUILD_S", "30")
+    from reporter.validate.executors import local
+    real_wait, calls = local.wait, []
+
+    def wait_then_interrupt(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        if len(calls) > 20:  # ~2 s into the build (0.1 s a call)
+            raise KeyboardInterrupt
+        return real_wait(*args, **kwargs)
+    monkeypatch.setattr(local, "wait", wait_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        validate_runs(tmp_path, collect(tmp_path).runs, SETTINGS, device="cpu", jobs=1)
+    time.sleep(1.0)  # a worker thread that outlived the call would store its outcome now
+    assert not list((tmp_path / "validation").glob("*/*.json"))

@@ -178,8 +178,13 @@ class _Run:
         pool = ThreadPoolExecutor(max_workers=self.ex.compile_jobs)
         try:
             self._drain(items, threads, pool)
-        except BaseException:
-            # Interrupted: stop everything we started; results already stored stay, so a rerun resumes.
+        except BaseException as exc:
+            # Interrupted: stop everything we started; results already stored stay, so a rerun resumes. The
+            # interruption is noted first, under the emit lock: a worker killed now would otherwise be stored as
+            # "crashed", a verdict about a kernel that says only that we stopped it.
+            with self.emit_lock:
+                if exc not in self.errors:
+                    self.errors.append(exc)
             for server in servers:
                 server.kill()
             raise
