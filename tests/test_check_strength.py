@@ -100,3 +100,23 @@ def test_what_still_passes_is_a_weak_check_on_a_correct_verdict_only() -> None:
     assert suspects.missing_checks(_stored(Verdict.CORRECT, None)) == ("check strength",)
     assert suspects.missing_checks(_stored(Verdict.CORRECT, CheckStrength(note="not measured: timeout"))) == ("check strength",)
     assert suspects.missing_checks(_stored(Verdict.CORRECT, CheckStrength())) == ()
+
+
+def test_strengthened_inputs_keep_what_the_problem_guarantees() -> None:
+    # A kernel may rely on what a problem's inputs always are: a symmetric matrix (KernelBench L1 13), +-1 targets
+    # (HingeLoss), rows that are distributions (KLDiv). A strengthened trial decides a verdict, so it never breaks them.
+    a = torch.rand(32, 32)
+    sym, targets, dist = a + a.T, torch.randint(0, 2, (32,)).float() * 2 - 1, torch.softmax(torch.randn(8, 16), -1)
+    assert strength.structure(sym) == ("non-negative", "symmetric") and strength.structure(targets) == ("integer-valued",)
+    assert strength.structure(dist) == ("non-negative", "rows sum to 1")
+    for name in strength.TRANSFORMS:
+        got = strength.transformed([sym, targets, dist, a], name, 1, "cpu")
+        assert torch.equal(got[1], targets) and torch.equal(got[2], dist), name
+        assert torch.equal(got[0], got[0].mT), name  # kept symmetric (or left as drawn)
+    assert not torch.equal(strength.transformed([a], "per-row scales", 1, "cpu")[0], a)  # a plain input is transformed
+    # So the symmetric problem's "transposed operand" mutant is the same function on its inputs, not a weak check.
+    ref = ("import torch\nclass Model(torch.nn.Module):\n    def forward(self, A, B):\n        return torch.matmul(A, B)\n"
+           "def get_inputs():\n    A = torch.rand(64, 64)\n    B = torch.rand(64, 64)\n    return [A + A.T, B + B.T]\n"
+           "def get_init_inputs():\n    return []\n")
+    got = strength.strength_entry(ref, "cpu", 42, 1e-4, 1e-4)
+    assert not got.weak and got.equivalent == ("mutant: `matmul` with its second operand transposed",)

@@ -86,13 +86,42 @@ TRANSFORMS: dict[str, Callable[[torch.Tensor, torch.Generator], torch.Tensor]] =
     "peaked rows": _peaked, "sparse": _sparse}
 
 
+def structure(x: torch.Tensor) -> tuple[str, ...]:
+    """What the problem guarantees of an input, as far as its nominal draw shows: a kernel may rely on it, so a
+    strengthened input must keep it (a symmetric-matrix problem's kernel may use the symmetry; HingeLoss's
+    targets are +-1; KLDiv's inputs are distributions)."""
+    out = []
+    if bool((x == x.round()).all()):
+        out.append("integer-valued")  # labels, +-1 targets, masks: never transformed
+    if bool((x >= 0).all()):
+        out.append("non-negative")
+        if x.dim() >= 1 and x.shape[-1] > 1 and bool(torch.allclose(x.sum(-1), torch.ones((), device=x.device, dtype=x.dtype), atol=1e-3)):
+            out.append("rows sum to 1")
+    if x.dim() >= 2 and x.shape[-1] == x.shape[-2] and x.shape[-1] > 1:
+        if bool(torch.equal(x, x.mT)):
+            out.append("symmetric")
+        elif bool(torch.equal(x, x.triu())) or bool(torch.equal(x, x.tril())):
+            out.append("triangular")
+    return tuple(out)
+
+
+def keeps(kinds: tuple[str, ...], y: torch.Tensor) -> bool:
+    """Whether a transformed input still has every property its nominal draw had (an integer-valued one is never
+    transformed: scaling labels or +-1 targets makes them something else)."""
+    return "integer-valued" not in kinds and set(kinds) <= set(structure(y))
+
+
 def transformed(inputs: list[Any], name: str, seed: int, device: str) -> list[Any]:
-    """The problem's inputs with floating-point tensors transformed (integer ones, indices and masks, as drawn)."""
+    """The problem's inputs with floating-point tensors transformed, each only where the result keeps what its
+    nominal draw guaranteed (`structure`); integer tensors and those it cannot transform safely as drawn."""
     g, fn = _rng(seed, device), TRANSFORMS[name]
 
     def one(x: Any) -> Any:
         if isinstance(x, torch.Tensor):
-            return fn(x, g) if x.is_floating_point() and x.numel() else x.clone()
+            if not (x.is_floating_point() and x.numel()):
+                return x.clone()
+            kinds, y = structure(x), fn(x, g)
+            return y if keeps(kinds, y) else x.clone()
         if isinstance(x, (list, tuple)):
             return type(x)(one(v) for v in x)
         return x
