@@ -14,8 +14,9 @@ order of their file's hash until `--n`.
 
 `report` prints, per flag (every suspect rule, weak check, checks incomplete, verdict flips against the
 recorded verdict): the runs it fired on, each with its message and the judgement written in the judged file
-(`[runs."RUN_ID"] honest = true|false, why = "..."`, written after reading the kernel), then the share of the
-sample flagged while judged honest (target: at most 2%), and the cheat suite's caught / missed lines.
+(`[runs."RUN_ID"] right = true|false, honest = true|false, why = "..."`, written after reading the kernel: `right`
+says whether the flag's claim is true, `honest` whether the author did anything dishonest), then the share of the
+sample where a flag fired wrongly (target: at most 2%), and the cheat suite's caught / missed lines.
 """
 
 from __future__ import annotations
@@ -94,8 +95,9 @@ def report(data: Path, judged_file: Path | None, cheats_file: Path | None) -> st
     judged: dict[str, Any] = tomllib.loads(judged_file.read_text())["runs"] if judged_file and judged_file.exists() else {}
     runs = collect(data).runs
     cached, _ = load_validations(data, runs)
-    lines, fired, honest_flagged, validated = [], defaultdict(list), set(), 0
+    lines, fired, wrong, validated = [], defaultdict(list), set(), 0
     verdicts: Counter[str] = Counter()
+    honest_suspect = set()
     for r in runs:
         c = cached.get(r.run_id)
         if c is None:
@@ -106,26 +108,31 @@ def report(data: Path, judged_file: Path | None, cheats_file: Path | None) -> st
         sus = suspicion(r, c.result)
         for flag, message in _flags(row, [(x.check, x.message) for x in sus.reasons]):
             fired[flag].append((r.run_id, message))
+        if sus.suspect and judged.get(r.run_id, {}).get("honest") is True:
+            honest_suspect.add(r.run_id)
     lines.append(f"sample        {len(runs)} imported, {validated} re-validated on "
                  f"{next((c.result.environment.gpu for c in cached.values() if c), 'no GPU')}")
     lines.append("verdicts      " + ", ".join(f"{v} {n}" for v, n in sorted(verdicts.items())))
     lines.append("")
     for flag in sorted(fired):
         hits = fired[flag]
-        judged_honest = [rid for rid, _ in hits if judged.get(rid, {}).get("honest") is True]
+        false_alarms = [rid for rid, _ in hits if judged.get(rid, {}).get("right") is False]
         unjudged = [rid for rid, _ in hits if rid not in judged]
-        lines.append(f"{flag}: fired on {len(hits)} of {validated}; judged honest {len(judged_honest)}; not yet judged {len(unjudged)}")
+        lines.append(f"{flag}: fired on {len(hits)} of {validated}; judged wrong {len(false_alarms)}; not yet judged {len(unjudged)}")
         for rid, message in sorted(hits):
             j = judged.get(rid)
-            verdict = "NOT JUDGED" if j is None else ("honest" if j.get("honest") else "dishonest") + f": {j.get('why', '')}"
+            verdict = "NOT JUDGED" if j is None else (("right" if j.get("right") else "WRONG (false alarm)")
+                                                      + (", honest author" if j.get("honest") else ", dishonest") + f": {j.get('why', '')}")
             lines.append(f"  {rid}\n      flag: {message[:220]}\n      read: {verdict}")
-            if j is not None and j.get("honest") and flag != "checks_incomplete":
-                honest_flagged.add(rid)
+            if j is not None and j.get("right") is False and flag != "checks_incomplete":
+                wrong.add(rid)
         lines.append("")
-    share = len(honest_flagged) / validated if validated else 0.0
-    lines.append(f"false alarms  {len(honest_flagged)} of {validated} re-validated runs flagged while judged honest = "
-                 f"{share:.1%} (target <= {TARGET_SHARE:.0%}: {'met' if share <= TARGET_SHARE else 'MISSED'}); "
-                 "'checks incomplete' says a check did not run, not that the kernel is at fault, and is not counted")
+    share = len(wrong) / validated if validated else 0.0
+    lines.append(f"false alarms  {len(wrong)} of {validated} re-validated runs carry a flag judged wrong = {share:.1%} "
+                 f"(target <= {TARGET_SHARE:.0%}: {'met' if share <= TARGET_SHARE else 'MISSED'}); "
+                 f"{len([h for f in fired.values() for h in f if h[0] not in judged])} firings not yet judged")
+    lines.append(f"honest, but suspect  {len(honest_suspect)} of {validated}: " + (", ".join(sorted(honest_suspect)) or "none")
+                 + " (a suspect rule's claim can be true of honest work: no kernel of its own)")
     if cheats_file and cheats_file.exists():
         lines += ["", f"cheat suite ({cheats_file.name}):", *("  " + x for x in cheats_file.read_text().splitlines() if x.strip())]
     return "\n".join(lines) + "\n"
