@@ -41,6 +41,8 @@ class FastCell:
     count: str  # "numerator/denominator"
     title: str  # what the denominator is and how much of it we re-measured
     with_suspects: str = ""  # the share with suspect runs counted (KernelBench's way), where the row has any
+    own: str = ""  # fast_1 only: the strict view's share, "own kernels 0.50" (`suspects.STRICT_OWN_SHARE`)
+    own_title: str = ""
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,6 @@ class BoardRow:
     correct_title: str = ""  # how many were re-validated, and what the harness itself recorded
     weak_checks: int = 0  # correct runs on problems whose comparison accepts a wrong answer: no win here
     incomplete: int = 0  # runs whose suspect checks did not all run
-    strict: FastCell | None = None  # fast_1 counting only runs whose own kernels do most of the work (`suspects.STRICT_OWN_SHARE`)
     audit: str = ""  # "audit pending" (`core.audit.PENDING_TOP`), "audited 2/3" (counting runs judged), or ""
     audit_css: str = ""  # "pending" for the first
     sol_sort: str = ""  # the geomean of the counting runs' fractions of speed of light (`collect.sol`)
@@ -113,15 +114,17 @@ def _fast(row: dict[str, Any], p: float) -> FastCell:
     if words:
         tip += f"; {kb}/{d} = {numbers.share(kb, d)} with {words} counted, as KernelBench's own scoring would"
     also = f"{numbers.share(kb, d)} w/ {short}" if words else ""
-    return FastCell(f"{n / d:.6f}" if d else "0", numbers.share(n, d), f"{n}/{d}", tip, also)
+    own, own_title = _own(row) if p == 1.0 and "strict_fast_1.0_n" in row else ("", "")
+    return FastCell(f"{n / d:.6f}" if d else "0", numbers.share(n, d), f"{n}/{d}", tip, also, own, own_title)
 
 
-def _strict(row: dict[str, Any]) -> FastCell:
+def _own(row: dict[str, Any]) -> tuple[str, str]:
+    """The strict view under fast_1: the share counting only runs whose own kernels do most of the work, and why."""
     n, d, measured = int(row["strict_fast_1.0_n"]), int(row["problems"]), int(row["strict_measured"])
-    tip = (f"{n} of {d} problems correct, faster than 1× and with the submission's own kernels doing at least "
-           f"{STRICT_OWN_SHARE:.0%} of the kernel time; the share is measured on re-validated runs only ({measured} of "
-           f"{int(row['attempted'])} attempted), so the others never count here")
-    return FastCell(f"{n / d:.6f}" if d else "0", numbers.share(n, d), f"{n}/{d}", tip)
+    tip = (f"own kernels only: {n} of {d} problems correct, faster than 1× and with the submission's own kernels doing "
+           f"at least {STRICT_OWN_SHARE:.0%} of the kernel time; the share is measured on re-validated runs only "
+           f"({measured} of {int(row['attempted'])} attempted), so the others never count here")
+    return f"own kernels {numbers.share(n, d)}", tip
 
 
 def _compile(row: dict[str, Any]) -> str:
@@ -183,7 +186,7 @@ def board_rows(table: pd.DataFrame, mixed: bool = False, audit: dict[str, tuple[
             int(row["recorded_only"]), int(row["baseline_other_gpu"]), int(row["excluded"]), int(row.get("reward_hacks", 0)),
             f"{int(row['attempted'])}/{int(row['problems'])}", _missing(row), _compile(row), _mark(row, mixed), rank,
             _with_suspects(row), *_correct(row), int(row.get("weak_check", 0)), int(row.get("checks_incomplete", 0)),
-            _strict(row), *(audit or {}).get(str(row["model"]), ("", "")), **_sol(row)))
+            *(audit or {}).get(str(row["model"]), ("", "")), **_sol(row)))
     return rows
 
 
