@@ -5,6 +5,11 @@ submissions that an independent harness found correct, and whether each firing i
     reporter validate DATA                                       # on the GPU machine (results cache: resumable)
     python benchmarks/calibration.py report DATA [--judged benchmarks/calibration-judged.toml]
                                                  [--cheats benchmarks/cheat_suite-h200.txt]
+    python benchmarks/calibration.py keep DATA                   # results so far into benchmarks/calibration-results/
+
+`keep` stores the sample's results without their logs and quoted source lines (the corpus's kernels stay out of
+this repository) so that a later session's `prepare` puts them back and `reporter validate` resumes where the GPU
+time ran out.
 
 The corpus is `../shared/corpora/kernelbench-leaderboard-dev` (343 submissions from 7 LLMs, every one recorded
 correct on an L40S by the leaderboard's harness; its README asks that the kernels are not copied into this
@@ -37,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 CORPUS = ROOT.parent / "shared" / "corpora" / "kernelbench-leaderboard-dev"
 TARGET_SHARE = 0.02  # flags fired on honest real kernels: at most this share of the sample
+KEPT = ROOT / "benchmarks" / "calibration-results"
 
 
 def _order(name: str) -> str:
@@ -70,6 +76,14 @@ def prepare(data: Path, n: int, corpus: Path = CORPUS) -> int:
         cmd = [sys.executable, "-m", "reporter.cli", "import", "kernelbench", str(runs), "--problems", str(corpus / "problems"),
                "--out", str(data)]
         subprocess.run(cmd, check=True, cwd=ROOT)
+    restored = 0
+    for src in sorted(KEPT.glob("*/*.json")):  # results a session before measured: `reporter validate` skips them
+        dest = data / "validation" / src.parent.name / src.name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(src, dest)
+        restored += 1
+    if restored:
+        print(f"restored {restored} results measured before from {KEPT.relative_to(ROOT)}")
     total = sum(len(v) for v in picked.values())
     print(f"imported {total} kernels from {len(picked)} run folders into {data}")
     return total
@@ -138,6 +152,27 @@ def report(data: Path, judged_file: Path | None, cheats_file: Path | None) -> st
     return "\n".join(lines) + "\n"
 
 
+def keep(data: Path) -> int:
+    """The sample's results, slimmed (no logs, no quoted kernel lines), into KEPT; a killed build's 'crashed' is
+    not a result and is left out."""
+    n = 0
+    for path in sorted((data / "validation").glob("*/*.json")):
+        if path.parent.name == "problems":
+            continue
+        doc = json.loads(path.read_text())
+        if doc.get("verdict") == "crashed" and "SIGKILL" in doc.get("reason", ""):
+            continue
+        doc["log"], doc["output_tail"] = "", None
+        for f in doc.get("static_findings", []):
+            f["text"] = ""
+        dest = KEPT / path.parent.name / path.name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(json.dumps(doc, indent=1) + "\n")
+        n += 1
+    print(f"kept {n} results in {KEPT.relative_to(ROOT)}")
+    return n
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -149,8 +184,12 @@ def main() -> None:
     r.add_argument("data", type=Path)
     r.add_argument("--judged", type=Path, default=ROOT / "benchmarks" / "calibration-judged.toml")
     r.add_argument("--cheats", type=Path, default=ROOT / "benchmarks" / "cheat_suite-h200.txt")
+    k = sub.add_parser("keep")
+    k.add_argument("data", type=Path)
     args = ap.parse_args()
-    if args.cmd == "prepare":
+    if args.cmd == "keep":
+        keep(args.data)
+    elif args.cmd == "prepare":
         prepare(args.data, args.n, args.corpus)
     else:
         sys.stdout.write(report(args.data, args.judged, args.cheats))
