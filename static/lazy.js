@@ -113,5 +113,50 @@
     });
   }
 
-  document.addEventListener('DOMContentLoaded', setup);
+  // A full-text result (search.html) links here as ?hl=WORDS#turn-N: open that turn, mark the words, scroll to them.
+  function marks(root, terms) {
+    var words = terms.toLowerCase().split(/\s+/).filter(function (w) { return w.length > 2 && COMMON.indexOf(w) < 0; });
+    if (!words.length) return null;
+    var walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT), nodes = [], first = null;
+    while (walker.nextNode()) nodes.push(walker.currentNode);
+    nodes.forEach(function (node) {
+      var text = node.nodeValue, low = text.toLowerCase(), at = 0, out = document.createDocumentFragment(), hit = false;
+      for (;;) {
+        var best = -1, len = 0;
+        words.forEach(function (w) { var i = low.indexOf(w, at); if (i >= 0 && (best < 0 || i < best)) { best = i; len = w.length; } });
+        if (best < 0) break;
+        out.appendChild(document.createTextNode(text.slice(at, best)));
+        var m = document.createElement('mark');
+        m.textContent = text.slice(best, best + len);  // the page's own text, moved into a <mark>: never parsed
+        out.appendChild(m);
+        first = first || m;
+        at = best + len;
+        hit = true;
+      }
+      if (!hit) return;
+      out.appendChild(document.createTextNode(text.slice(at)));
+      node.parentNode.replaceChild(out, node);
+    });
+    return first;
+  }
+
+  var COMMON = ['the', 'and', 'for', 'that', 'with', 'this', 'from', 'are', 'was', 'not', 'but', 'you', 'all', 'can', 'has'];
+
+  function openTarget() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    if (!/^(turn|version)-\d+$/.test(id)) return;
+    var d = document.getElementById(id);
+    if (!d || d.tagName !== 'DETAILS') return;
+    d.open = true;
+    var body = d.querySelector('.lazy-body'), terms = new URLSearchParams(location.search).get('hl') || '';
+    if (!body) { d.scrollIntoView(); return; }
+    fillTurn(body);
+    withChunk(function () {
+      var m = terms ? marks(body, terms) : null;
+      (m || d).scrollIntoView({ block: m ? 'center' : 'start' });
+    });
+  }
+
+  document.addEventListener('DOMContentLoaded', function () { setup(); openTarget(); });
+  window.addEventListener('hashchange', openTarget);
 })();

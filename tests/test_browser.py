@@ -609,3 +609,33 @@ def test_compare_page_shows_two_kernels_side_by_side(served: tuple[str, Path], b
     assert old == kernels["alpha"].split("\n") and new == kernels["gamma"].split("\n")
     assert not problems, problems
     page.close()
+
+
+def test_full_text_search_finds_a_phrase_of_seed_000_and_opens_its_turn(served: tuple[str, Path], browser: object) -> None:
+    base, site = served
+    assert (site / "pagefind" / "pagefind.js").is_file(), "the build made no full-text index: pip install 'pagefind[bin]'"
+    page, problems = open_page(browser, base + "search.html", charts=False)
+    page.wait_for_selector("#fulltext input:not([disabled])", timeout=20000)  # type: ignore[attr-defined]
+    page.fill("#fulltext input", "generated pybind code includes the header")  # type: ignore[attr-defined]
+    hit = page.locator(".ft-results a[href*='seed-000-l2-p10'][href*='#turn-']").first  # type: ignore[attr-defined]
+    hit.wait_for(timeout=20000)
+    assert "pybind" in hit.evaluate("a => a.parentNode.querySelector('.ft-excerpt mark').parentNode.textContent")
+    assert hit.get_attribute("href").endswith("#turn-2"), hit.get_attribute("href")
+    hit.click()
+    # the run page, at the turn that says it (turn 2 of seed 000), opened and its words marked
+    page.wait_for_selector("details#turn-2[open] .lazy-body mark", state="attached", timeout=20000)  # type: ignore[attr-defined]
+    assert page.url.startswith(base + "runs/seed-000-l2-p10.html?hl=") and page.url.endswith("#turn-2")  # type: ignore[attr-defined]
+    marked = page.eval_on_selector_all("details#turn-2 mark", "ms => ms.map(m => m.textContent.toLowerCase())")  # type: ignore[attr-defined]
+    assert {"generated", "pybind", "header"} <= set(marked)
+    assert not problems, problems
+    page.close()  # type: ignore[attr-defined]
+
+
+def test_full_text_search_from_a_file_says_how_to_serve_the_site(served: tuple[str, Path], browser: object) -> None:
+    _, site = served
+    page, problems = open_page(browser, (site / "search.html").as_uri(), charts=False)
+    status = page.locator("#fulltext .ft-status")  # type: ignore[attr-defined]
+    status.wait_for(timeout=10000)
+    assert "python -m http.server -d SITE" in status.inner_text()
+    assert not problems, problems
+    page.close()  # type: ignore[attr-defined]

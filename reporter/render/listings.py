@@ -115,7 +115,8 @@ def listings(digests: list[RunDigest], urls: Urls, errors: Sequence[CollectError
     frame = runs_table(digests)
     board_pages, files, links, boards, kept = _boards(digests, urls, g, prev, exists, space, options)
     rows = {d.run_id: listed(d, urls) for d in digests}
-    search = Page("search.html", "search.html", {"title": "All runs · search", "crumbs": [HOME], "runs": len(digests)})
+    search = Page("search.html", "search.html", {"title": "All runs · search", "crumbs": [HOME], "runs": len(digests),
+                                                   "wasm": True})
     pages = [*listing_pages(digests, rows, frame, urls, errors, links, space), search, *board_pages]
     files["runs.csv"] = export_bytes(frame, "csv").decode("utf-8")
     index = shards(((d.model, d.index_row(urls)) for d in digests), g)

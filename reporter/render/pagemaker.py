@@ -22,12 +22,13 @@ from ..collect.traces import RunRecord
 from ..collect.validation import CachedValidation
 from ..core import sitefiles
 from ..core.errors import CollectError
-from . import compare, lazy, parallel, status
+from . import compare, fulltext, lazy, parallel, status
 from .budget import OverBudget, run_budget
 from .digest import RunDigest, make
 from .findings import KERNEL_LINE
 from .highlight import HighlightCache, numbered
 from .runpage import run_page
+from .summary import title
 from .urls import Urls
 from .writer import render_page, template_env, write_new
 
@@ -193,6 +194,8 @@ def _write_run(r: RunRecord, cached: CachedValidation | None, urls: Urls, nav: d
     files = run_files(r, cached, urls, nav, _env(), st["generated"], st["assets"], HighlightCache(tmp / sitefiles.CACHE_DIR / "code"))
     clean = shown_text(st)
     page = urls.run(r.run_id)
+    # The search document goes to the site's cache (never published), which keeps it for a kept run: no page file.
+    write_new(tmp, (doc := fulltext.doc_path(urls.runs[r.run_id])), files.pop(doc))
     written: list[str] = []
     try:
         for path, content in files.items():
@@ -220,4 +223,13 @@ def run_files(r: RunRecord, cached: CachedValidation | None, urls: Urls, nav: di
         files[urls.kernel_chunk(r.run_id)] = compare.kernel_chunk_js(urls.runs[r.run_id], fk.source)
     if ref:
         files[urls.download(r.run_id, "reference")] = ref
+    files[fulltext.doc_path(urls.runs[r.run_id])] = fulltext.document(r.trace, _facets(r, page.context["summary"]))
     return files
+
+
+def _facets(r: RunRecord, summary: Any) -> fulltext.Facets:
+    """What a full-text result is filtered by: as the run's pages show it."""
+    run = r.trace.run
+    flags = sorted({f.check for f in r.findings} | ({"flagged value"} if r.flags else set()) | set(summary.caveats))
+    return fulltext.Facets(f"{title(r)} · {run.model or 'model not recorded'}", run.model or "", run.benchmark or "", str(run.level) if run.level is not None else "",
+                           run.problem_file or run.title or "", str(summary.verdict), tuple(flags))

@@ -16,7 +16,7 @@ from typing import Any
 from ..core import __version__, sitefiles
 from ..core.audit import PageOptions
 from ..core.errors import CollectError
-from . import pagemaker, parallel, status
+from . import fulltext, pagemaker, parallel, status
 from .digest import RunDigest
 from .listings import Listings, fingerprint, listings
 from .plan import Nav, Progress, Scan
@@ -140,6 +140,21 @@ def _write_listings(writer: Any, site: Path, built: Listings, extra: list[Any], 
     return n, marks
 
 
+def _fulltext(writer: SiteWriter, slugs: list[str]) -> None:
+    """The full-text index of these runs' documents: kept from the live site when they are all unchanged, else made
+    again (`fulltext`); none without the Pagefind binary."""
+    assert writer.tmp is not None
+    old_key, old_files = fulltext.previous(writer.site)
+    key = fulltext.key_of(writer.tmp, slugs)
+    if key is not None and key == old_key and all((writer.site / f).is_file() for f in old_files):
+        writer.seed(old_files, [])
+        files = old_files
+    else:
+        key, files = fulltext.build_index(writer.tmp, slugs, fulltext.binary())
+        writer.written.update(files)
+    fulltext.save_state(writer.tmp, key, files)
+
+
 def write(writer: SiteWriter, data: Path, report: IncrementalReport, found: Scan, plan: Plan, jobs: int | None, strict: bool,
           upstream_problems: int, shared: dict[str, Any], progress: Progress | None = None) -> IncrementalReport:
     """Render what changed into the writer's folder, seeded from the live site, then swap it in; `report` completed."""
@@ -159,6 +174,7 @@ def write(writer: SiteWriter, data: Path, report: IncrementalReport, found: Scan
     _shared_outputs([p.path for p in built.pages] + list(built.files) + built.kept + [s.path for s in built.shards]
                     + [f for rs in runs.values() for f in rs.files])
     n, listing = _write_listings(writer, site, built, [plan.globals, writer.assets, generated], plan.prev.listing, progress)
+    _fulltext(writer, [plan.urls.runs[d.run_id] for d in digests if d.run_id in plan.urls.runs and runs[d.run_id].files])
     pages = sum(f.endswith(".html") for f in writer.written | {f for rs in runs.values() for f in rs.files})  # kept ones too
     writer.write_text("build-info.json", json.dumps({"generated": generated, "pages": pages, "version": __version__}) + "\n")
     report = replace(report, pages=n + report.rendered - len(problems), page_problems=tuple(problems))

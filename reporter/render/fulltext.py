@@ -1,0 +1,188 @@
+"""Full-text search over every transcript: each turn's reasoning, tool calls and results, and every kernel version,
+indexed with Pagefind (`pagefind[bin]` on PyPI: its binary builds a static index split into chunks that the
+browser loads on demand, so a 10,000-run site stays light).
+
+Each run page's worker also writes the run's **search document** (`document`): plain HTML made of the published
+(redacted) trace's text, every string escaped, each turn and kernel version under a heading whose id is that
+turn's or version's anchor on the run page, so Pagefind's sub-results link to `runs/<slug>.html#turn-3`. The
+documents live in the site's cache folder (never published) by run slug, so a kept run's document is kept with it.
+After the listing pages, `build_index` runs the binary once over the documents of the site's runs, in a folder
+we made, with a clean environment and no configuration file: it reads nothing of DATA and takes no setting from
+it. Its output goes to `SITE/pagefind/`, less the UI bundles we do not use. A rebuild whose documents are all
+unchanged (their hashes, the `key`) keeps the last index as it is; any change indexes the whole site again, a cost
+`benchmarks/search_fulltext.txt` measures. Without the binary (a machine without `pagefind[bin]`) the site still
+builds: the search page then says full-text search is unavailable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+
+from ..core import sitefiles
+from ..core.records import Trace
+from .evolution import version_of_sends
+
+log = logging.getLogger(__name__)
+
+BUNDLE = "pagefind"  # the index's folder in the site
+DOCS = f"{sitefiles.CACHE_DIR}/fulltext"  # the search documents, by run slug
+STATE = f"{sitefiles.CACHE_DIR}/fulltext.json"  # the key and files of the index the site holds
+# What the search page loads: the API, its worker and WASM, the entry, and the index's chunks. The UI bundles
+# Pagefind also writes are left out (the page has its own list, like the run index's).
+KEEP = ("pagefind.js", "pagefind-worker.js", "pagefind-entry.json")
+KEEP_SUFFIXES = (".pagefind", ".pf_meta", ".pf_index", ".pf_fragment", ".pf_filter")
+FILTERS = ("model", "benchmark", "level", "problem", "verdict", "flag")
+TIMEOUT_S = 1800  # a 10,000-run index takes minutes; a binary stuck past this is stopped and the site has none
+
+
+@dataclass(frozen=True)
+class Facets:
+    """What a search result can be filtered by (`FILTERS`), as the run's pages show it."""
+
+    title: str
+    model: str
+    benchmark: str
+    level: str
+    problem: str
+    verdict: str
+    flags: tuple[str, ...]
+
+
+def _section(anchor: str, heading: str, *parts: str) -> str:
+    body = "".join(f"<pre>{escape(p)}</pre>" for p in parts if p)
+    return f'<section><h2 id="{escape(anchor)}">{escape(heading)}</h2>{body}</section>\n'
+
+
+def _call_text(tool: str, arguments: object, result: str | None) -> str:
+    args = json.dumps(arguments, ensure_ascii=False, indent=1) if arguments else ""
+    return f"{tool} {args}" + (f"\n→ {result}" if result is not None else "")
+
+
+def document(trace: Trace, facets: Facets) -> str:
+    """A run's search document: every turn (reasoning, each call's arguments and result) under `turn-N`, every kernel
+    version under `version-N`, the final kernel under `final`; the facets as Pagefind filters and metadata."""
+    meta = [f'<span data-pagefind-filter="{name}">{escape(value)}</span>'
+            for name, value in (("model", facets.model), ("benchmark", facets.benchmark), ("level", facets.level),
+                                ("problem", facets.problem), ("verdict", facets.verdict)) if value]
+    meta += [f'<span data-pagefind-filter="flag">{escape(f)}</span>' for f in facets.flags]
+    out = ['<!doctype html><html lang="en"><head><meta charset="utf-8">',
+           f"<title>{escape(facets.title)}</title></head><body>",
+           f'<div data-pagefind-ignore>{"".join(meta)}</div><main data-pagefind-body>',
+           f'<h1 data-pagefind-meta="title">{escape(facets.title)}</h1>\n']
+    versions = version_of_sends(trace)[1]
+    for t in trace.turns:
+        calls = [_call_text(c.tool, {k: v for k, v in c.arguments.items() if k != "kernel_code"}, c.result.text if c.result else None)
+                 for c in t.calls]
+        out.append(_section(f"turn-{t.index}", f"turn {t.index}", t.reasoning, *calls))
+    out += [_section(f"version-{n}", f"kernel version {n}", src) for n, src in enumerate(versions, 1)]
+    if trace.final_kernel is not None:
+        out.append(_section("final", "final kernel", trace.final_kernel.source))
+    out.append("</main></body></html>\n")
+    return "".join(out)
+
+
+def doc_path(slug: str) -> str:
+    return f"{DOCS}/{slug}.html"
+
+
+def binary() -> Path | None:
+    """The Pagefind binary of `pagefind[bin]` (or `[extended]`), or one on PATH; None without it."""
+    try:
+        from pagefind.service import get_executable
+    except ImportError:
+        on_path = shutil.which("pagefind_extended") or shutil.which("pagefind")
+        return Path(on_path) if on_path else None
+    found = get_executable()
+    return found if found is not None and found.is_file() else None
+
+
+def key_of(root: Path, slugs: Iterable[str]) -> str | None:
+    """The hash of the documents of these runs in the order given; None when one is missing."""
+    h = hashlib.sha256()
+    for slug in slugs:
+        path = root / doc_path(slug)
+        if not path.is_file():
+            return None
+        h.update(slug.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def previous(site: Path) -> tuple[str | None, list[str]]:
+    """The key and files of the index the live site holds (none: (None, []))."""
+    try:
+        doc = json.loads((site / STATE).read_text(encoding="utf-8"))
+        key = doc["key"]
+        return (key if isinstance(key, str) else None), [str(f) for f in doc["files"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None, []
+
+
+def _clean_env() -> dict[str, str]:
+    # Pagefind reads PAGEFIND_* variables as settings: none of ours, and none of the caller's, reach it.
+    return {k: v for k, v in os.environ.items() if not k.startswith("PAGEFIND")}
+
+
+def run_binary(exe: Path, docs: Path, out: Path) -> None:
+    """Index `docs` (our documents only) into `out`, from a folder we made: no pagefind.yml/toml/json is read."""
+    with tempfile.TemporaryDirectory(prefix="reporter-pagefind-") as cwd:
+        subprocess.run([str(exe), "--site", str(docs), "--output-path", str(out), "--force-language", "en", "--silent"],
+                       cwd=cwd, env=_clean_env(), check=True, capture_output=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL)
+
+
+def build_index(tmp: Path, slugs: Sequence[str], exe: Path | None) -> tuple[str | None, list[str]]:
+    """Index the documents of `slugs` (already in the new site's cache at `tmp`) into `tmp/pagefind/`; the key and the
+    files written (relative to `tmp`). (None, []) without the binary, or when it failed (logged)."""
+    key = key_of(tmp, slugs)
+    if exe is None or key is None or not slugs:
+        if slugs and key is None:
+            log.warning("full-text search: a run's search document is missing, so the site has no full-text index this time")
+        return None, []
+    with tempfile.TemporaryDirectory(prefix="reporter-fulltext-") as work:
+        docs = Path(work) / "site"
+        for slug in slugs:
+            dest = docs / "runs" / f"{slug}.html"
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.link(tmp / doc_path(slug), dest)
+        out = Path(work) / "out"
+        try:
+            run_binary(exe, docs, out)
+        except (OSError, subprocess.SubprocessError) as exc:
+            err = getattr(exc, "stderr", b"") or b""
+            log.warning("full-text search: pagefind failed (%s%s); the site is built without a full-text index",
+                        type(exc).__name__, f": {err.decode('utf-8', 'replace')[:300]}" if err else "")
+            return None, []
+        files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file() and _kept(p.name))
+        for rel in files:
+            dest = tmp / BUNDLE / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(out / rel), dest)
+    return key, [f"{BUNDLE}/{rel}" for rel in files]
+
+
+def unstable(rel: str) -> bool:
+    """A file of the index whose bytes differ between two indexings of the same documents: Pagefind writes its filter
+    chunks in hash-map order (not seeded, so every run differs; without filters its output is byte-for-byte the same),
+    and the files naming them by hash follow. Search results are the same; only these files, and the state naming them,
+    are exempt from the site's byte-for-byte determinism. A rebuild with unchanged documents keeps the index as it is."""
+    return rel.startswith(BUNDLE + "/") or rel == STATE
+
+
+def _kept(name: str) -> bool:
+    return name in KEEP or name.endswith(KEEP_SUFFIXES)
+
+
+def save_state(tmp: Path, key: str | None, files: list[str]) -> None:
+    path = tmp / STATE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)  # a new inode: the seeded one is the live site's
+    path.write_text(json.dumps({"key": key, "files": files}) + "\n", encoding="utf-8")

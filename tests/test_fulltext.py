@@ -1,0 +1,72 @@
+"""Full-text search (issue 37, item 1): each run's search document holds every turn and kernel version under its run
+page's anchor, escaped; the build indexes them with Pagefind when its binary is there, keeps the index when no document
+changed, and still builds without it. The browser half (a phrase of seed 000 opens its turn) is in test_browser.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reporter.build import build
+from reporter.core.records import Trace, ValidationSettings
+from reporter.render import fulltext
+
+FACETS = fulltext.Facets("L1 · problem 1 · m", "m<x>", "kb", "1", "1_P.py", "correct", ("reads_other_results", "weak check"))
+
+
+def test_a_document_holds_every_turn_and_version_under_its_anchor_escaped() -> None:
+    trace = Trace.model_validate({"schema_version": 2, "run": {"model": "m"}, "final_kernel": {"source": "final </pre><b>"},
+                                  "turns": [{"index": 0, "reasoning": "bank conflicts <script>alert(1)</script>",
+                                             "calls": [{"tool": "compile", "arguments": {"kernel_code": "v1 src", "flags": "-O3"},
+                                                        "result": {"ok": False, "text": "error: cp.async"}}]},
+                                            {"index": 1, "calls": [{"tool": "compile", "arguments": {"kernel_code": "v2 src"}}]}]})
+    doc = fulltext.document(trace, FACETS)
+    assert '<h2 id="turn-0">turn 0</h2><pre>bank conflicts &lt;script&gt;alert(1)&lt;/script&gt;</pre>' in doc
+    assert "error: cp.async" in doc and "&quot;flags&quot;: &quot;-O3&quot;" in doc and "v1 src" not in doc.split('id="version-1"')[0]
+    assert '<h2 id="version-1">kernel version 1</h2><pre>v1 src</pre>' in doc and 'id="version-2"' in doc
+    assert '<h2 id="final">final kernel</h2><pre>final &lt;/pre&gt;&lt;b&gt;</pre>' in doc
+    assert '<span data-pagefind-filter="model">m&lt;x&gt;</span>' in doc
+    assert '<span data-pagefind-filter="flag">reads_other_results</span><span data-pagefind-filter="flag">weak check</span>' in doc
+    assert "<script>" not in doc
+
+
+def _build(data: Path, site: Path) -> None:
+    assert build(data, site, ValidationSettings(), validate=False).committed
+
+
+def test_the_index_is_kept_when_no_document_changed_and_made_again_when_one_did(small_data: Path, tmp_path: Path,
+                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    if fulltext.binary() is None:
+        pytest.fail("the Pagefind binary is missing: pip install 'pagefind[bin]' (a dependency of reporter)")
+    calls: list[int] = []
+    real = fulltext.run_binary
+
+    def counted(*args: Any) -> None:
+        calls.append(1)
+        real(*args)
+    monkeypatch.setattr(fulltext, "run_binary", counted)
+    site = tmp_path / "site"
+    _build(small_data, site)
+    files = sorted(p.relative_to(site).as_posix() for p in (site / "pagefind").rglob("*") if p.is_file())
+    assert "pagefind/pagefind.js" in files and "pagefind/pagefind-entry.json" in files and calls == [1]
+    assert not any("ui" in f for f in files)  # Pagefind's own UI bundles are left out
+    assert fulltext.previous(site)[1] == files
+    # an edit to the index page's inputs only (a problem set's note) is no document's: the index stays
+    (small_data / "reviews.toml").write_text("")
+    _build(small_data, site)
+    assert calls == [1] and sorted(p.relative_to(site).as_posix() for p in (site / "pagefind").rglob("*") if p.is_file()) == files
+    trace = small_data / "seed-000-l2-p10" / "trace.json"
+    trace.write_text(trace.read_text().replace("The kernel compiled.", "The kernel compiled, bank conflicts aside."))
+    _build(small_data, site)
+    assert calls == [1, 1]
+
+
+def test_a_site_builds_without_the_binary(small_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fulltext, "binary", lambda: None)
+    site = tmp_path / "site"
+    _build(small_data, site)
+    assert not (site / "pagefind").exists() and fulltext.previous(site) == (None, [])
+    assert "Full-text search is unavailable" in (site / "static").joinpath(
+        next(p.name for p in (site / "static").glob("fulltext.*.js"))).read_text()
