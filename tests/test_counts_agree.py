@@ -35,7 +35,7 @@ def cells(html: str, row: str) -> list[str]:
 
 def test_index_variant_and_leaderboard_count_the_same_correct_runs(kb_site: Path) -> None:
     index = cells((kb_site / "index.html").read_text(), "run_new")
-    assert index[5:9] == ["2 2 by us · 0 as recorded", "1", "2", "2"]  # correct (by source), suspect, re-validated, flags
+    assert index[5:11] == ["2 2 by us · 0 as recorded", "1", "2", "0", "0", "2"]  # correct (by source), suspect, re-validated, checks incomplete, weak check, flags
     variant = cells(next((kb_site / "variants").glob("*.html")).read_text(), "gpt-4o")
     assert variant[2:6] == ["2 2 by us · 0 as recorded", "1", "2", "2"]
     board = cells((kb_site / "leaderboards" / "kernelbench--run-new--l1.html").read_text(), "gpt-4o")
