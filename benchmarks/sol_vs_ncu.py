@@ -138,8 +138,9 @@ def child(path: Path) -> None:
     from reporter.validate.inputs import PopcornJitter, exec_reference
     ns = exec_reference(path.read_text(encoding="utf-8"), PopcornJitter())
     torch.manual_seed(0)
-    model = ns["Model"](*ns["get_init_inputs"]()).cuda().eval()
-    inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in ns["get_inputs"]()]
+    with torch.device("cuda"):  # made on the GPU: drawing GBs of inputs on the CPU would take most of the deadline
+        model = ns["Model"](*ns["get_init_inputs"]()).cuda().eval()
+        inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in ns["get_inputs"]()]
     with torch.no_grad():
         model(*inputs)
         torch.cuda.synchronize()

@@ -237,7 +237,7 @@ def test_leaderboard_charts_and_point_click(served: tuple[str, Path], browser: o
         page.wait_for_timeout(100)
     assert abs(width("scatter-wall") - shown) < 2, (width("scatter-wall"), shown)
     target = page.evaluate("JSON.parse(document.getElementById('fig-scatter-wall').textContent).data[0].customdata[0]")
-    with page.expect_navigation():
+    with page.expect_navigation(wait_until="domcontentloaded"):  # the run page loads plotly for its roofline; the URL is what counts
         page.evaluate("document.querySelector('[data-plotly=scatter-wall]').emit('plotly_click', "
                       "{points: [{customdata: JSON.parse(document.getElementById('fig-scatter-wall').textContent)"
                       ".data[0].customdata[0]}]})")
