@@ -136,8 +136,11 @@ def test_readme_install_then_init_workflow_then_the_workflow_s_own_install_line(
     git(src, "push", "-q", "origin", "main")
     python, env = _venv(tmp_path / "user")
     _pip_install(python, env, ".", src)
+    # run from tmp_path: from the checkout, its editable build's kernel_reporter.egg-info (in the working folder, first
+    # on sys.path) would be the distribution found, and it holds no direct_url.json
     recorded = subprocess.run([str(python), "-c", f"from importlib import metadata; print(metadata.distribution({DISTRIBUTION!r})"
-                               ".read_text('direct_url.json'))"], env=env, capture_output=True, text=True, check=True).stdout
+                               ".read_text('direct_url.json'))"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              check=True).stdout
     assert json.loads(recorded)["url"] == src.as_uri()  # pip recorded the clone's folder, nothing else
     # 2. `reporter init-workflow`, no options, in a repository that holds only data/
     pages = tmp_path / "pages-repo"
