@@ -51,16 +51,19 @@ class Opens:
         self.on = False
         self._real = real_open, real_os_open = io.open, os.open
 
-        def note(path: Any) -> None:
+        def note(path: Any, dir_fd: int | None = None) -> None:
             if self.on and not isinstance(path, int):
-                self.paths.append(os.path.realpath(os.fsdecode(path)))
+                name = os.fsdecode(path)
+                # a name relative to a folder's descriptor (shutil.rmtree walks a tree so) is inside that folder
+                base = os.readlink(f"/proc/self/fd/{dir_fd}") if dir_fd is not None and not os.path.isabs(name) else ""
+                self.paths.append(os.path.realpath(os.path.join(base, name)))
 
         def patched_open(file: Any, *args: Any, **kwargs: Any) -> Any:
             note(file)
             return real_open(file, *args, **kwargs)
 
         def patched_os_open(path: Any, *args: Any, **kwargs: Any) -> int:
-            note(path)
+            note(path, kwargs.get("dir_fd"))
             return real_os_open(path, *args, **kwargs)
 
         builtins.open = io.open = patched_open

@@ -248,3 +248,13 @@ def format4_copy(dest: Path) -> Path:
 @pytest.fixture
 def format4_data(tmp_path: Path) -> Path:
     return format4_copy(tmp_path / "data")
+
+
+def launch_chromium(p: Any, path: str, args: list[str]) -> Any:
+    """Debian's Chromium, launched once more if it dies while starting (seen once under load on two cores: SIGTRAP
+    before its first page). A crash after launch still fails its test."""
+    from playwright.sync_api import Error as PlaywrightError
+    try:
+        return p.chromium.launch(executable_path=path, args=args)
+    except PlaywrightError:
+        return p.chromium.launch(executable_path=path, args=args)

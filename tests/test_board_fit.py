@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 from test_kernelbench_scoring import CLEAN, NO_KERNEL, result, run_folder, sweep
 
-from conftest import DATA, without_charts
+from conftest import DATA, launch_chromium, without_charts
 from reporter.cli import main
 
 playwright = pytest.importorskip("playwright.sync_api")
@@ -48,7 +48,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     with playwright.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
+        b = launch_chromium(p, CHROMIUM, ["--no-sandbox", "--disable-gpu", "--no-first-run"])
         yield b
         b.close()
 

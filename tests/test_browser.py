@@ -13,7 +13,7 @@ from urllib.parse import urljoin, urlparse
 
 import pytest
 
-from conftest import DATA, without_charts, write_trace
+from conftest import DATA, launch_chromium, without_charts, write_trace
 from reporter.collect import collect
 from reporter.collect.validation import load_validations
 from reporter.render import build_site
@@ -54,8 +54,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     with playwright.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                                                               "--disable-component-update", "--no-first-run"])
+        b = launch_chromium(p, CHROMIUM, ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                                          "--disable-component-update", "--no-first-run"])
         yield b
         b.close()
 
@@ -203,7 +203,9 @@ def test_a_recorded_only_board_has_one_view_and_no_basis_switch(corpus_site: Pat
     # the synthetic corpus was never re-validated: its numbers are the harness's, on no basis of ours
     page, problems = open_page(browser, (corpus_site / "leaderboards" / "popcorn--synthetic-l12.html").as_uri())
     page.wait_for_selector("[data-plotly=scatter-device] .main-svg", timeout=15000)
-    assert page.locator(".js-plotly-plot").count() == 3 and page.locator("[data-basis-switch]").count() == 0
+    # fast_p curves, speedup distribution, runtime scatter, and the efficiency frontier (the corpus records tokens)
+    assert page.locator(".js-plotly-plot").count() == 4 and page.locator("[data-basis-switch]").count() == 0
+    assert page.locator("[data-plotly=frontier-device].js-plotly-plot").count() == 1
     assert page.locator("h2").first.inner_text().startswith("Speedups recorded by the harness on ")
     assert not problems, problems
     page.close()

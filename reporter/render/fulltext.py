@@ -92,7 +92,9 @@ def document(trace: Trace, facets: Facets) -> str:
 
 
 def doc_path(slug: str) -> str:
-    return f"{DOCS}/{slug}.html"
+    # not ".html": a search document is no page of the site (it becomes runs/<slug>.html only in the work folder
+    # Pagefind indexes, so its results name the run page)
+    return f"{DOCS}/{slug}.doc"
 
 
 def binary() -> Path | None:
@@ -132,9 +134,10 @@ def _clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("PAGEFIND")}
 
 
-def run_binary(exe: Path, docs: Path, out: Path) -> None:
-    """Index `docs` (our documents only) into `out`, from a folder we made: no pagefind.yml/toml/json is read."""
-    with tempfile.TemporaryDirectory(prefix="reporter-pagefind-") as cwd:
+def run_binary(exe: Path, docs: Path, out: Path, scratch: Path) -> None:
+    """Index `docs` (our documents only) into `out`, from a folder we made in `scratch`: no pagefind.yml/toml/json
+    is read."""
+    with tempfile.TemporaryDirectory(prefix="pagefind-", dir=scratch) as cwd:
         subprocess.run([str(exe), "--site", str(docs), "--output-path", str(out), "--force-language", "en", "--silent"],
                        cwd=cwd, env=_clean_env(), check=True, capture_output=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL)
 
@@ -147,7 +150,11 @@ def build_index(tmp: Path, slugs: Sequence[str], exe: Path | None) -> tuple[str 
         if slugs and key is None:
             log.warning("full-text search: a run's search document is missing, so the site has no full-text index this time")
         return None, []
-    with tempfile.TemporaryDirectory(prefix="reporter-fulltext-") as work:
+    # the work folder is inside the new site's cache: a build writes nowhere but beside its site, and the documents'
+    # hard links stay on one file system
+    scratch = tmp / sitefiles.CACHE_DIR
+    scratch.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="fulltext-work-", dir=scratch) as work:
         docs = Path(work) / "site"
         for slug in slugs:
             dest = docs / "runs" / f"{slug}.html"
@@ -155,7 +162,7 @@ def build_index(tmp: Path, slugs: Sequence[str], exe: Path | None) -> tuple[str 
             os.link(tmp / doc_path(slug), dest)
         out = Path(work) / "out"
         try:
-            run_binary(exe, docs, out)
+            run_binary(exe, docs, out, Path(work))
         except (OSError, subprocess.SubprocessError) as exc:
             err = getattr(exc, "stderr", b"") or b""
             log.warning("full-text search: pagefind failed (%s%s); the site is built without a full-text index",

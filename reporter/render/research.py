@@ -148,7 +148,7 @@ def sample_board(table: pd.DataFrame, runs: pd.DataFrame, by: Sequence[str], opt
         marks[model] = ("audit pending", "pending") if k in late else (f"audited {f['audited']}/{f['counting']}" if f["audited"] else "", "")
         if f["tokens_per_run"]:
             points.append((shown(model), float(f["tokens_per_run"]), float(r[f"fast_{1.0:.1f}"])))
-    chart = (f"frontier-{name}", str(charts.to_json(frontier_figure(points)))) if points else None
+    chart = (f"frontier-{name}", charts.to_json(frontier_figure(points))) if points else None  # Markup: escaping it breaks the JSON
     return SampleBoard(tuple(rows), any(int(f["k_max"]) > 1 for f in figures.values()), any(options.price(str(r["model"])) for r in recs),
                        any(f["tokens_runs"] for f in figures.values()), chart, AUDIT_RULE.format(top=options.pending_top)), marks
 
