@@ -60,6 +60,16 @@ def one_render_process_per_xdist_worker() -> None:
         os.environ.setdefault("REPORTER_JOBS", "1")
 
 
+@pytest.fixture(autouse=True)
+def no_fulltext_index(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test's own builds make no Pagefind index (about half a CPU-second each) unless it is marked `fulltext`: the
+    index is the full-text tests' subject, and a build without the binary is a case the product handles (it says so).
+    Sites shared by a module or session are built before this runs, with their index."""
+    if request.node.get_closest_marker("fulltext") is None:
+        from reporter.render import fulltext
+        monkeypatch.setattr(fulltext, "binary", lambda: None)
+
+
 @pytest.fixture
 def update_gold(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--update-gold"))

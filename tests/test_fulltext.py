@@ -16,6 +16,8 @@ from reporter.render import fulltext
 FACETS = fulltext.Facets("L1 · problem 1 · m", "m<x>", "kb", "1", "1_P.py", "correct", ("reads_other_results", "weak check"))
 
 
+pytestmark = pytest.mark.fulltext  # these tests' own builds make the index (conftest.no_fulltext_index)
+
 def test_a_document_holds_every_turn_and_version_under_its_anchor_escaped() -> None:
     trace = Trace.model_validate({"schema_version": 2, "run": {"model": "m"}, "final_kernel": {"source": "final </pre><b>"},
                                   "turns": [{"index": 0, "reasoning": "bank conflicts <script>alert(1)</script>",
