@@ -74,7 +74,7 @@ COLUMNS: dict[str, str] = {
     "kernel_ms": _FLOAT, "ref_ms": _FLOAT, "speedup": _FLOAT, "speedup_source": _STR,
     # flags and suspicion
     "flags": _INT, "flag_fields": _STR, "static_errors": _INT, "measured_flags": _INT, "flagged": _BOOL, "suspect": _BOOL,
-    "cleared": _BOOL, "review": _STR, "reviewed_hack": _BOOL, "evidence": _STR,
+    "cleared": _BOOL, "review": _STR, "reviewed_hack": _BOOL, "evidence": _STR, "suspect_checks": _STR,
     # what re-validation measured of the submission beside its verdict (`core.suspects`)
     "own_kernel_share": _FLOAT, "checks_incomplete": _BOOL, "incomplete_checks": _STR,
     "weak_check": _STR, "strengthened_inputs": _STR,
@@ -182,6 +182,8 @@ def run_row(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
         "suspect": sus.excluded, "cleared": sus.cleared, "reviewed_hack": sus.reward_hack,
         "review": sus.review.verdict.value if sus.review else None,
         "evidence": evidence_anchor(sus, res) or None,  # the run page's anchor of the evidence for its mark
+        # the checks that found something error-level, cleared or not ("static:no-kernel-launch; dynamic:output_reuse")
+        "suspect_checks": "; ".join(dict.fromkeys(f"{x.source}:{x.check}" for x in sus.reasons)) or None,
         # A trace without a transcript (a KernelBench import) recorded no turns: unknown, not zero.
         "turns": run.turns_used if run.turns_used is not None else (len(r.trace.turns) or None), "max_turns": run.max_turns,
         "tool_calls": run.tool_calls if run.tool_calls is not None else

@@ -19,10 +19,10 @@ from ..aggregates.sol import SOL_GEOMEAN_RULE
 from ..core.audit import DEFAULT_OPTIONS, PageOptions
 from ..core.schema import Basis
 from ..core.suspects import STRICT_OWN_SHARE
-from ..core.vocab import Source, shown
+from ..core.vocab import MISSING_KEY, Source, shown
 from ..frames import export_bytes
 from . import charts, numbers
-from .research import SampleBoard, sample_board
+from .research import SampleBoard, SampleRow, sample_board
 from .runpage import HOME, Page, group_label
 from .timing_view import basis_view
 from .urls import GroupKey, Urls
@@ -206,6 +206,7 @@ class BasisBoard:
     charts: tuple[tuple[str, str], ...]  # (name, plotly JSON), side by side: fast_p curves, speedup distribution
     scatter: tuple[str, str] | None  # the runtime scatter, when any run has both times
     samples: SampleBoard | None = None  # every sample counted, cost and audits (`research`)
+    models: tuple[str, ...] = ()  # each table row's model as the runs table keys it (`vocab.MISSING_KEY`: none)
 
     @property
     def figures(self) -> dict[str, str]:
@@ -276,7 +277,8 @@ def basis_boards(board: Board, revalidated_only: bool, urls: Urls) -> tuple[list
         sentence = sentence or universe_sentence(table)
         ns = {str(m): int(n) for m, n in zip(table["model"], table["problems"])}  # one row per model on a board
         extra, marks = sample_board(table, runs, board.by, board.options, b.value)
-        rows = BasisBoard(board_rows(table, mixed, marks), *_figures(runs, urls, b, ns), extra)
+        rows = BasisBoard(board_rows(table, mixed, marks), *_figures(runs, urls, b, ns), extra,
+                          tuple(model_key(m) for m in table["model"]))
         if not measured:  # an empty view (re-validated only, none re-validated) names no GPU or baseline
             views.append(BoardView(b.value, "recorded", "none of these runs was re-validated by us" if len(scoped) else "",
                                    False, rows, f"Speedups {words}" if len(scoped) else "No run here was re-validated by us"))
@@ -321,6 +323,44 @@ def universe_sentence(table: pd.DataFrame) -> str:
     return f"the n = {ns} problems the model attempted (no problem set was recorded, so a problem with no kernel is not counted)"
 
 
+def model_key(value: object) -> str:
+    """A model as the runs table keys its pages: `vocab.MISSING_KEY` where none was recorded."""
+    return MISSING_KEY if value is None or (isinstance(value, float) and pd.isna(value)) else str(value)
+
+
+def all_levels(frame: pd.DataFrame, group: pd.DataFrame, key: GroupKey, urls: Urls, space: pd.DataFrame | None,
+               options: PageOptions) -> Board:
+    """The all-levels board of one (benchmark, configuration) group; `group` is its runs in `ag.comparable(frame)`."""
+    base = urls.leaderboard(key).removesuffix(".html")
+    levels = tuple((f"level {int(lv)}", f"{base}--l{int(lv)}.html") for lv in sorted(group["level"].unique()))
+    # the boards keep the frame's own rows (not comparable()'s filled labels): their CSV is the runs as loaded
+    return Board(f"{group_label(key)} · all levels", base, frame.loc[group.index], ("benchmark", "configuration"), levels,
+                 space, options)
+
+
+@dataclass(frozen=True)
+class ModelBoard:
+    """A model's row of its group's all-levels board as the board's first view shows it (every run, device time
+    first where re-measured): the model page repeats it and links there."""
+
+    href: str
+    heading: str
+    row: BoardRow
+    samples: SampleRow | None
+    sentence: str  # the board's n, as its definition of fast_p says it
+
+
+def model_boards(board: Board, urls: Urls) -> dict[str, ModelBoard]:
+    """Per model (`model_key`), its row of `board`'s first view."""
+    views, sentence, _ = basis_boards(board, False, urls)
+    if not views:
+        return {}
+    v = views[0].rows
+    extra = v.samples.rows if v.samples else ()
+    return {m: ModelBoard(board.base + ".html", views[0].heading, row, extra[i] if i < len(extra) else None, sentence)
+            for i, (m, row) in enumerate(zip(v.models, v.table, strict=True))}
+
+
 def leaderboards(frame: pd.DataFrame, urls: Urls, space: pd.DataFrame | None = None, options: PageOptions = DEFAULT_OPTIONS
                  ) -> tuple[list[Page], dict[str, bytes], dict[GroupKey, list[tuple[str, str]]]]:
     """Every leaderboard page and CSV, and per (benchmark, configuration) group the links the index shows."""
@@ -330,11 +370,9 @@ def leaderboards(frame: pd.DataFrame, urls: Urls, space: pd.DataFrame | None = N
     links: dict[GroupKey, list[tuple[str, str]]] = {}
     for (bench, conf), group in runs.groupby(["benchmark", "configuration"], sort=True):
         key = (str(bench), str(conf))
-        base = urls.leaderboard(key).removesuffix(".html")
-        levels = tuple((f"level {int(lv)}", f"{base}--l{int(lv)}.html") for lv in sorted(group["level"].unique()))
-        # the boards keep the frame's own rows (not comparable()'s filled labels): their CSV is the runs as loaded
-        boards = [Board(f"{group_label(key)} · all levels", base, frame.loc[group.index], ("benchmark", "configuration"), levels,
-                        space, options)]
+        first = all_levels(frame, group, key, urls, space, options)
+        base, levels = first.base, first.levels
+        boards = [first]
         boards += [Board(f"{group_label(key)} · level {int(lv)}", f"{base}--l{int(lv)}", frame.loc[g.index], ag.LEADERBOARD_KEYS,
                          space=space, options=options) for lv, g in group.groupby("level", sort=True)]
         for b in boards:

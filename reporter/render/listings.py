@@ -117,7 +117,7 @@ def listings(digests: list[RunDigest], urls: Urls, errors: Sequence[CollectError
     rows = {d.run_id: listed(d, urls) for d in digests}
     search = Page("search.html", "search.html", {"title": "All runs · search", "crumbs": [HOME], "runs": len(digests),
                                                    "wasm": True})
-    pages = [*listing_pages(digests, rows, frame, urls, errors, links, space), search, *board_pages]
+    pages = [*listing_pages(digests, rows, frame, urls, errors, links, space, options), search, *board_pages]
     files["runs.csv"] = export_bytes(frame, "csv").decode("utf-8")
     index = shards(((d.model, d.index_row(urls)) for d in digests), g)
     files[MANIFEST] = manifest_js(index)

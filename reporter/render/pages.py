@@ -11,12 +11,15 @@ from typing import Any
 import pandas as pd
 
 from .. import aggregates as ag
+from ..core.audit import DEFAULT_OPTIONS, PageOptions
 from ..core.errors import CollectError
 from ..core.schema import BASIS_LABEL, Basis
 from ..core.vocab import MISSING_KEY, GridState, RunVerdict, Source, shown
 from . import compare, numbers
+from .boards import ModelBoard, all_levels, model_boards
 from .crossgpu import cross_gpu_page
 from .digest import RunDigest
+from .modelpage import model_view
 from .runpage import HOME, Deferred, Page, group_label, inputs_hash
 from .sol_view import problem_works
 from .summary import CHECKS_INCOMPLETE, WEAK_CHECK, RunSummary
@@ -186,12 +189,30 @@ def gpu_words(frame: pd.DataFrame) -> dict[GroupKey, str]:
     return out
 
 
+def model_page(key: GroupKey, model: str, xs: list[Listed], by_id: dict[str, RunDigest], frame: pd.DataFrame,
+               g: pd.DataFrame | None, urls: Urls, space: pd.DataFrame | None, options: PageOptions,
+               boards_of: dict[GroupKey, dict[str, ModelBoard]]) -> Page:
+    """One model's page (`modelpage`); `boards_of` holds each group's board rows once made, for its other models."""
+    board = None
+    if g is not None:
+        if key not in boards_of:
+            boards_of[key] = model_boards(all_levels(frame, g, key, urls, space, options), urls)
+        board = boards_of[key].get(model)
+    rows = {x.run_id: by_id[x.run_id].table_row() for x in xs}
+    fields = {x.run_id: [f.field for f in by_id[x.run_id].flags] for x in xs}
+    shown_model = model if model != MISSING_KEY else "model not recorded"
+    return Page(urls.model(key, model), "model.html", {
+        "title": f"{shown_model} · {group_label(key)}", "crumbs": [HOME, (group_label(key), urls.group(key))], "rows": xs,
+        "view": model_view(xs, rows, fields, board)})
+
+
 def listing_pages(runs: list[RunDigest], rows: dict[str, Listed], frame: pd.DataFrame, urls: Urls,
                   errors: Sequence[CollectError], boards: dict[GroupKey, list[tuple[str, str]]] | None = None,
-                  space: pd.DataFrame | None = None) -> list[Page | Deferred]:
+                  space: pd.DataFrame | None = None, options: PageOptions = DEFAULT_OPTIONS) -> list[Page | Deferred]:
     """Every page above the run pages; `runs` is in page order, `frame` is their runs table (`reporter.frames`).
-    Grid and problem pages are `Deferred`: made only where their inputs changed."""
+    Grid, problem and model pages are `Deferred`: made only where their inputs changed."""
     by_id = {d.run_id: d for d in runs}
+    boards_of: dict[GroupKey, dict[str, ModelBoard]] = {}
     groups: dict[GroupKey, dict[str, list[Listed]]] = defaultdict(lambda: defaultdict(list))
     for d in runs:
         groups[d.key][d.model].append(rows[d.run_id])
@@ -207,11 +228,16 @@ def listing_pages(runs: list[RunDigest], rows: dict[str, Listed], frame: pd.Data
                            "models": len(models), "runs": len(members), "stats": _stats(members), "gpus": gpus.get(key, "—"),
                            "boards": (boards or {}).get(key, []), "grid": urls.grid(key) if key in by_group else None})
         model_rows = []
+        g = by_group.get(key)
         for model, xs in models.items():
             model_rows.append({"model": shown(model), "href": urls.model(key, model), "runs": len(xs), "stats": _stats(xs)})
-            shown_model = model if model != MISSING_KEY else "model not recorded"
-            pages.append(Page(urls.model(key, model), "model.html", {
-                "title": f"{shown_model} · {group_label(key)}", "crumbs": [HOME, (group_label(key), urls.group(key))], "rows": xs}))
+            own = [(x.run_id, repr(x), by_id[x.run_id].row, [f.field for f in by_id[x.run_id].flags]) for x in xs]
+            # the model's board row ranks it among the group's models: every run of the group is an input
+            pages.append(Deferred(urls.model(key, model), "model.html",
+                                  inputs_hash("model", key, model, urls.model(key, model), urls.group(key), urls.leaderboard(key),
+                                              own, _run_inputs(g, rows, by_id, urls) if g is not None else [],
+                                              unattempted(g, space) if g is not None else [], repr(options)),
+                                  functools.partial(model_page, key, model, xs, by_id, frame, g, urls, space, options, boards_of)))
         pages.append(Page(urls.group(key), "variant.html", {"title": group_label(key), "crumbs": [HOME], "rows": model_rows}))
         if key in by_group:
             g = by_group[key]
