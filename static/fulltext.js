@@ -50,14 +50,28 @@
       input.disabled = true;
       return;
     }
-    var pf = null, shown = [], results = [], timer = null;
-    import(new URL(root + 'pagefind/pagefind.js', document.baseURI).href).then(function (mod) {
+    var pf = null, shown = [], results = [], timer = null, shards = [];
+    function bundle(name) { return new URL(root + 'pagefind/' + name + '/', document.baseURI).href; }
+    // The index is split into shards (pagefind/NN/, named by pagefind/shards.json) so a rebuild indexes only the shards
+    // of changed runs: the first is loaded, the others merged into it (Pagefind's multisite search).
+    fetch(new URL(root + 'pagefind/shards.json', document.baseURI).href).then(function (r) {
+      if (!r.ok) throw new Error('no index');
+      return r.json();
+    }).then(function (m) {
+      shards = (m && m.shards) || [];
+      if (!shards.length) throw new Error('no index');
+      return import(bundle(shards[0]) + 'pagefind.js');
+    }).then(function (mod) {
       pf = mod;
       // result URLs as the documents' paths ("/runs/x.html#turn-3"), which `href` puts under this page's root: Pagefind
       // would otherwise prefix the folder it was loaded from, and a site under a sub-path got it twice
       return pf.options({ baseUrl: '/' });
     }).then(function () {
       return pf.init ? pf.init() : null;
+    }).then(function () {
+      return shards.slice(1).reduce(function (done, name) {
+        return done.then(function () { return pf.mergeIndex(bundle(name), { baseUrl: '/' }); });
+      }, Promise.resolve());
     }).then(function () { return pf.filters(); }).then(function (all) {
       FILTERS.forEach(function (name) {
         var values = Object.keys((all || {})[name] || {}).sort();

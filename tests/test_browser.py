@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import shutil
 import threading
 from collections.abc import Iterator
@@ -16,7 +17,7 @@ import pytest
 from conftest import DATA, launch_chromium, without_charts, write_trace
 from reporter.collect import collect
 from reporter.collect.validation import load_validations
-from reporter.render import build_site
+from reporter.render import build_site, fulltext
 from test_render import HOSTILE, hostile_trace
 
 playwright = pytest.importorskip("playwright.sync_api")
@@ -42,7 +43,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     data = root / "data"
     shutil.copytree(DATA, data)
     write_trace(data, "zz-xss", hostile_trace())
-    build(data, root / "project")  # served at /project/, like https://user.github.io/project/
+    with pytest.MonkeyPatch.context() as mp:  # the full-text index in shards of about 4 runs: the page merges them
+        mp.setattr(fulltext, "SHARD_RUNS", 4)
+        build(data, root / "project")  # served at /project/, like https://user.github.io/project/
     handler = functools.partial(QuietHandler, directory=str(root))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -103,15 +106,16 @@ def test_index_loads_and_sorts(served: tuple[str, Path], browser: object, how: s
     url = base + "models/popcorn--l12-default-gpt--kimi-k2.6.html" if how == "http" else \
         (site / "models" / "popcorn--l12-default-gpt--kimi-k2.6.html").as_uri()
     page, problems = open_page(browser, url)
-    first = lambda: page.locator("tbody tr td:first-child a").first.inner_text()  # noqa: E731
-    header = page.locator("th", has_text="speedup")
+    # the page's table of runs (a model page also lists flags by kind in a table of their own)
+    first = lambda: page.locator("table.sortable tbody tr td:first-child a").first.inner_text()  # noqa: E731
+    header = page.locator("table.sortable th", has_text="speedup")
     header.click()
     asc = first()
     header.click()
     assert first() != asc
     assert "sort0=" in page.url
     page.fill("[data-filter]", "problem 8")
-    assert page.locator("tbody tr:visible").count() == 1
+    assert page.locator("table.sortable tbody tr:visible").count() == 1
     assert not problems, problems
     page.close()
 
@@ -615,7 +619,13 @@ def test_compare_page_shows_two_kernels_side_by_side(served: tuple[str, Path], b
 
 def test_full_text_search_finds_a_phrase_of_seed_000_and_opens_its_turn(served: tuple[str, Path], browser: object) -> None:
     base, site = served
-    assert (site / "pagefind" / "pagefind.js").is_file(), "the build made no full-text index: pip install 'pagefind[bin]'"
+    assert (site / "pagefind" / "shards.json").is_file(), "the build made no full-text index: pip install 'pagefind[bin]'"
+    names = json.loads((site / "pagefind" / "shards.json").read_text())["shards"]
+    with pytest.MonkeyPatch.context() as mp:  # seed 000's shard as the build cut them: not the first, so it was merged
+        mp.setattr(fulltext, "SHARD_RUNS", 4)
+        slugs = [p.stem for p in (site / "runs").glob("*.html")]
+        where = next(n for n, members in fulltext.shards(slugs).items() if "seed-000-l2-p10" in members)
+    assert len(names) > 1 and where != names[0], (names, where)
     page, problems = open_page(browser, base + "search.html", charts=False)
     page.wait_for_selector("#fulltext input:not([disabled])", timeout=20000)  # type: ignore[attr-defined]
     page.fill("#fulltext input", "generated pybind code includes the header")  # type: ignore[attr-defined]

@@ -4,6 +4,7 @@ changed, and still builds without it. The browser half (a phrase of seed 000 ope
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +53,11 @@ def test_the_index_is_kept_when_no_document_changed_and_made_again_when_one_did(
     site = tmp_path / "site"
     _build(small_data, site)
     files = sorted(p.relative_to(site).as_posix() for p in (site / "pagefind").rglob("*") if p.is_file())
-    assert "pagefind/pagefind.js" in files and "pagefind/pagefind-entry.json" in files and calls == [1]
+    # a few runs: one shard, named by the manifest the search page reads first
+    assert "pagefind/00/pagefind.js" in files and "pagefind/00/pagefind-entry.json" in files and calls == [1]
+    assert json.loads((site / "pagefind" / "shards.json").read_text()) == {"shards": ["00"]}
     assert not any("ui" in f for f in files)  # Pagefind's own UI bundles are left out
-    assert fulltext.previous(site)[1] == files
+    assert list(fulltext.previous(site)) == ["00"] and fulltext.previous(site)["00"][1] == [f for f in files if "/00/" in f]
     # an edit to the index page's inputs only (a problem set's note) is no document's: the index stays
     (small_data / "reviews.toml").write_text("")
     _build(small_data, site)
@@ -69,6 +72,46 @@ def test_a_site_builds_without_the_binary(small_data: Path, tmp_path: Path, monk
     monkeypatch.setattr(fulltext, "binary", lambda: None)
     site = tmp_path / "site"
     _build(small_data, site)
-    assert not (site / "pagefind").exists() and fulltext.previous(site) == (None, [])
+    assert not (site / "pagefind").exists() and fulltext.previous(site) == {}
     assert "Full-text search is unavailable" in (site / "static").joinpath(
         next(p.name for p in (site / "static").glob("fulltext.*.js"))).read_text()
+
+
+def test_shards_are_powers_of_two_of_about_shard_runs_runs_and_bounded() -> None:
+    assert fulltext.SHARD_RUNS == 128 and fulltext.MAX_SHARDS == 32
+    assert [fulltext.shard_count(n) for n in (0, 1, 128, 129, 300, 513, 4096, 4097, 10_000)] == [1, 1, 1, 2, 4, 8, 32, 32, 32]
+    slugs = [f"run-{i}" for i in range(300)]
+    split = fulltext.shards(slugs)
+    assert len(split) <= 4 and sorted(s for members in split.values() for s in members) == sorted(slugs)
+    assert all(members == [s for s in slugs if s in set(members)] for members in split.values())  # page order kept
+    # one more run (the count stays 4) moves no other run
+    grown = fulltext.shards([*slugs, "run-new"])
+    assert {s: n for n, ms in grown.items() for s in ms if s != "run-new"} == {s: n for n, ms in split.items() for s in ms}
+
+
+def test_a_changed_run_indexes_its_shard_again_and_keeps_the_others(small_data: Path, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[list[str]] = []
+    real = fulltext.build_index
+
+    def counted(tmp: Path, slugs: Any, exe: Any, shard: str) -> Any:
+        calls.append(list(slugs))
+        return real(tmp, slugs, exe, shard)
+    monkeypatch.setattr(fulltext, "build_index", counted)
+    monkeypatch.setattr(fulltext, "SHARD_RUNS", 1)  # a shard per run, about
+    site = tmp_path / "site"
+    _build(small_data, site)
+    made = fulltext.previous(site)
+    assert len(calls) == len(made) > 1 and json.loads((site / "pagefind" / "shards.json").read_text())["shards"] == sorted(made)
+    inodes = {f: (site / f).stat().st_ino for _, files in made.values() for f in files}
+    calls.clear()
+    trace = small_data / "seed-000-l2-p10" / "trace.json"
+    trace.write_text(trace.read_text().replace("The kernel compiled.", "The kernel compiled, bank conflicts aside."))
+    _build(small_data, site)
+    (again,) = calls  # one shard made again: the one holding seed 000
+    assert any("seed-000" in s for s in again)
+    after = fulltext.previous(site)
+    assert sorted(after) == sorted(made) and len([n for n in made if after[n][0] != made[n][0]]) == 1
+    for name, (key, files) in made.items():
+        if after[name][0] == key:  # kept: the same files, hard links of the last build's
+            assert after[name][1] == files and all((site / f).stat().st_ino == inodes[f] for f in files)

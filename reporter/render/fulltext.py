@@ -6,12 +6,16 @@ Each run page's worker also writes the run's **search document** (`document`): p
 (redacted) trace's text, every string escaped, each turn and kernel version under a heading whose id is that
 turn's or version's anchor on the run page, so Pagefind's sub-results link to `runs/<slug>.html#turn-3`. The
 documents live in the site's cache folder (never published) by run slug, so a kept run's document is kept with it.
-After the listing pages, `build_index` runs the binary once over the documents of the site's runs, in a folder
-we made, with a clean environment and no configuration file: it reads nothing of DATA and takes no setting from
-it. Its output goes to `SITE/pagefind/`, less the UI bundles we do not use. A rebuild whose documents are all
-unchanged (their hashes, the `key`) keeps the last index as it is; any change indexes the whole site again, a cost
-`benchmarks/search_fulltext.txt` measures. Without the binary (a machine without `pagefind[bin]`) the site still
-builds: the search page then says full-text search is unavailable.
+After the listing pages, the runs are split into shards by a hash of their slug (`shards`: about `SHARD_RUNS`
+runs each, a power of two of them, at most `MAX_SHARDS`), and `build_index` runs the binary over each shard's
+documents, in a folder we made, with a clean environment and no configuration file: it reads nothing of DATA
+and takes no setting from it. Shard NN's output goes to `SITE/pagefind/NN/`, less the UI bundles we do not use,
+and `SITE/pagefind/shards.json` names the shards; the search page loads the first and merges the others
+(Pagefind's multisite search: one WASM module, each shard's metadata and chunks fetched as a query needs them).
+Indexing costs about 0.2 CPU-s per seed-sized run, so a rebuild keeps every shard whose documents are unchanged
+(their hashes, the shard's `key`) and indexes again only the shards of changed, added or deleted runs
+(`benchmarks/search_fulltext.txt` measures both). Without the binary (a machine without `pagefind[bin]`) the site
+still builds: the search page then says full-text search is unavailable.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import os
 import shutil
 import subprocess
@@ -43,6 +48,9 @@ KEEP = ("pagefind.js", "pagefind-worker.js", "pagefind-entry.json")
 KEEP_SUFFIXES = (".pagefind", ".pf_meta", ".pf_index", ".pf_fragment", ".pf_filter")
 FILTERS = ("model", "benchmark", "level", "problem", "verdict", "flag")
 TIMEOUT_S = 1800  # a 10,000-run index takes minutes; a binary stuck past this is stopped and the site has none
+SHARD_RUNS = 128  # runs per index shard, about: a changed run costs its shard's indexing, not the site's
+MAX_SHARDS = 32  # a query fetches every shard's entry and metadata: the bound on that (above 4,096 runs shards grow)
+MANIFEST = f"{BUNDLE}/shards.json"  # the shards the search page loads, first one first
 
 
 @dataclass(frozen=True)
@@ -119,14 +127,36 @@ def key_of(root: Path, slugs: Iterable[str]) -> str | None:
     return h.hexdigest()
 
 
-def previous(site: Path) -> tuple[str | None, list[str]]:
-    """The key and files of the index the live site holds (none: (None, []))."""
+def shard_count(runs: int) -> int:
+    """How many shards `runs` runs are split into: a power of two near runs / SHARD_RUNS (so adding runs moves
+    them between shards rarely), at most MAX_SHARDS."""
+    want, count = max(1, math.ceil(runs / SHARD_RUNS)), 1
+    while count < want and count < MAX_SHARDS:
+        count *= 2
+    return count
+
+
+def shards(slugs: Sequence[str]) -> dict[str, list[str]]:
+    """The runs of each shard by its name ("00", "01", ...), each in the order given; shards with no run left out."""
+    count = shard_count(len(slugs))
+    out: dict[str, list[str]] = {}
+    for slug in slugs:
+        n = int.from_bytes(hashlib.sha256(slug.encode("utf-8")).digest()[:8], "big") % count
+        out.setdefault(f"{n:02d}", []).append(slug)
+    return dict(sorted(out.items()))
+
+
+Shards = dict[str, tuple[str, list[str]]]  # per shard name: its key and its files (relative to the site)
+
+
+def previous(site: Path) -> Shards:
+    """The shards of the index the live site holds, by name ({} for none, or a state of another format)."""
     try:
         doc = json.loads((site / STATE).read_text(encoding="utf-8"))
-        key = doc["key"]
-        return (key if isinstance(key, str) else None), [str(f) for f in doc["files"]]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None, []
+        return {str(name): (str(s["key"]), [str(f) for f in s["files"]]) for name, s in doc["shards"].items()
+                if isinstance(s["key"], str)}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
 
 
 def _clean_env() -> dict[str, str]:
@@ -142,9 +172,9 @@ def run_binary(exe: Path, docs: Path, out: Path, scratch: Path) -> None:
                        cwd=cwd, env=_clean_env(), check=True, capture_output=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL)
 
 
-def build_index(tmp: Path, slugs: Sequence[str], exe: Path | None) -> tuple[str | None, list[str]]:
-    """Index the documents of `slugs` (already in the new site's cache at `tmp`) into `tmp/pagefind/`; the key and the
-    files written (relative to `tmp`). (None, []) without the binary, or when it failed (logged)."""
+def build_index(tmp: Path, slugs: Sequence[str], exe: Path | None, shard: str) -> tuple[str | None, list[str]]:
+    """Index the documents of `slugs` (already in the new site's cache at `tmp`) into `tmp/pagefind/SHARD/`; the key
+    and the files written (relative to `tmp`). (None, []) without the binary, or when it failed (logged)."""
     key = key_of(tmp, slugs)
     if exe is None or key is None or not slugs:
         if slugs and key is None:
@@ -170,10 +200,10 @@ def build_index(tmp: Path, slugs: Sequence[str], exe: Path | None) -> tuple[str 
             return None, []
         files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file() and _kept(p.name))
         for rel in files:
-            dest = tmp / BUNDLE / rel
+            dest = tmp / BUNDLE / shard / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.move(str(out / rel), dest)
-    return key, [f"{BUNDLE}/{rel}" for rel in files]
+    return key, [f"{BUNDLE}/{shard}/{rel}" for rel in files]
 
 
 def unstable(rel: str) -> bool:
@@ -188,8 +218,14 @@ def _kept(name: str) -> bool:
     return name in KEEP or name.endswith(KEEP_SUFFIXES)
 
 
-def save_state(tmp: Path, key: str | None, files: list[str]) -> None:
+def save_state(tmp: Path, made: Shards) -> None:
     path = tmp / STATE
     path.parent.mkdir(parents=True, exist_ok=True)
     path.unlink(missing_ok=True)  # a new inode: the seeded one is the live site's
-    path.write_text(json.dumps({"key": key, "files": files}) + "\n", encoding="utf-8")
+    doc = {"shards": {name: {"key": key, "files": files} for name, (key, files) in sorted(made.items())}}
+    path.write_text(json.dumps(doc, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def manifest(made: Shards) -> str | None:
+    """`MANIFEST`'s text: the shards the search page loads; None when there is no index."""
+    return json.dumps({"shards": sorted(made)}) + "\n" if made else None

@@ -141,18 +141,27 @@ def _write_listings(writer: Any, site: Path, built: Listings, extra: list[Any], 
 
 
 def _fulltext(writer: SiteWriter, slugs: list[str]) -> None:
-    """The full-text index of these runs' documents: kept from the live site when they are all unchanged, else made
-    again (`fulltext`); none without the Pagefind binary."""
+    """The full-text index of these runs' documents, shard by shard: a shard whose documents are all unchanged is
+    kept from the live site, the others are made again (`fulltext`); none without the Pagefind binary."""
     assert writer.tmp is not None
-    old_key, old_files = fulltext.previous(writer.site)
-    key = fulltext.key_of(writer.tmp, slugs)
-    if key is not None and key == old_key and all((writer.site / f).is_file() for f in old_files):
-        writer.seed(old_files, [])
-        files = old_files
-    else:
-        key, files = fulltext.build_index(writer.tmp, slugs, fulltext.binary())
+    old = fulltext.previous(writer.site)
+    exe = fulltext.binary()
+    made: fulltext.Shards = {}
+    for name, members in fulltext.shards(slugs).items():
+        key = fulltext.key_of(writer.tmp, members)
+        kept = old.get(name)
+        if key is not None and kept is not None and kept[0] == key and all((writer.site / f).is_file() for f in kept[1]):
+            writer.seed(kept[1], [])
+            made[name] = kept
+            continue
+        new_key, files = fulltext.build_index(writer.tmp, members, exe, name)
         writer.written.update(files)
-    fulltext.save_state(writer.tmp, key, files)
+        if new_key is not None and files:
+            made[name] = (new_key, files)
+    text = fulltext.manifest(made)
+    if text is not None:
+        writer.write_text(fulltext.MANIFEST, text)
+    fulltext.save_state(writer.tmp, made)
 
 
 def write(writer: SiteWriter, data: Path, report: IncrementalReport, found: Scan, plan: Plan, jobs: int | None, strict: bool,
