@@ -84,3 +84,26 @@ def test_write_inside_never_writes_through_a_linked_folder(tmp_path: Path) -> No
         write_inside(out, ("runs", "page.html"), "x")
     assert list(elsewhere.iterdir()) == []
     assert write_inside(out, ("pages", "a", "page.html"), "y").read_text() == "y"
+
+
+def test_a_hard_linked_file_in_data_is_refused_and_the_other_runs_build(tmp_path: Path) -> None:
+    """A hard link is a second name of an outside file that no path resolution can see (issue 32, item 4)."""
+    from conftest import minimal_trace, write_trace
+    from reporter.build import build
+    from reporter.core.records import ValidationSettings
+    outside, data = tmp_path / "home", tmp_path / "data"
+    outside.mkdir()
+    secret = outside / "notes.json"
+    secret.write_text(json.dumps(minimal_trace(model="OUTSIDE-MODEL")))
+    write_trace(data, "good", minimal_trace())
+    (data / "linked").mkdir()
+    os.link(secret, data / "linked" / "trace.json")
+    with pytest.raises(CollectError, match="has 2 hard links: another name of the same file may be outside DATA"):
+        read_bounded(data / "linked" / "trace.json", data, "(file)", "MAX_TRACE_BYTES")
+    assert read_bounded(secret, outside, "(file)", "MAX_TRACE_BYTES", one_name=False)  # a site's own reads allow them
+    site = tmp_path / "site"
+    summary = build(data, site, ValidationSettings(), validate=False, jobs=1)
+    assert summary.runs == 1 and summary.committed
+    assert not [p for p in site.rglob("*") if p.is_file() and b"OUTSIDE-MODEL" in p.read_bytes()]
+    os.unlink(secret)  # its only name is inside DATA now: an ordinary file
+    assert b"OUTSIDE-MODEL" in read_bounded(data / "linked" / "trace.json", data, "(file)", "MAX_TRACE_BYTES")

@@ -37,8 +37,16 @@ def _not_regular(mode: int) -> str | None:
     return next((what for test, what in _KINDS if test(mode)), None if stat.S_ISREG(mode) else "not a regular file")
 
 
-def checked_path(path: Path, root: Path, field: str, limit_name: str) -> Path:
-    """The resolved path of a regular file inside `root` within its size limit, or a CollectError."""
+def _other_names(path: Path, field: str, links: int) -> CollectError:
+    return CollectError(path, field, f"has {links} hard links: another name of the same file may be outside DATA (a "
+                                     "hard link is not a symlink: nothing says where its other names are), so it is refused; "
+                                     "replace it by a copy (cp, not cp -l or ln) if the file is yours")
+
+
+def checked_path(path: Path, root: Path, field: str, limit_name: str, one_name: bool = True) -> Path:
+    """The resolved path of a regular file inside `root` within its size limit, or a CollectError. With `one_name`
+    (DATA's files) a file with more than one hard link is refused: its other name may be outside `root`, and a
+    resolved path cannot tell (SITE's own files are linked from the live site on purpose, so its reads pass False)."""
     if "\0" in str(path):
         raise CollectError(path, field, "the path contains a NUL byte")
     try:
@@ -52,23 +60,28 @@ def checked_path(path: Path, root: Path, field: str, limit_name: str) -> Path:
         raise CollectError(path, field, f"leads outside {root} (through a link or `..`): refused")
     if (what := _not_regular(info.st_mode)) is not None:
         raise CollectError(path, field, f"is {what}, not a regular file: refused")
+    if one_name and info.st_nlink > 1:
+        raise _other_names(path, field, info.st_nlink)
     limit = getattr(limits, limit_name)
     if info.st_size > limit:
         raise CollectError(path, field, f"is {info.st_size:,} bytes, over the limit {limits.describe(limit_name)}")
     return real
 
 
-def _open_checked(path: Path, root: Path, field: str, limit_name: str) -> int:
+def _open_checked(path: Path, root: Path, field: str, limit_name: str, one_name: bool = True) -> int:
     """A descriptor of the regular file `path` inside `root` within its limit; the caller closes it."""
-    real = checked_path(path, root, field, limit_name)
+    real = checked_path(path, root, field, limit_name, one_name)
     try:
         fd = os.open(real, _OPEN_FLAGS)
     except OSError as exc:
         raise CollectError(path, field, f"cannot open: {exc.strerror or exc}") from exc
     try:
         # The file may have been swapped since the check: trust only what the open descriptor says.
-        if (what := _not_regular(os.fstat(fd).st_mode)) is not None:
+        st = os.fstat(fd)
+        if (what := _not_regular(st.st_mode)) is not None:
             raise CollectError(path, field, f"is {what}, not a regular file: refused")
+        if one_name and st.st_nlink > 1:
+            raise _other_names(path, field, st.st_nlink)
     except BaseException:
         os.close(fd)
         raise
@@ -88,9 +101,9 @@ def _chunks(fd: int, path: Path, field: str, limit_name: str) -> Iterator[bytes]
         raise CollectError(path, field, f"cannot read: {exc.strerror or exc}") from exc
 
 
-def read_bounded(path: Path, root: Path, field: str, limit_name: str) -> bytes:
+def read_bounded(path: Path, root: Path, field: str, limit_name: str, one_name: bool = True) -> bytes:
     """The bytes of a regular file inside `root`, at most `limits.<limit_name>` of them (else a CollectError)."""
-    fd = _open_checked(path, root, field, limit_name)
+    fd = _open_checked(path, root, field, limit_name, one_name)
     try:
         return b"".join(_chunks(fd, path, field, limit_name))
     finally:

@@ -32,8 +32,8 @@ def owned_files(site: Path) -> frozenset[str] | None:
     names the sha256 of its status file, which lists every file written. None for anything else: a folder
     holding a stray marker (a home directory), a site whose state was edited, an older reporter's site."""
     try:
-        marker = read_bounded(site / MARKER, site, "(file)", "MAX_CONFIG_FILE_BYTES").decode("utf-8", "replace")
-        blob = read_bounded(site / STATUS_FILE, site, "(file)", "MAX_INDEX_BYTES")
+        marker = read_bounded(site / MARKER, site, "(file)", "MAX_CONFIG_FILE_BYTES", one_name=False).decode("utf-8", "replace")
+        blob = read_bounded(site / STATUS_FILE, site, "(file)", "MAX_INDEX_BYTES", one_name=False)
         if STATUS_PREFIX + sha256_bytes(blob) not in marker.splitlines():
             return None
         written = json.loads(blob).get("written")

@@ -118,7 +118,7 @@ class BuildStatus:
         """The previous build's status, or an empty one when there is none or it cannot be trusted."""
         from .digest import RunDigest
         try:
-            doc = json.loads(read_bounded(site / STATUS_FILE, site, "(file)", "MAX_INDEX_BYTES"))
+            doc = json.loads(read_bounded(site / STATUS_FILE, site, "(file)", "MAX_INDEX_BYTES", one_name=False))
             if doc.get("format") != STATUS_FORMAT or doc.get("version") != __version__:
                 return cls()
             runs = {k: RunStatus(v["inputs"], v["folders"], RunDigest.from_json(v["digest"]), v.get("page", ""), v.get("files", []),

@@ -104,7 +104,7 @@ def _leftover(folder: Path, site: Path) -> str | None:
     if m is None or m["site"] != site.name or folder.is_symlink() or not folder.is_dir():
         return None
     try:
-        if read_bounded(folder / BUILDING, folder, "(file)", "MAX_CONFIG_FILE_BYTES").decode("utf-8", "replace") \
+        if read_bounded(folder / BUILDING, folder, "(file)", "MAX_CONFIG_FILE_BYTES", one_name=False).decode("utf-8", "replace") \
                 == _building_text(m["token"]):
             return "building"
     except CollectError:
