@@ -268,7 +268,9 @@ FAULTS: list[Fault] = [
     Fault("kb-incorrect", KBG, KBGAPS, "(RunVerdict.COMPILE_ERROR, RunVerdict.RUNTIME_ERROR, RunVerdict.INCORRECT)",
           "(RunVerdict.COMPILE_ERROR, RunVerdict.RUNTIME_ERROR)", "an entry recorded incorrect without its kernel becomes 'no submission'"),
     Fault("kb-unit-default", KBG, KBGAPS, 'timing.get("unit", "ms")', 'timing.get("unit", "us")',
-          "a timing with no unit is read as µs in the unit hint"),
+          "a timing with no unit is read as µs in the unit hint",
+          equivalent="its one caller passes kernelbench._timing's group, which always holds unit 'ms' or is empty (no runtime: "
+                     "no hint), so the default is never read"),
     Fault("kb-hint-direction", KBG, "reporter/core/checks.py", "for factor, step in ((1e3, -1), (1e-3, 1)):",
           "for factor, step in ((1e3, 1), (1e-3, -1)):", "the unit hint names the unit the wrong way (ms read as s, not µs)"),
     # collect/reviews.py, collect/audit.py, cli/review.py
