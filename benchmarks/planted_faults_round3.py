@@ -55,7 +55,9 @@ AREA_TESTS: dict[str, tuple[str, ...]] = {
 }
 # Added after the blind run, by the lead, for its survivors (the blind list above is as the planter chose it).
 for _area, _more in (("suspects", ("tests/test_suspects_faults.py",)), ("strength", ("tests/test_strength_faults.py",)),
-                     ("samples", ("tests/test_samples_faults.py",)), ("research", ("tests/test_samples_faults.py",))):
+                     ("samples", ("tests/test_samples_faults.py",)), ("research", ("tests/test_samples_faults.py",)),
+                     ("contamination", ("tests/test_contamination_faults.py",)), ("reviews", ("tests/test_review_faults.py",)),
+                     ("kbgaps", ("tests/test_kbgaps_faults.py",)), ("sol", ("tests/test_sol_faults.py",))):
     AREA_TESTS[_area] += _more
 # The brief's areas, each made of the areas above (the score is printed for both).
 GROUPS: dict[str, tuple[str, ...]] = {
