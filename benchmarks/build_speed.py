@@ -83,29 +83,41 @@ def _pss_kb(pid: int) -> int:
         return 0
 
 
-def _tree_rss_kb(root: int) -> tuple[int, int]:
-    """Resident memory of `root` and all its descendants, from /proc: the sum of RSS (which counts a page
-    shared by forked workers once per worker) and the sum of PSS (which splits it between them)."""
-    parents: dict[int, int] = {}
-    rss: dict[int, int] = {}
+def proc_stats() -> dict[int, list[str]]:
+    """Every process's /proc/PID/stat fields after its command name (field 1 is its parent, 11-14 its CPU ticks
+    with its reaped children's, 21 its RSS in pages)."""
+    out: dict[int, list[str]] = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         try:
             with open(f"/proc/{entry.name}/stat") as f:
                 stat = f.read()
-            fields = stat[stat.rfind(")") + 2:].split()
-            parents[int(entry.name)] = int(fields[1])
-            rss[int(entry.name)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE") // 1024
-        except (OSError, ValueError, IndexError):
+            out[int(entry.name)] = stat[stat.rfind(")") + 2:].split()
+        except OSError:
             continue
+    return out
+
+
+def descendants(root: int, stats: dict[int, list[str]]) -> set[int]:
+    """`root` and every process below it in `stats`."""
+    parents = {pid: int(fields[1]) for pid, fields in stats.items() if len(fields) > 1}
     tree, frontier = {root}, [root]
     while frontier:
         p = frontier.pop()
         kids = [c for c, pp in parents.items() if pp == p and c not in tree]
         tree.update(kids)
         frontier.extend(kids)
-    return sum(rss.get(p, 0) for p in tree), sum(_pss_kb(p) for p in tree)
+    return tree
+
+
+def _tree_rss_kb(root: int) -> tuple[int, int]:
+    """Resident memory of `root` and all its descendants, from /proc: the sum of RSS (which counts a page
+    shared by forked workers once per worker) and the sum of PSS (which splits it between them)."""
+    stats = proc_stats()
+    tree = descendants(root, stats)
+    rss = {p: int(stats[p][21]) * os.sysconf("SC_PAGE_SIZE") // 1024 for p in tree if p in stats and len(stats[p]) > 21}
+    return sum(rss.values()), sum(_pss_kb(p) for p in tree)
 
 
 def _children_cpu() -> float:
