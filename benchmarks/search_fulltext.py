@@ -78,41 +78,36 @@ def driver(log: Path, argv: list[str]) -> None:
     import atexit
 
     from reporter.cli import run
-    from reporter.render import fulltext
+    from reporter.render import fulltext, write
 
-    run_binary, build_index, key_of = fulltext.run_binary, fulltext.build_index, fulltext.key_of
-    record: dict[str, Any] = {"key_of_cpu_s": []}  # each call's: the keep check's, then build_index's own
+    run_binary, whole = fulltext.run_binary, write._fulltext
+    # summed over the shards indexed (main since b8d1bc4 indexes each shard of ~128 runs apart)
+    record: dict[str, Any] = {"pagefind_runs": 0, "pagefind_cpu_s": 0.0, "pagefind_wall_s": 0.0, "docs": 0, "docs_bytes": 0,
+                              "other_children_alive": 0, "fulltext_self_cpu_s": 0.0}
     atexit.register(lambda: log.write_text(json.dumps(record), encoding="utf-8"))
 
-    def timed_key_of(*args: Any, **kwargs: Any) -> Any:
-        c0 = _rusage_cpu(resource.RUSAGE_SELF)
-        try:
-            return key_of(*args, **kwargs)
-        finally:
-            record["key_of_cpu_s"].append(_rusage_cpu(resource.RUSAGE_SELF) - c0)
-
-    def timed_run_binary(exe: Path, docs: Path, out: Path) -> None:
-        record["other_children_alive"] = _live_children()
+    def timed_run_binary(exe: Path, docs: Path, out: Path, scratch: Path) -> None:
+        record["other_children_alive"] = max(record["other_children_alive"], _live_children())
         c0, t0 = _rusage_cpu(resource.RUSAGE_CHILDREN), time.perf_counter()
         try:
-            run_binary(exe, docs, out)
+            run_binary(exe, docs, out, scratch)
         finally:
-            record["pagefind_cpu_s"] = _rusage_cpu(resource.RUSAGE_CHILDREN) - c0
-            record["pagefind_wall_s"] = time.perf_counter() - t0
+            record["pagefind_runs"] += 1
+            record["pagefind_cpu_s"] += _rusage_cpu(resource.RUSAGE_CHILDREN) - c0
+            record["pagefind_wall_s"] += time.perf_counter() - t0
             record["children_maxrss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-            record["docs"] = sum(1 for _ in docs.rglob("*.html"))
-            record["docs_bytes"] = sum(p.stat().st_size for p in docs.rglob("*.html"))
+            record["docs"] += sum(1 for _ in docs.rglob("*.html"))
+            record["docs_bytes"] += sum(p.stat().st_size for p in docs.rglob("*.html"))
 
-    def timed_build_index(*args: Any, **kwargs: Any) -> Any:
+    def timed_fulltext(*args: Any, **kwargs: Any) -> None:
         c0 = _rusage_cpu(resource.RUSAGE_SELF)
         try:
-            return build_index(*args, **kwargs)
+            whole(*args, **kwargs)
         finally:
-            record["build_index_self_cpu_s"] = _rusage_cpu(resource.RUSAGE_SELF) - c0
+            record["fulltext_self_cpu_s"] += _rusage_cpu(resource.RUSAGE_SELF) - c0
 
     fulltext.run_binary = timed_run_binary
-    fulltext.build_index = timed_build_index
-    fulltext.key_of = timed_key_of
+    write._fulltext = timed_fulltext
     sys.argv = ["reporter", *argv]
     run()
 
@@ -229,7 +224,7 @@ def corpus_hits(site: Path, queries: list[str]) -> list[int]:
     search should find, counted without Pagefind."""
     words = [q.lower().split() for q in queries]
     hits = [0] * len(queries)
-    for path in (site / ".reporter-cache" / "fulltext").glob("*.html"):
+    for path in (site / ".reporter-cache" / "fulltext").glob("*.doc"):
         text = path.read_text(encoding="utf-8").lower()
         for i, ws in enumerate(words):
             hits[i] += all(w in text for w in ws)
@@ -360,14 +355,14 @@ def measure(runs: int, base: Path, repeats: int, cpu_limit: float | None) -> lis
             return None
         load = os.getloadavg()
         ix = cold.index
-        py = ix["build_index_self_cpu_s"] + ix["key_of_cpu_s"][0]  # the keep check's hashing, then build_index
+        py = ix["fulltext_self_cpu_s"]  # the index step's Python: hashing the documents, linking them, moving the output
         pf = ix["pagefind_cpu_s"]
         print(f"  (cold build: {cold.wall_s:.0f} s wall, {cold.cpu_s:.1f} CPU s; Pagefind {pf:.1f} CPU s)", flush=True)
         lines += [
             f"cold build           {cold.cpu_s:9.1f} CPU s  ({cold.wall_s:.0f} s wall; load average {load[0]:.1f} / {load[1]:.1f} / "
             f"{load[2]:.1f} on {os.cpu_count()} cores when it ended)",
             f"  index step         {pf + py:9.1f} CPU s = {100 * (pf + py) / cold.cpu_s:.1f}% of the cold build: Pagefind's binary "
-            f"{pf:.1f} CPU s ({100 * pf / cold.cpu_s:.1f}%; {ix['pagefind_wall_s']:.0f} s wall), "
+            f"{pf:.1f} CPU s ({100 * pf / cold.cpu_s:.1f}%; {ix['pagefind_wall_s']:.0f} s wall; {ix['pagefind_runs']} runs of it, one a shard), "
             f"Python around it {py:.1f} CPU s (hashing the documents twice, linking them into a folder, moving the output in)",
             f"  its input          {ix['docs']:,} search documents, {kb(ix['docs_bytes'])} ({kb(ix['docs_bytes'] / max(1, ix['docs']))} a run)",
             f"  other children     {ix['other_children_alive']} alive while Pagefind ran (0: its CPU is Pagefind's alone); "
@@ -412,22 +407,23 @@ def measure(runs: int, base: Path, repeats: int, cpu_limit: float | None) -> lis
         before = snapshot(site)
         same = build(data, site)
         assert same is not None
-        kept = "pagefind_cpu_s" not in same.index and snapshot(site) == before
+        kept = same.index["pagefind_runs"] == 0 and snapshot(site) == before
         lines.append(f"no-change rebuild    {same.cpu_s:9.1f} CPU s: index kept (no Pagefind run, every file the same inode): {kept}; "
-                     f"hashing the documents to know it: {sum(same.index['key_of_cpu_s']):.1f} CPU s")
+                     f"the index step's Python (hashing the documents to know it): {same.index['fulltext_self_cpu_s']:.1f} CPU s")
         path, text = change_one(data)
         try:
             one = build(data, site)
         finally:
             path.write_bytes(text)
         assert one is not None
-        if "pagefind_cpu_s" in one.index:
-            pf1, py1 = one.index["pagefind_cpu_s"], one.index["build_index_self_cpu_s"] + one.index["key_of_cpu_s"][0]
+        if one.index["pagefind_runs"]:
+            pf1, py1 = one.index["pagefind_cpu_s"], one.index["fulltext_self_cpu_s"]
             changed = sum(1 for k, v in snapshot(site).items() if before.get(k) != v)
-            lines.append(f"one-changed rebuild  {one.cpu_s:9.1f} CPU s; it indexed all {one.index['docs']:,} documents again: "
+            lines.append(f"one-changed rebuild  {one.cpu_s:9.1f} CPU s; it indexed {one.index['docs']:,} of {runs:,} documents again "
+                         f"({one.index['pagefind_runs']} Pagefind run(s)): "
                          f"{pf1 + py1:.1f} CPU s ({pf1:.1f} Pagefind, {py1:.1f} Python) = {100 * (pf1 + py1) / one.cpu_s:.0f}% of "
                          f"this rebuild, {100 * (pf1 + py1) / cold.cpu_s:.1f}% of the cold build; {changed:,} of "
-                         f"{len(snapshot(site)):,} index files new")
+                         f"{len(snapshot(site)):,} index files written anew")
         else:
             lines.append(f"one-changed rebuild  {one.cpu_s:9.1f} CPU s; NO re-index: the index was kept though a document changed")
     return lines
