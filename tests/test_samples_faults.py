@@ -53,3 +53,9 @@ def test_the_second_table_shows_dashes_for_one_sample_the_token_caveat_and_audit
 
 def test_the_frontier_keeps_one_of_two_models_with_the_same_tokens_the_better_one() -> None:
     assert [p[0] for p in frontier([("x", 100.0, 0.5), ("y", 100.0, 0.8), ("z", 50.0, 0.2)])] == ["z", "y"]
+
+
+def test_a_weak_check_win_is_worth_nothing_in_best_of_k() -> None:
+    # problem 1: a counting 1.5x and a correct 5.0x on a problem whose check accepts a wrong answer (no win here)
+    r = _rows([_run("m", 1, 0, True, 1.5), _run("m", 1, 1, True, 5.0, weak_check="zeros")], 1)[("kb", 1, "c", "m")]
+    assert r["best_of_2"] == pytest.approx(1.5) and r["best_of_1"] == pytest.approx(0.75)  # (1.5 + 0) / 2
