@@ -41,7 +41,7 @@ AREA_TESTS: dict[str, tuple[str, ...]] = {
                  "tests/test_check_strength.py"),
     "bases": ("tests/test_timing.py", "tests/test_timing_view.py", "tests/test_suspect.py"),
     "strength": ("tests/test_check_strength.py", "tests/test_dynamic_checks.py"),
-    "gitread": ("tests/test_no_programs.py", "tests/test_publish.py"),  # test_outside_reads.py fails here without a fault
+    "gitread": ("tests/test_no_programs.py", "tests/test_publish.py", "tests/test_gitread_faults.py"),  # test_outside_reads.py fails here without a fault
     "redact": ("tests/test_redact.py", "tests/test_redact_boundary.py", "tests/test_redact_kinds.py",
                "tests/test_redact_properties.py"),
     "budget": ("tests/test_budget.py", "tests/test_hostile_input.py"),
