@@ -44,7 +44,7 @@ AREA_TESTS: dict[str, tuple[str, ...]] = {
     "gitread": ("tests/test_no_programs.py", "tests/test_publish.py", "tests/test_gitread_faults.py"),  # test_outside_reads.py fails here without a fault
     "redact": ("tests/test_redact.py", "tests/test_redact_boundary.py", "tests/test_redact_kinds.py",
                "tests/test_redact_properties.py", "tests/test_redact_faults.py"),
-    "budget": ("tests/test_budget.py", "tests/test_hostile_input.py"),
+    "budget": ("tests/test_budget.py", "tests/test_hostile_input.py", "tests/test_budget_faults.py"),
     "samples": ("tests/test_samples.py", "tests/test_boards.py"),
     "sol": ("tests/test_sol.py", "tests/test_sol_boards.py", "tests/test_workcount.py"),  # test_gpu.py: skipped without a GPU
     "kbgaps": ("tests/test_kbgaps.py", "tests/test_importers.py"),
