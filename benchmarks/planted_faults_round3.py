@@ -50,7 +50,7 @@ AREA_TESTS: dict[str, tuple[str, ...]] = {
     "kbgaps": ("tests/test_kbgaps.py", "tests/test_importers.py"),
     "reviews": ("tests/test_review_cli.py", "tests/test_evidence.py"),
     "contamination": ("tests/test_contamination.py", "tests/test_cheats.py"),
-    "fulltext": ("tests/test_fulltext.py", "tests/test_search_index.py"),
+    "fulltext": ("tests/test_fulltext.py", "tests/test_search_index.py", "tests/test_fulltext_faults.py"),
     "research": ("tests/test_samples.py", "tests/test_boards.py"),
 }
 # Added after the blind run, by the lead, for its survivors (the blind list above is as the planter chose it).
