@@ -95,6 +95,7 @@ def _assert_same_as_cold(data: Path, site: Path, tmp_path: Path, name: str) -> d
     return got
 
 
+@pytest.mark.slow  # minutes of builds on two cores: CI runs it (-m slow), the README's command leaves it out
 @pytest.mark.fulltext
 @pytest.mark.parametrize("change", ["edit", "add", "delete"])
 def test_a_rebuild_equals_a_cold_build(data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str) -> None:
@@ -158,6 +159,7 @@ def test_reporter_load_is_the_sites_runs_table(data: Path, tmp_path: Path, parse
     assert parses == Counter({EDITED: 1})
 
 
+@pytest.mark.slow  # minutes of builds on two cores: CI runs it (-m slow), the README's command leaves it out
 def test_an_edited_reasoning_string_keeps_the_leaderboards_and_an_added_run_ranks_its_group_again(data: Path, tmp_path: Path) -> None:
     path = data / "seed-003-l2-p8" / "trace.json"
     doc = json.loads(path.read_text(encoding="utf-8"))
@@ -182,6 +184,7 @@ def test_an_edited_reasoning_string_keeps_the_leaderboards_and_an_added_run_rank
     assert again[other.group] == other and all((site / f).stat().st_ino == inodes[f] for f in other.files)  # the other kept
 
 
+@pytest.mark.slow  # minutes of builds on two cores: CI runs it (-m slow), the README's command leaves it out
 def test_grid_and_problem_pages_are_made_only_where_their_runs_changed(data: Path, tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     from reporter.render import pages

@@ -213,6 +213,7 @@ def test_a_linked_folder_is_reported_not_followed(data: Path, tmp_path: Path) ->
     assert err.path.endswith("linked") and "not followed" in err.message
 
 
+@pytest.mark.slow  # minutes of builds on two cores: CI runs it (-m slow), the README's command leaves it out
 def test_cached_results_cannot_name_files_outside_their_folder(sample_data: Path, tmp_path: Path) -> None:
     from reporter.validate import cached_lookup
     results = sorted((sample_data / "validation").glob("*/*.json"))

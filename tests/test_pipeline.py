@@ -62,6 +62,7 @@ def test_first_result_is_written_before_the_last_compile_ends(tmp_path: Path, bu
     assert cache.lookup(tmp_path, next(o.item.key for o in run.outcomes if o.item.run_id == "correct")) is not None
 
 
+@pytest.mark.slow  # minutes of builds on two cores: CI runs it (-m slow), the README's command leaves it out
 def test_interrupted_run_resumes_where_it_stopped(tmp_path: Path, build_root: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("correct", "wrong", "slow_build"):
@@ -87,6 +88,7 @@ def test_interrupted_run_resumes_where_it_stopped(tmp_path: Path, build_root: Pa
     assert len(stats[0].outcomes) == 2
 
 
+@pytest.mark.slow  # minutes of builds on two cores: CI runs it (-m slow), the README's command leaves it out
 def test_same_kernel_is_built_once_and_a_failed_acceleration_is_rebuilt_plainly(tmp_path: Path, build_root: Path) -> None:
     kernel = (KERNELS / "correct.py").read_text()
     kernel_run(tmp_path, "a", kernel)

@@ -75,6 +75,7 @@ def test_an_earlier_cname_is_kept(repo: Path, site: Path) -> None:
     assert git(repo, "show", "gh-pages:CNAME").strip() == "other.example.org"
 
 
+@pytest.mark.slow  # minutes of builds on two cores: CI runs it (-m slow), the README's command leaves it out
 def test_records_the_commit_the_site_was_built_from(repo: Path, site: Path, tmp_path: Path) -> None:
     # The data is a repository of its own, built at one commit; publishing happens later, after HEAD moved on.
     data = small_copy(tmp_path / "data")

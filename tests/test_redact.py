@@ -6,6 +6,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from conftest import DATA, minimal_trace, write_trace
@@ -95,6 +96,7 @@ def test_the_validator_keeps_the_original_sources(tmp_path: Path) -> None:
     assert run.trace.turns[0].reasoning.count("\n") == original["turns"][0]["reasoning"].count("\n")  # type: ignore[index]
 
 
+@pytest.mark.slow  # minutes of builds on two cores: CI runs it (-m slow), the README's command leaves it out
 def test_cached_validation_text_is_redacted_too(sample_data: Path, tmp_path: Path) -> None:
     stored = sorted((sample_data / "validation").glob("*/*.json"))
     for res in stored:
