@@ -9,10 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import DATA, ROOT
 from reporter.tables import load
 
 
+@pytest.mark.slow  # minutes of builds on two cores: CI runs it (-m slow), the README's command leaves it out
 def test_analysis_script(tmp_path: Path) -> None:
     out = tmp_path / "fast_p.html"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

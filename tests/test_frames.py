@@ -58,6 +58,7 @@ def _page_value(html: str, label: str) -> str:
     return hit.group(1).strip()
 
 
+@pytest.mark.slow  # minutes of builds on two cores: CI runs it (-m slow), the README's command leaves it out
 def test_export_csv_matches_the_run_pages(tmp_path: Path) -> None:
     runner = CliRunner()
     res = runner.invoke(main, ["export", str(DATA), "--format", "csv"])

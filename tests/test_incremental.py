@@ -146,6 +146,7 @@ def test_problem_page_links_each_final_kernel(data: Path, tmp_path: Path) -> Non
     assert f"runs/{RUN}.kernel.py" in problem and "no kernel submitted" not in problem
 
 
+@pytest.mark.slow  # minutes of builds on two cores: CI runs it (-m slow), the README's command leaves it out
 def test_an_up_to_date_build_imports_no_table_library(tmp_path: Path) -> None:
     # What an up-to-date rebuild costs is mostly what it imports: pandas alone was a fifth of it at 1,000 runs.
     # (jinja2 and pygments still come in through the run-page modules the digests share; not yet split.)
@@ -179,6 +180,7 @@ def _rows(site: Path) -> dict[str, dict[str, str]]:
         return {r["run_id"]: r for r in csv.DictReader(fh)}
 
 
+@pytest.mark.slow  # minutes of builds on two cores: CI runs it (-m slow), the README's command leaves it out
 def test_rebuilds_notice_a_same_size_edit_a_new_clearance_and_a_moved_slug(tmp_path: Path) -> None:
     """Three rebuilds of one site (four builds, not six: each costs ~3 s of fixed work):
     1. a same-size edit of a trace (a new time) is read: size and time short-cut the hash, never replace it;

@@ -30,6 +30,7 @@ def build_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
+@pytest.mark.slow  # minutes of builds on two cores: CI runs it (-m slow), the README's command leaves it out
 def test_first_result_is_written_before_the_last_compile_ends(tmp_path: Path, build_root: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     # One quick kernel and one whose build takes seconds: the quick one is checked and written while
@@ -106,6 +107,7 @@ def test_same_kernel_is_built_once_and_a_failed_acceleration_is_rebuilt_plainly(
     assert {o.build for o in stats[0].outcomes} == {"cached"}
 
 
+@pytest.mark.slow  # minutes of builds on two cores: CI runs it (-m slow), the README's command leaves it out
 @pytest.mark.parametrize("jobs", [1, 4])
 def test_one_kernel_two_references_get_their_own_checks(tmp_path: Path, build_root: Path, jobs: int) -> None:
     # One kernel (one build key) checked against two references at once: each check must see its own
