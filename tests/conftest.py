@@ -261,10 +261,16 @@ def format4_data(tmp_path: Path) -> Path:
 
 
 def launch_chromium(p: Any, path: str, args: list[str]) -> Any:
-    """Debian's Chromium, launched once more if it dies while starting (seen once under load on two cores: SIGTRAP
-    before its first page). A crash after launch still fails its test."""
+    """Debian's Chromium, launched again (up to three tries) if it dies while starting: seen under load on two cores,
+    SIGTRAP before its first page, twice in a row once. A crash after launch still fails its test."""
+    import time
+
     from playwright.sync_api import Error as PlaywrightError
-    try:
-        return p.chromium.launch(executable_path=path, args=args)
-    except PlaywrightError:
-        return p.chromium.launch(executable_path=path, args=args)
+    for attempt in range(3):
+        try:
+            return p.chromium.launch(executable_path=path, args=[*args, "--disable-dev-shm-usage"])
+        except PlaywrightError:
+            if attempt == 2:
+                raise
+            time.sleep(1 + attempt)
+    raise AssertionError("unreachable")
