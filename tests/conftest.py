@@ -60,6 +60,31 @@ def one_render_process_per_xdist_worker() -> None:
         os.environ.setdefault("REPORTER_JOBS", "1")
 
 
+_SESSION_AS = None
+
+
+@pytest.fixture(autouse=True)
+def address_space_restored(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test that leaves this process's address-space limit lowered (a build's run budget sets RLIMIT_AS in-process,
+    render/budget.py) makes every later child of the worker inherit it: Chromium then dies at launch (SIGTRAP), three
+    full runs in a row, in whichever browser module the worker ran next. The limit is put back after each test and the
+    test that left it is named in a warning."""
+    import resource
+    import warnings
+    global _SESSION_AS
+    if _SESSION_AS is None:
+        _SESSION_AS = resource.getrlimit(resource.RLIMIT_AS)
+    yield
+    now = resource.getrlimit(resource.RLIMIT_AS)
+    if now != _SESSION_AS:
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, _SESSION_AS)
+            words = f"put back to {_SESSION_AS}"
+        except ValueError:  # a lowered hard limit cannot be raised without privilege
+            words = "its hard limit cannot be raised again: later browser tests of this worker will fail"
+        warnings.warn(f"{request.node.nodeid} left RLIMIT_AS at {now} ({words})", stacklevel=1)
+
+
 @pytest.fixture(autouse=True)
 def no_fulltext_index(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """A test's own builds make no Pagefind index (about half a CPU-second each) unless it is marked `fulltext`: the

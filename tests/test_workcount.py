@@ -98,6 +98,9 @@ class InProcess:
 
 def test_count_work_stores_each_reference_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(work_mod, "ForkServer", InProcess)
+    # The entry point caps its own address space, soft and hard (in a worker process of its own, normally): run here,
+    # it would cap this test process for good, and every later Chromium of this xdist worker died at launch.
+    monkeypatch.setattr(f"{main.__module__}.cap_memory", lambda extra: None)
     InProcess.runs = 0
     done = work_mod.count_work(tmp_path, [REF, REF, "raise ValueError('boom')\n"], jobs=1)
     assert (len(done.counts), done.cached, InProcess.runs) == (2, 0, 2)
