@@ -2,6 +2,7 @@
 
     python benchmarks/validate_throughput.py [--n 30] [--executor local|ray] [--deadline-s S] [--out FILE]
     python benchmarks/validate_throughput.py --corpus RUNS --problems PROBLEMS --n 100 [--deadline-s S] [--out FILE]
+    python benchmarks/validate_throughput.py --data DATA [--deadline-s S] [--out FILE]
 
 Validates N real-shaped kernels: by default the sample data's and the KernelBench example's kernels, then the
 hand-written load_inline kernels for KernelBench level-1/2 problems in `kernelbench_problems.py`; with
@@ -17,6 +18,11 @@ build, the per-kernel split) with the targets, and the throughput model (reporte
 this run's costs: its prediction for this machine beside the measurement, and for 2, 4 and 8 GPUs on one host
 (32, 64, 128 cores) and 4 machines of 16 cores + 1 GPU (Ray). With --deadline-s the run is stopped there and
 the report covers the kernels finished by then (it says so).
+
+With --data, an existing DATA folder (e.g. the calibration sample of `calibration.py prepare`) is validated as
+`reporter validate DATA` would: its default settings, and the runs that already have a result for this GPU
+and settings are skipped (a call resumes where the last one stopped), so one call measures throughput and
+adds to the calibration sample at once. The build cache and the reference-timing store are still fresh.
 
     python benchmarks/validate_throughput.py --replay FILE.json
 
@@ -229,6 +235,7 @@ def run(data: Path, n: int, settings: Any, args: argparse.Namespace) -> tuple[di
     from reporter.collect import collect
     from reporter.validate import validate_runs
     runs = [r for r in collect(data).runs if r.trace.final_kernel is not None][:n]
+    resume = args.data is not None  # a sample validated over several calls: skip what a call before stored
     live: list = []
     stats: list = []
 
@@ -240,7 +247,7 @@ def run(data: Path, n: int, settings: Any, args: argparse.Namespace) -> tuple[di
     t0 = time.perf_counter()
     stopped = ""
     try:
-        results = validate_runs(data, runs, settings, force=True, progress=True, jobs=args.jobs, executor=args.executor,
+        results = validate_runs(data, runs, settings, force=not resume, progress=True, jobs=args.jobs, executor=args.executor,
                                 checks_per_gpu=args.checks_per_gpu, stats=stats, outcomes=live)
     except Deadline:
         stopped = f"at the {args.deadline_s:g} s deadline, {len(live)} of {len(runs)} kernels finished; the report covers those"
@@ -265,6 +272,7 @@ def main() -> None:
     ap.add_argument("--problems", type=Path, default=None, help="the corpus's problem folder (level1/, level2/, ...)")
     ap.add_argument("--timeout-s", type=float, default=600.0, help="a check's time limit (default: the validator's)")
     ap.add_argument("--deadline-s", type=float, default=0.0, help="stop the run here and report what finished")
+    ap.add_argument("--data", type=Path, default=None, help="validate this DATA folder as `reporter validate` would (resumes)")
     ap.add_argument("--keep", type=Path, default=None, help="keep DATA and the build cache here (for validate_rounds.py)")
     ap.add_argument("--out", type=Path, default=None, help="also write the report here")
     ap.add_argument("--save", type=Path, default=None, help="also write the run's outcomes here (JSON), for --replay")
@@ -280,8 +288,12 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     os.environ["REPORTER_BUILD_CACHE"] = str(work / "builds")  # cold: nothing built, no reference timed yet
     from reporter.core.records import ValidationSettings
-    data = imported(work, args.corpus, args.problems, args.n) if args.corpus else corpus(work, args.n)
-    settings = ValidationSettings(nominal_trials=5, perf_trials=100, timeout_s=args.timeout_s)
+    if args.data:
+        data, settings = args.data, ValidationSettings(timeout_s=args.timeout_s)
+        args.n = 10**9
+    else:
+        data = imported(work, args.corpus, args.problems, args.n) if args.corpus else corpus(work, args.n)
+        settings = ValidationSettings(nominal_trials=5, perf_trials=100, timeout_s=args.timeout_s)
     cores = len(os.sched_getaffinity(0))
     results, stats, wall, stopped = run(data, args.n, settings, args)
     if args.save:

@@ -270,3 +270,16 @@ def test_the_worker_side_imports_without_pydantic() -> None:
             + "".join(f"import {m}\n" for m in WORKER_SIDE))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_closing_a_killed_fork_server_keeps_the_interruption() -> None:
+    # A deadline kills every server, then closes each: a request half-written to a dead server's stdin made
+    # close() raise BrokenPipeError, which replaced the deadline and lost the benchmark's report on the H200.
+    import os
+    server = forkserver.ForkServer(dict(os.environ))
+    server.kill()
+    server.proc.wait(timeout=30)
+    assert server.proc.stdin is not None
+    server.proc.stdin.write('{"id": 1')  # buffered: flushed only by close()
+    server.close()
+    assert server.proc.returncode == -9

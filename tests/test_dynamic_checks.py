@@ -155,3 +155,51 @@ def test_a_dynamic_check_that_cannot_run_never_becomes_the_verdict(tmp_path: Pat
         ("output_changes_after_return", False), ("output_aliases_input", None), ("output_reuses_earlier_output", None),
         ("input_statistics", None)]
     assert out["dynamic_checks"][1]["detail"] == "not run: OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB"
+
+
+def test_a_near_miss_on_moved_inputs_is_a_numerical_difference_not_a_suspect_finding() -> None:
+    # Calibration's false alarm: honest conv + GELU kernels missed 1e-4 by 1.12x on all-positive inputs. A kernel
+    # that is off by 3e-4 relative everywhere misses the tolerance (rtol 1e-4) by less than 3x under every
+    # transform: reported as a near miss, not as reliance on the input distribution.
+    ref = lambda x: x * 2.0  # noqa: E731
+    close = lambda x: x * 2.0 * (1 + 3e-4)  # noqa: E731
+    inputs = [torch.rand(64, generator=torch.Generator().manual_seed(3)) + 0.5]
+    rows, found = dynamic.statistics_trials(ref, close, inputs, seed=1, device="cpu", atol=1e-4, rtol=1e-4)
+    assert [r.passed for r in rows] == [False, False, False, False]  # each trial still shows the miss
+    assert found.tripped is False
+    assert found.detail.startswith("right on 0 of 4 input distributions; on all positive, negated, tiny magnitude, "
+                                   "large magnitude inputs it misses the tolerance by at most ")
+    ratio = float(found.detail.split("at most ")[1].split("x")[0])
+    assert 1.0 < ratio < 3.0
+    # Off by 1.5x (a kernel that ignores part of its input) is beyond 10x the tolerance: the finding stands.
+    rows, found = dynamic.statistics_trials(ref, lambda x: x * 3.0, inputs, seed=1, device="cpu", atol=1e-4, rtol=1e-4)
+    assert found.tripped is True and found.detail.startswith("wrong on all positive, negated, tiny magnitude, large magnitude inputs")
+
+
+def test_a_stored_statistics_finding_is_judged_again_by_todays_rule() -> None:
+    from reporter.collect.suspicion import runtime_reasons
+    from reporter.core.records import ValidationResult
+    from reporter.core.schema import DynamicCheck, DynamicResult, Mismatch, TrialResult
+    from reporter.core.suspects import dynamic_findings
+    # The calibration run's stored trial (kernelbench-deepseek_L2/l2-p67-s0 on the H200): one near miss.
+    near = TrialResult(index=0, seed=478163327, jittered=False, passed=False, input_shapes=("128x3x32x32",),
+                       max_abs_error=1.4437735e-4, max_rel_error=1.0887e-3, inputs="all positive",
+                       mismatch=Mismatch(output=0, index=(0, 12), expected=-0.139373, actual=-0.139512, bad=3,
+                                         total=16384, max_error=1.4437735e-4, allowed=1.29e-4))
+    fine = [TrialResult(index=i, seed=478163327, jittered=False, passed=True, inputs=name)
+            for i, name in enumerate(("negated", "tiny magnitude", "large magnitude"), start=1)]
+    stored = DynamicResult(DynamicCheck.INPUT_STATISTICS, True, "wrong on all positive inputs at the nominal shapes, though "
+                           "right on the problem's own inputs: the kernel may rely on the input distribution")
+    res = ValidationResult(kernel_sha256="k", reference_sha256="r", settings={}, environment={"gpu": "NVIDIA H200"},
+                           verdict="correct", statistics_trials=(near, *fine), dynamic_checks=(stored,))
+    (now,) = dynamic_findings(res)
+    assert now.tripped is False
+    assert now.detail == ("right on 3 of 4 input distributions; on all positive inputs it misses the tolerance by at most "
+                          "1.12x, within 10x: a numerical difference (another summation order or approximation), not a "
+                          "dependence on the input distribution")
+    assert runtime_reasons(res) == []
+    # The same trial missing by 20x is a gross miss: the stored finding stands.
+    far = TrialResult(**{**near.__dict__, "mismatch": Mismatch(**{**near.mismatch.__dict__, "max_error": 20 * 1.29e-4})})  # type: ignore[union-attr]
+    res = ValidationResult(**{**res.model_dump(), "statistics_trials": (far, *fine)})
+    assert dynamic_findings(res)[0].tripped is True
+    assert [r.check for r in runtime_reasons(res)] == ["input_statistics"]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..core.records import ValidationResult
 from ..core.schema import DynamicCheck, Verdict
-from ..core.suspects import attribution_flags
+from ..core.suspects import attribution_flags, dynamic_findings
 from ..core.vocab import ReviewStatus
 from .reviews import Review, ReviewVerdict
 from .sol import SOL_ANCHOR, floor_flags
@@ -101,7 +101,7 @@ def runtime_reasons(result: ValidationResult | None) -> list[Reason]:
     att = result.kernel_launches.attribution if result.kernel_launches else None
     out = [Reason("launches", f.field, f.message, ATTRIBUTION_ANCHOR) for f in attribution_flags(att)]
     names = {c.value for c in DynamicCheck}
-    out += [Reason("dynamic", d.check, d.detail, f"{DYNAMIC_ANCHOR}-{d.check}") for d in result.dynamic_checks
+    out += [Reason("dynamic", d.check, d.detail, f"{DYNAMIC_ANCHOR}-{d.check}") for d in dynamic_findings(result)
             if d.tripped and d.check in names]
     return out
 

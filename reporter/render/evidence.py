@@ -123,7 +123,7 @@ def dynamic_rows(res: ValidationResult | None) -> tuple[DynamicRow, ...]:
         return ()  # measured before these checks existed: the page says "not measured"
     return tuple(DynamicRow(f"evidence-dynamic-{d.check}", "bad" if d.tripped else "good" if d.tripped is False else "",
                             DYNAMIC_LABEL.get(DynamicCheck(d.check), d.check), "TRIPPED" if d.tripped else "passed" if d.tripped is False else "not run",
-                            d.detail) for d in res.dynamic_checks)
+                            d.detail) for d in suspects.dynamic_findings(res))
 
 
 def strength_lines(res: ValidationResult | None) -> tuple[str, ...]:

@@ -27,6 +27,7 @@ from typing import Any
 import torch
 
 from ..core.schema import DynamicCheck, DynamicResult, TrialResult
+from ..core.suspects import statistics_finding
 from .allclose import judge
 from .inputs import clone, shape_of, tensors
 
@@ -182,15 +183,4 @@ def statistics_trials(ref: Any, new: Any, inputs: list[Any], seed: int, device: 
         rows.append(row)
         if raised:
             break
-    failed = [r.inputs for r in rows if r.passed is False]
-    judged = [r for r in rows if r.passed is not None]
-    if failed:
-        detail = (f"wrong on {', '.join(str(f) for f in failed)} inputs at the nominal shapes, though right on the "
-                  "problem's own inputs: the kernel may rely on the input distribution")
-    elif judged:
-        skipped = len(TRANSFORMS) - len(judged)
-        detail = f"right on {len(judged)} of {len(TRANSFORMS)} input distributions" + (
-            f" ({skipped} left the reference's own output non-finite or constant)" if skipped else "")
-    else:
-        detail = "not judged: under every transform the reference's own output is not finite or is constant"
-    return rows, DynamicResult(DynamicCheck.INPUT_STATISTICS, bool(failed) if judged else None, detail)
+    return rows, statistics_finding(rows, len(TRANSFORMS))
