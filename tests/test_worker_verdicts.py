@@ -372,3 +372,38 @@ def test_the_verdict_is_saved_before_the_graph_step(tmp_path: Path, monkeypatch:
         assert (got.verdict, got.pending) == ("correct", "CUDA-graph timing")
     (tmp_path / "check.json").write_text(json.dumps({**saved, "pending": None}), encoding="utf-8")
     assert read_result("check", tmp_path, None, 5.0).verdict == "timeout"  # not saved before an optional step
+
+
+# A kernel file that copies the problem file and changes it: the module-level names it rebinds are its own.
+REBINDS_PROBLEM_NAMES = """
+import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def __init__(self, width, scale):
+        super().__init__()
+        self.lin = nn.Linear(width, width)
+        self.scale = scale
+        self.seen = []
+
+    def forward(self, x):
+        self.seen.append(tuple(x.shape))
+        return torch.relu(self.lin(x)) * self.scale
+
+batch = 1      # a smaller problem: every trial and timed call would shrink with it
+width = 3      # the corpus case (L2 p31) rebound bias_shape, and the reference Model itself failed
+
+def get_inputs():
+    return [torch.zeros(batch, 2, width)]
+
+def get_init_inputs():
+    return [width, 0.5]
+"""
+
+
+def test_the_kernel_file_cannot_rebind_the_problems_inputs(tmp_path: Path) -> None:
+    out = check(tmp_path, REBINDS_PROBLEM_NAMES, jitter_trials=0)
+    assert out["verdict"] == "correct", out["reason"]
+    # The problem's own shapes (batch 8, width 64; seq jittered around 16 only in jittered trials), not 1 x 2 x 3.
+    assert {tuple(t["input_shapes"]) for t in out["trials"]} == {("8x16x64",)}
+    assert out["weights_note"] == "all 2 tensors copied from Model by name"  # built with width 64 as the reference

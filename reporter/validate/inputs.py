@@ -83,17 +83,29 @@ def problem_names_used(reference: str, kernel: str) -> list[str]:
     return sorted(free & defined(rtree))
 
 
-def load(reference: str, kernel: str, jitter: PopcornJitter) -> tuple[dict[str, Any], list[str]]:
-    """KernelBench semantics: reference then kernel exec'd into ONE namespace.
+# What the harness takes from the problem file: the kernel's file may rebind these names (a copy of the problem,
+# a different `bias_shape`, a smaller `batch_size`), and they must still mean what the problem file says.
+PROBLEM_ENTRY_POINTS = ("Model", "get_inputs", "get_init_inputs")
 
-    Also returns the problem-file names the kernel depends on: KernelBench accepts such kernels,
-    a fresh namespace would not, and the page says so.
+
+def load(reference: str, kernel: str, jitter: PopcornJitter) -> tuple[dict[str, Any], list[str]]:
+    """KernelBench semantics: the kernel runs in a namespace holding the problem file's names.
+
+    Unlike one shared namespace, the kernel's rebinding of a problem name stays its own: the reference Model
+    and get_inputs / get_init_inputs are the problem file's, reading the problem file's globals. (A kernel
+    file that set `bias_shape = out_channels` made the reference fail in one; one that set `batch_size = 1`
+    would shrink every trial and timed call.) Also returns the problem-file names the kernel depends on:
+    KernelBench accepts such kernels, a namespace without them would not, and the page says so.
     """
-    ns = exec_reference(reference, jitter)
-    default_new = ns.pop("ModelNew", None)
+    problem = exec_reference(reference, jitter)
+    ns = dict(problem)
+    ns.pop("ModelNew", None)
     exec(compile(kernel, "kernel.py", "exec"), ns)  # noqa: S102
-    if ns.get("ModelNew") is None or ns.get("ModelNew") is default_new:
+    if ns.get("ModelNew") is None or ns.get("ModelNew") is problem.get("ModelNew"):
         raise RuntimeError("the kernel defines no ModelNew class")
+    for name in PROBLEM_ENTRY_POINTS:
+        if name in problem:
+            ns[name] = problem[name]
     return ns, problem_names_used(reference, kernel)
 
 
