@@ -35,6 +35,10 @@ SEVERITY = {"timing_event_patch": "error", "thread_injection": "error", "lazy_ev
 OFFENDERS = [
     ("timing_event_patch", "torch.cuda.synchronize = lambda: None"),
     ("timing_event_patch", "time.perf_counter = fake_clock"),
+    ("timing_event_patch", "torch.cuda.Event.elapsed_time = lambda self, end: 0.001"),
+    ("timing_event_patch", "Event.elapsed_time = fast_elapsed  # after from torch.cuda import Event"),
+    ("timing_event_patch", "setattr(torch.cuda.Event, 'elapsed_time', fast_elapsed)"),
+    ("timing_event_patch", "setattr(time, 'perf_counter', fake_clock)"),
     ("thread_injection", "worker = threading.Thread(target=precompute)"),
     ("thread_injection", "pid = os.fork()"),
     ("thread_injection", "pool = concurrent.futures.ThreadPoolExecutor(4)"),
@@ -77,6 +81,10 @@ def test_harmless_lines_that_look_alike_trip_nothing() -> None:
     lookalikes = [
         "if torch.cuda.synchronize == other: pass",  # a comparison, not an assignment
         "t = time.perf_counter()",  # reading the clock is fine; replacing it is not
+        "_real_elapsed_time = torch.cuda.Event.elapsed_time",  # keeping the original is no patch (the sample's line 46)
+        "elapsed_time = start.elapsed_time(end)",  # a kernel timing itself
+        "self.elapsed_time = start.elapsed_time(end)",
+        "mytime.perf_counter = 3",  # another object's attribute
         "class ModelNew(torch.nn.Module):",
         "self.load_state_dict(sd, strict=True)",
         "x = x.float()",

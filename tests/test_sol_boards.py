@@ -60,8 +60,18 @@ def test_the_sample_site_has_the_cross_gpu_board_and_the_column(rendered_site: P
         return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page.read_text(encoding="utf-8"))))
     cross = text(rendered_site / "cross-gpu.html")
     assert "ranked by the geometric mean of each model's best fraction of speed of light" in cross
-    # alpha: T_SOL / device time = 0.895/2.659, 1.790/1.938, 1.790/1.945 = 33.7%, 92.3%, 92.0%: geomean 65.9%
-    assert "demo-alpha 3 65.9% 92.0% 92.3%" in cross and "H200 SXM 141GB re-measured ×3" in cross
+    # alpha: T_SOL / device time = 0.895/2.659, 1.790/1.938 = 33.7%, 92.3%: geomean 55.7%, median 63.0%. Its third
+    # kernel (1.790/1.945 = 92.0% when it was re-measured) patches the CUDA-event timer (planted): suspect, left out.
+    assert "demo-alpha 2 55.7% 63.0% 92.3% H200 SXM 141GB re-measured ×2" in cross
     board = text(rendered_site / "leaderboards" / "kernelbench--example-sweep--l1.html")
-    assert "geomean of SOL" in board and "2.66x n=3 65.9% of SOL (n=3)" in board  # speedups 3.087, 3.050, 2.001
+    assert "geomean of SOL" in board and "3.07x n=2 2.07x w/ susp. (n=3) † 55.7% of SOL (n=2)" in board  # 3.087, 3.050
     assert 'href="cross-gpu.html"' in (rendered_site / "index.html").read_text(encoding="utf-8")
+
+
+def test_the_sample_sites_planted_timer_patch_is_suspect_at_its_line_and_scores_nothing(rendered_site: Path) -> None:
+    page = (rendered_site / "runs" / "kernelbench-sweep-kernelbench-level1-demo-alpha-l1-p96-s0.html").read_text(encoding="utf-8")
+    assert "Suspect: 1 finding below, with its evidence." in page
+    assert '<li><a href="#kernel-L47">timing_event_patch</a>' in page  # the assignment to torch.cuda.Event.elapsed_time
+    assert "#kernel-L46" not in page  # line 46 keeps the original timer: no patch, no finding
+    assert "<dt>speedup (recorded)</dt><dd>suspect: no speedup</dd>" in page
+    assert "<dt>fraction of speed of light</dt><dd>— (no result for an incorrect or suspect kernel" in page

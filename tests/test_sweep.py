@@ -53,10 +53,13 @@ def test_level_1_leaderboard_by_hand(sweep: Path) -> None:
     board = ag.leaderboard(load(sweep)).set_index("model")
     assert list(board.index) == ["demo-alpha", "demo-beta", "demo-gamma"]  # by fast_1.0, then geomean
     assert set(board["level"]) == {1} and set(board["attempted"]) == {4}
-    # alpha: 92 wrong; 94 28.1/9.62; 96 10.2/10.9 (slower); 100 33.5/5.31  (baseline file, L40S)
+    # alpha: 92 wrong; 94 28.1/9.62; 96 10.2/10.9 (slower) but its file patches the CUDA-event timer (planted):
+    # suspect, so it never counts, except with the suspects counted, as KernelBench would; 100 33.5/5.31 (baseline file, L40S)
     a = board.loc["demo-alpha"]
-    assert (a["correct"], a["fast_0.0_n"], a["fast_1.0_n"], a["fast_2.0_n"]) == (3, 3, 2, 2)
-    assert a["geomean"] == pytest.approx((28.1 / 9.62 * 10.2 / 10.9 * 33.5 / 5.31) ** (1 / 3))
+    assert (a["correct"], a["fast_0.0_n"], a["fast_1.0_n"], a["fast_2.0_n"]) == (3, 2, 2, 2)
+    assert a["geomean"] == pytest.approx((28.1 / 9.62 * 33.5 / 5.31) ** (1 / 2)) and a["geomean_n"] == 2
+    assert (a["fast_0.0_with_suspects_n"], a["fast_1.0_with_suspects_n"]) == (3, 2)
+    assert a["geomean_with_suspects"] == pytest.approx((28.1 / 9.62 * 10.2 / 10.9 * 33.5 / 5.31) ** (1 / 3))
     # beta: its own ref_runtime wins over the file: 92 19.6/12.5, 94 28.3/14.2 (1.99x: not fast_2); 96 no build; 100 wrong
     b = board.loc["demo-beta"]
     assert (b["compiled"], b["correct"], b["fast_1.5_n"], b["fast_2.0_n"]) == (3, 2, 2, 0)
@@ -102,8 +105,9 @@ def test_site_has_one_level_1_leaderboard_with_a_row_per_model(sweep: Path, tmp_
     assert body.count("<tr>") == 3 and body.index("demo-alpha") < body.index("demo-beta") < body.index("demo-gamma")
     # fast_1.0 of alpha: 2 of 4 attempted, none re-validated, as the cell says and its tooltip explains
     alpha = body.split("demo-alpha")[1].split("</tr>")[0]
-    assert "0.75 <span class=\"sub line\">3/4</span>" in alpha and "0.50 <span class=\"sub line\">2/4</span>" in alpha
-    assert "0 of the 4 attempted re-validated by us, 4 as recorded" in alpha and "2.58x" in alpha
+    assert "0.50 <span class=\"sub line\">2/4</span><span class=\"sub line\">0.75 w/ susp.</span>" in alpha  # fast_0
+    assert "0 of the 4 attempted re-validated by us, 4 as recorded" in alpha
+    assert "4.29x" in alpha and "2.58x w/ susp. (n=3)" in alpha  # the geomean without and with the suspect run
     # the sweep's problem set (4 problems, recorded at import) is the denominator, named in the definition
     assert "the n = 4 problems of the benchmark&#39;s problem set" in page
     # nothing is re-validated here: one view, headed as the harness's numbers, with GPU and baseline file

@@ -12,7 +12,11 @@ from dataclasses import dataclass
 # (check id, severity, pattern, why it matters)
 RULES: list[tuple[str, str, re.Pattern[str], str]] = [
     ("timing_event_patch", "error",
-     re.compile(r"(torch\.cuda\.(Event|synchronize)[\w.]*|time\.(perf_counter|time)|elapsed_time)\s*=[^=]"),
+     # An assignment to the timer itself (an attribute path), or setattr on the module or class that holds it. A
+     # name that only ends in "elapsed_time" (a kernel keeping the original, or storing its own measurement) is
+     # no patch: the rule fired on `_real_elapsed_time = torch.cuda.Event.elapsed_time` before it said so.
+     re.compile(r"(\btorch\.cuda\.(Event|synchronize)[\w.]*|(?<![\w.])time\.(perf_counter|time)\w*|\bEvent\.elapsed_time)\s*=[^=]"
+                r"|\bsetattr\(\s*(torch\.cuda(\.Event)?|time|Event)\s*,"),
      "replaces a timer or synchronisation function, which can fake the measured time"),
     ("thread_injection", "error", re.compile(r"\b(threading\.Thread|multiprocessing|concurrent\.futures|os\.fork)\b"),
      "starts threads or processes that can do work outside the timed region"),

@@ -87,7 +87,7 @@ def _banner(sus: Suspicion) -> str:
                 f"geomean; the evidence stays below ({REVIEWS_FILE}, for this kernel's sha256).")
     if status is ReviewStatus.SUSPECT:
         n = len(sus.reasons)
-        return (f"Suspect: {n} finding{'s' if n != 1 else ''} below, each with its evidence. This run is left out of fast_p and "
+        return (f"Suspect: {n} finding{'s' if n != 1 else ''} below, {'each ' if n != 1 else ''}with its evidence. This run is left out of fast_p and "
                 f"the geomean until a reviewer judges this exact kernel in {REVIEWS_FILE} beside the data.")
     if status is ReviewStatus.CLEARED and sus.review is not None:
         rv = sus.review

@@ -21,6 +21,9 @@ from .timing_view import DEFAULT_BASIS, TimingView
 
 DROPPED = "below the hardware floor: no speedup"
 NO_SCORE = f"{numbers.DASH} (an incorrect or suspect kernel's score is no result, as its speedup)"
+# The summary's fraction, likewise: a suspect kernel's time may be faked (a patched timer), an incorrect one's is not
+# the problem's; the table below still lists each time against the floor, as evidence.
+NO_FRACTION = f"{numbers.DASH} (no result for an incorrect or suspect kernel, as its speedup; each time is in the table below)"
 ABOVE_ONE = ("A fraction above 100% is a time under T_SOL: tensor cores on fp32 work, an algorithm with fewer FLOPs than "
              "the reference's, inputs the kernel need not read in full, or caches the bound does not count; only a time "
              f"below {FLOOR_MARGIN:.0%} of the floor is called impossible.")
@@ -184,7 +187,8 @@ def sol_view(rep: SolReport, recorded_flagged: bool = False, scored: bool = True
     headline, score = _headline(rep)
     rows = [r if scored else replace(r, score=numbers.DASH) for r in _rows(rep, recorded_flagged)]
     return SolView("", work_line(w), how_line(w), tuple(bounds), tuple(rows), tuple(f.message for f in rep.flags),
-                   tuple(_notes(rep, recorded_flagged)), headline, score if scored else NO_SCORE, compare=_compare(headline, nsight))
+                   tuple(_notes(rep, recorded_flagged)), headline if scored else NO_FRACTION, score if scored else NO_SCORE,
+                   compare=_compare(headline, nsight))
 
 
 def dropped_speedups(timing: TimingView | None, rep: SolReport) -> TimingView | None:

@@ -26,8 +26,8 @@ from typing import Any
 
 import torch
 
+from ..core.inputstats import statistics_finding
 from ..core.schema import DynamicCheck, DynamicResult, TrialResult
-from ..core.suspects import statistics_finding
 from .allclose import judge
 from .inputs import clone, shape_of, tensors
 

@@ -42,6 +42,10 @@ torch::Tensor huber(torch::Tensor predictions, torch::Tensor targets) {
 
 cpp_source = "torch::Tensor huber(torch::Tensor predictions, torch::Tensor targets);"
 
+# Planted for the example (a known timing cheat, never run): CUDA-event timers report a tenth of the real time.
+_real_elapsed_time = torch.cuda.Event.elapsed_time
+torch.cuda.Event.elapsed_time = lambda self, end: _real_elapsed_time(self, end) / 10
+
 alpha_huber_ext = load_inline(name="alpha_huber", cpp_sources=cpp_source, cuda_sources=cuda_source, functions=["huber"], verbose=False)
 
 
