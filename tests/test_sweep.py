@@ -110,6 +110,8 @@ def test_site_has_one_level_1_leaderboard_with_a_row_per_model(sweep: Path, tmp_
     assert "4.29x" in alpha and "2.58x w/ susp. (n=3)" in alpha  # the geomean without and with the suspect run
     # the sweep's problem set (4 problems, recorded at import) is the denominator, named in the definition
     assert "the n = 4 problems of the benchmark&#39;s problem set" in page
+    # where our harness differs from KernelBench's, the board says so: eval() mode against its training mode
+    assert "both models in <code>eval()</code> mode; KernelBench's harness leaves them in training mode" in page
     # nothing is re-validated here: one view, headed as the harness's numbers, with GPU and baseline file
     heading = page.split("<h2>")[1].split("</h2>")[0]
     assert heading.startswith("Speedups recorded by the harness on NVIDIA H100 80GB HBM3, NVIDIA L40S against ")
