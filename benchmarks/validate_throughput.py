@@ -230,7 +230,7 @@ class Deadline(Exception):
     """The benchmark's time ran out (--deadline-s)."""
 
 
-def run(data: Path, n: int, settings: Any, args: argparse.Namespace) -> tuple[dict, Any, float, str]:
+def run(data: Path, n: int, settings: Any, args: argparse.Namespace) -> tuple[dict, Any | None, float, str]:
     """Validate the first n kernels under DATA; (results, stats, wall seconds, why it stopped early or "")."""
     from reporter.collect import collect
     from reporter.validate import validate_runs
@@ -259,7 +259,7 @@ def run(data: Path, n: int, settings: Any, args: argparse.Namespace) -> tuple[di
         results = {o.item.run_id: (lookup(data, o.item.key)[0], False) for o in live}  # type: ignore[index]
         stats = [SimpleNamespace(wall_s=wall, compile_jobs=args.jobs or 0, check_workers=args.checks_per_gpu, paused_s=0.0,
                                  timing_windows=0, exclusive_s=0.0, outcomes=tuple(live))]
-    return results, stats[0], wall, stopped
+    return results, stats[0] if stats else None, wall, stopped  # None: every run had a result (--data)
 
 
 def main() -> None:
@@ -296,6 +296,9 @@ def main() -> None:
         settings = ValidationSettings(nominal_trials=5, perf_trials=100, timeout_s=args.timeout_s)
     cores = len(os.sched_getaffinity(0))
     results, stats, wall, stopped = run(data, args.n, settings, args)
+    if stats is None:
+        print(f"nothing to validate: every run under {data} already has a result for this GPU and settings")
+        return
     if args.save:
         save(args.save, results, stats, wall, cores, stopped)
     text = "\n".join(report(results, stats, wall, len(stats.outcomes), cores, stopped=stopped)) + "\n"

@@ -39,6 +39,13 @@ OFFENDERS = [
     ("timing_event_patch", "Event.elapsed_time = fast_elapsed  # after from torch.cuda import Event"),
     ("timing_event_patch", "setattr(torch.cuda.Event, 'elapsed_time', fast_elapsed)"),
     ("timing_event_patch", "setattr(time, 'perf_counter', fake_clock)"),
+    ("timing_event_patch", "_time.perf_counter = lambda: 0.0  # after import time as _time"),
+    ("timing_event_patch", "E.elapsed_time = fake  # after from torch.cuda import Event as E"),
+    ("timing_event_patch", "cuda.synchronize = noop"),
+    ("timing_event_patch", "torch.cuda.Stream.synchronize = noop"),
+    ("timing_event_patch", "time.monotonic = fake_clock"),
+    ("timing_event_patch", "time.time = fake_clock"),
+    ("timing_event_patch", "torch.cuda.Event = FastEvent"),
     ("thread_injection", "worker = threading.Thread(target=precompute)"),
     ("thread_injection", "pid = os.fork()"),
     ("thread_injection", "pool = concurrent.futures.ThreadPoolExecutor(4)"),
@@ -84,7 +91,9 @@ def test_harmless_lines_that_look_alike_trip_nothing() -> None:
         "_real_elapsed_time = torch.cuda.Event.elapsed_time",  # keeping the original is no patch (the sample's line 46)
         "elapsed_time = start.elapsed_time(end)",  # a kernel timing itself
         "self.elapsed_time = start.elapsed_time(end)",
-        "mytime.perf_counter = 3",  # another object's attribute
+        "start: torch.cuda.Event = torch.cuda.Event(enable_timing=True)",  # an annotation, not a replacement
+        "def bench(fn, ev: torch.cuda.Event = None):",
+        "t0 = time.time()",
         "class ModelNew(torch.nn.Module):",
         "self.load_state_dict(sd, strict=True)",
         "x = x.float()",

@@ -184,6 +184,8 @@ def test_a_stored_statistics_finding_is_judged_again_by_todays_rule() -> None:
     # The calibration run's stored trial (kernelbench-deepseek_L2/l2-p67-s0 on the H200): one near miss.
     near = TrialResult(index=0, seed=478163327, jittered=False, passed=False, input_shapes=("128x3x32x32",),
                        max_abs_error=1.4437735e-4, max_rel_error=1.0887e-3, inputs="all positive",
+                       problem="values differ beyond atol=0.00011529, rtol=0.0001 (atol scaled by 1.15, as the reference's "
+                               "output scaled)",
                        mismatch=Mismatch(output=0, index=(0, 12), expected=-0.139373, actual=-0.139512, bad=3,
                                          total=16384, max_error=1.4437735e-4, allowed=1.29e-4))
     fine = [TrialResult(index=i, seed=478163327, jittered=False, passed=True, inputs=name)
@@ -194,12 +196,32 @@ def test_a_stored_statistics_finding_is_judged_again_by_todays_rule() -> None:
                            verdict="correct", statistics_trials=(near, *fine), dynamic_checks=(stored,))
     (now,) = dynamic_findings(res)
     assert now.tripped is False
+    # Stored before the worst ratio was measured: bounded by max_abs_error / atol = 1.4438e-4 / 1.1529e-4 = 1.25
+    # (max_rel_error / rtol = 10.9 bounds it less tightly).
     assert now.detail == ("right on 3 of 4 input distributions; on all positive inputs it misses the tolerance by at most "
-                          "1.12x, within 10x: a numerical difference (another summation order or approximation), not a "
+                          "1.25x, within 10x: a numerical difference (another summation order or approximation), not a "
                           "dependence on the input distribution")
     assert runtime_reasons(res) == []
-    # The same trial missing by 20x is a gross miss: the stored finding stands.
-    far = TrialResult(**{**near.__dict__, "mismatch": Mismatch(**{**near.mismatch.__dict__, "max_error": 20 * 1.29e-4})})  # type: ignore[union-attr]
+    # The same trial missing by 20x (both bounds beyond 10) is a gross miss: the stored finding stands.
+    far = TrialResult(**{**near.__dict__, "max_abs_error": 20 * 1.1529e-4, "max_rel_error": 2e-2})
     res = ValidationResult(**{**res.model_dump(), "statistics_trials": (far, *fine)})
     assert dynamic_findings(res)[0].tripped is True
     assert [r.check for r in runtime_reasons(res)] == ["input_statistics"]
+
+
+def test_a_gross_miss_beside_a_larger_near_miss_is_still_gross() -> None:
+    # The witness is the largest |a - b|: here a 1.5% miss on a value near 1000. The value whose reference is 0 is
+    # off by 5 where 1e-2 is allowed, 500x the tolerance: judged by the witness alone, the check would call that
+    # a near miss.
+    from reporter.validate.allclose import worst_ratio
+    ref, bad = torch.tensor([1000.0, 0.0, 1.0]), torch.tensor([1015.0, 5.0, 1.0])
+    assert worst_ratio(ref, bad, 1e-2, 1e-2) == pytest.approx(500.0)
+    assert worst_ratio((ref, ref), (ref, bad), 1e-2, 1e-2) == pytest.approx(500.0)  # the worst of every output
+    assert worst_ratio(ref, ref.clone(), 1e-2, 1e-2) == 0.0
+    assert worst_ratio(ref, torch.tensor([1000.0, float("nan"), 1.0]), 1e-2, 1e-2) == float("inf")
+    weights = torch.tensor([1000.0, 0.0, 1.0])
+    honest = lambda x: x * weights  # noqa: E731
+    cheat = lambda x: x * (weights * 1.015 + torch.tensor([0.0, 5.0, 0.0]))  # noqa: E731 - every transform: 15x > 5x
+    rows, found = dynamic.statistics_trials(honest, cheat, [torch.rand(3) + 0.5], seed=1, device="cpu", atol=1e-2, rtol=1e-2)
+    assert found.tripped is True, found.detail
+    assert all(r.worst_ratio is not None and r.worst_ratio > 10 for r in rows if r.passed is False)

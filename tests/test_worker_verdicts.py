@@ -407,3 +407,52 @@ def test_the_kernel_file_cannot_rebind_the_problems_inputs(tmp_path: Path) -> No
     # The problem's own shapes (batch 8, width 64; seq jittered around 16 only in jittered trials), not 1 x 2 x 3.
     assert {tuple(t["input_shapes"]) for t in out["trials"]} == {("8x16x64",)}
     assert out["weights_note"] == "all 2 tensors copied from Model by name"  # built with width 64 as the reference
+
+
+# A kernel file with a helper class of its own named Model: its ModelNew builds that one, not the problem's.
+OWN_HELPER_NAMED_MODEL = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):  # the kernel's helper, not the problem's reference
+    def __init__(self, lin, scale):
+        super().__init__()
+        self.lin, self.scale = lin, scale
+
+    def forward(self, x):
+        return torch.relu(self.lin(x)) * self.scale
+
+class ModelNew(nn.Module):
+    def __init__(self, width, scale):
+        super().__init__()
+        self.lin = nn.Linear(width, width)
+        self.inner = Model(self.lin, scale)
+
+    def forward(self, x):
+        return self.inner(x)
+"""
+
+# A kernel file that changes the problem's own class: the harness's reference must not see it.
+PATCHES_THE_REFERENCE = """
+import torch
+import torch.nn as nn
+
+Model.forward = lambda self, x: torch.zeros_like(x)
+
+class ModelNew(nn.Module):
+    def __init__(self, width, scale):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.zeros_like(x)
+"""
+
+
+def test_the_kernels_own_helper_named_model_stays_its_own(tmp_path: Path) -> None:
+    out = check(tmp_path, OWN_HELPER_NAMED_MODEL, jitter_trials=0)
+    assert out["verdict"] == "correct", out["reason"]
+
+
+def test_the_kernel_file_cannot_patch_the_reference_model(tmp_path: Path) -> None:
+    out = check(tmp_path, PATCHES_THE_REFERENCE, jitter_trials=0)
+    assert out["verdict"] == "incorrect"  # compared with the problem's real Model, not the patched class

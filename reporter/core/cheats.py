@@ -12,11 +12,14 @@ from dataclasses import dataclass
 # (check id, severity, pattern, why it matters)
 RULES: list[tuple[str, str, re.Pattern[str], str]] = [
     ("timing_event_patch", "error",
-     # An assignment to the timer itself (an attribute path), or setattr on the module or class that holds it. A
-     # name that only ends in "elapsed_time" (a kernel keeping the original, or storing its own measurement) is
-     # no patch: the rule fired on `_real_elapsed_time = torch.cuda.Event.elapsed_time` before it said so.
-     re.compile(r"(\btorch\.cuda\.(Event|synchronize)[\w.]*|(?<![\w.])time\.(perf_counter|time)\w*|\bEvent\.elapsed_time)\s*=[^=]"
-                r"|\bsetattr\(\s*(torch\.cuda(\.Event)?|time|Event)\s*,"),
+     # An assignment to a timer or a synchronisation function (through any name the module or class was imported
+     # as), setattr on what holds one, or replacing the Event class itself at the start of a statement. A name that
+     # only ends in "elapsed_time" (keeping the original, a kernel storing its own measurement) and an annotation
+     # (`start: torch.cuda.Event = ...`) are no patch; the rule fired on both before it said so.
+     re.compile(r"\b(?!self\.)[A-Za-z_][\w.]*\.(elapsed_time|synchronize|perf_counter(_ns)?|monotonic(_ns)?)\s*=[^=]"
+                r"|\b\w*time\.time\s*=[^=]"
+                r"|\bsetattr\(\s*[\w.]*\b(Event|cuda|time|_time|Stream)\s*,"
+                r"|^\s*(torch\.cuda\.)?Event\s*=[^=]"),
      "replaces a timer or synchronisation function, which can fake the measured time"),
     ("thread_injection", "error", re.compile(r"\b(threading\.Thread|multiprocessing|concurrent\.futures|os\.fork)\b"),
      "starts threads or processes that can do work outside the timed region"),

@@ -53,6 +53,25 @@ def _compare_flat(r: torch.Tensor, n: torch.Tensor, atol: float, rtol: float) ->
     return nonfinite, close, worst_abs, worst_rel
 
 
+def worst_ratio(ref_out: Any, new_out: Any, atol: float, rtol: float) -> float:
+    """The largest |a − b| / (atol + rtol·|b|) over every value of every output (1 is the tolerance's edge); infinite
+    for a non-finite value where the reference differs, or for outputs of another count or shape."""
+    refs, news = tensors(ref_out), tensors(new_out)
+    if len(refs) != len(news) or any(r.shape != n.shape for r, n in zip(refs, news)):
+        return math.inf
+    worst = 0.0
+    for r, n in zip(refs, news):
+        rf, nf = r.detach().reshape(-1), n.detach().reshape(-1).to(r.device)
+        for lo in range(0, rf.numel(), COMPARE_CHUNK):
+            r64, n64 = rf[lo:lo + COMPARE_CHUNK].double(), nf[lo:lo + COMPARE_CHUNK].double()
+            same = (r64 == n64) | (torch.isnan(r64) & torch.isnan(n64))
+            ratio = (r64 - n64).abs() / (atol + rtol * r64.abs())
+            ratio = torch.where(same, torch.zeros_like(ratio), torch.nan_to_num(ratio, nan=math.inf))
+            if ratio.numel():
+                worst = max(worst, float(ratio.max()))
+    return worst
+
+
 def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
     index = []
     for dim in reversed(shape):

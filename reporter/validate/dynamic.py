@@ -28,7 +28,7 @@ import torch
 
 from ..core.inputstats import statistics_finding
 from ..core.schema import DynamicCheck, DynamicResult, TrialResult
-from .allclose import judge
+from .allclose import judge, worst_ratio
 from .inputs import clone, shape_of, tensors
 
 # Seconds to wait for threads a call started, once per call (a thread that never ends costs this).
@@ -169,8 +169,9 @@ def _statistics_trial(ref: Any, new: Any, inputs: list[Any], nominal_out: list[t
     ok, mabs, mrel, problem, witness = judge(ref_out, new_out, atol * scale, rtol)
     if problem and not ok and scale != 1.0:
         problem += f" (atol scaled by {scale:.3g}, as the reference's output scaled)"
+    ratio = None if ok else worst_ratio(ref_out, new_out, atol * scale, rtol)  # how far off: `inputstats.gross_miss`
     return replace(row, passed=ok, max_abs_error=mabs, max_rel_error=mrel, problem=problem,
-                          mismatch=witness), False
+                   mismatch=witness, worst_ratio=ratio), False
 
 
 def statistics_trials(ref: Any, new: Any, inputs: list[Any], seed: int, device: str, atol: float,
