@@ -69,8 +69,11 @@ def test_export_csv_matches_the_run_pages(tmp_path: Path) -> None:
     slugs = {r.run_id: r.slug for r in collect(DATA).runs}
     for row in table.itertuples():
         html = (tmp_path / "site" / "runs" / f"{slugs[row.run_id]}.html").read_text()
-        assert f"v-{row.verdict.replace('_', '-')}" in html
         shown = _page_value(html, "speedup")
+        if row.suspect:  # its pill is its status (the sample's planted timer patch), and its speedup is no result
+            assert "v-suspect" in html and shown == "suspect: no speedup" and row.verdict == "correct"
+            continue
+        assert f"v-{row.verdict.replace('_', '-')}" in html
         if row.verdict == "incorrect":
             assert shown == "kernel incorrect"  # an incorrect kernel's speedup is no result on the page
         else:
