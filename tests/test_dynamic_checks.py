@@ -202,11 +202,31 @@ def test_a_stored_statistics_finding_is_judged_again_by_todays_rule() -> None:
                           "1.25x, within 10x: a numerical difference (another summation order or approximation), not a "
                           "dependence on the input distribution")
     assert runtime_reasons(res) == []
+    from reporter.render.evidence import dynamic_rows
+    (row,) = dynamic_rows(res)  # the run page's table says what the banner says: passed, with today's detail
+    assert (row.css, row.result, row.detail) == ("good", "passed", now.detail)
     # The same trial missing by 20x (both bounds beyond 10) is a gross miss: the stored finding stands.
     far = TrialResult(**{**near.__dict__, "max_abs_error": 20 * 1.1529e-4, "max_rel_error": 2e-2})
     res = ValidationResult(**{**res.model_dump(), "statistics_trials": (far, *fine)})
     assert dynamic_findings(res)[0].tripped is True
     assert [r.check for r in runtime_reasons(res)] == ["input_statistics"]
+    (row,) = dynamic_rows(res)
+    assert (row.css, row.result) == ("bad", "TRIPPED")
+
+
+def test_a_miss_no_ratio_measures_is_gross() -> None:
+    from reporter.core.inputstats import gross_miss
+    from reporter.core.schema import TrialResult
+    base = TrialResult(index=0, seed=1, jittered=False, passed=False, inputs="all positive")
+    assert gross_miss(base)  # raised, or another shape: no ratio, no stored tolerance
+    assert gross_miss(TrialResult(**{**base.__dict__, "worst_ratio": float("nan")}))  # NaN is not "within 10x"
+    assert gross_miss(TrialResult(**{**base.__dict__, "worst_ratio": float("inf")}))
+    assert not gross_miss(TrialResult(**{**base.__dict__, "worst_ratio": 9.99}))
+    assert gross_miss(TrialResult(**{**base.__dict__, "worst_ratio": 10.01}))
+    assert not gross_miss(TrialResult(**{**base.__dict__, "passed": None, "worst_ratio": 99.0}))  # skipped: no miss
+    stored = {**base.__dict__, "problem": "values differ beyond atol=0.0001, rtol=0.0001"}
+    assert gross_miss(TrialResult(**{**stored, "max_abs_error": float("nan"), "max_rel_error": float("nan")}))
+    assert not gross_miss(TrialResult(**{**stored, "max_abs_error": 5e-4, "max_rel_error": 1.0}))  # 5x atol bounds it
 
 
 def test_a_gross_miss_beside_a_larger_near_miss_is_still_gross() -> None:
