@@ -6,6 +6,7 @@ Standard library and torch only (the isolated worker imports this).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -15,6 +16,13 @@ from .inputs import tensors
 
 # Elements compared at once in float64: bounds the comparison's extra device memory to about 0.5 GB.
 COMPARE_CHUNK = 1 << 24
+
+
+def _chunks(r: torch.Tensor, n: torch.Tensor) -> Iterator[tuple[int, torch.Tensor, torch.Tensor]]:
+    """(offset, reference, kernel) of two flat tensors in float64, a chunk at a time, on their own device: a float64
+    copy of a KernelBench-sized output on the host took minutes per trial."""
+    for lo in range(0, r.numel(), COMPARE_CHUNK):
+        yield lo, r[lo:lo + COMPARE_CHUNK].double(), n[lo:lo + COMPARE_CHUNK].double()
 
 
 def compare(ref_out: Any, new_out: Any, atol: float, rtol: float) -> tuple[bool, float | None, float | None, str | None]:
@@ -36,14 +44,9 @@ def compare(ref_out: Any, new_out: Any, atol: float, rtol: float) -> tuple[bool,
 
 
 def _compare_flat(r: torch.Tensor, n: torch.Tensor, atol: float, rtol: float) -> tuple[int, bool, float, float]:
-    """(non-finite values where the reference is finite, all close, worst abs, worst rel) of two flat tensors.
-
-    In float64, on the tensors' own device, a chunk at a time: a float64 copy of a KernelBench-sized
-    output on the host took minutes per trial.
-    """
+    """(non-finite values where the reference is finite, all close, worst abs, worst rel) of two flat tensors."""
     nonfinite, close, worst_abs, worst_rel = 0, True, 0.0, 0.0
-    for lo in range(0, r.numel(), COMPARE_CHUNK):
-        r64, n64 = r[lo:lo + COMPARE_CHUNK].double(), n[lo:lo + COMPARE_CHUNK].double()
+    for _, r64, n64 in _chunks(r, n):
         nonfinite += int((~torch.isfinite(n64) & torch.isfinite(r64)).sum())
         diff = (r64 - n64).abs()
         diff = torch.where(torch.isnan(diff), torch.full_like(diff, math.inf), diff)
@@ -61,9 +64,7 @@ def worst_ratio(ref_out: Any, new_out: Any, atol: float, rtol: float) -> float:
         return math.inf
     worst = 0.0
     for r, n in zip(refs, news):
-        rf, nf = r.detach().reshape(-1), n.detach().reshape(-1).to(r.device)
-        for lo in range(0, rf.numel(), COMPARE_CHUNK):
-            r64, n64 = rf[lo:lo + COMPARE_CHUNK].double(), nf[lo:lo + COMPARE_CHUNK].double()
+        for _, r64, n64 in _chunks(r.detach().reshape(-1), n.detach().reshape(-1).to(r.device)):
             same = (r64 == n64) | (torch.isnan(r64) & torch.isnan(n64))
             ratio = (r64 - n64).abs() / (atol + rtol * r64.abs())
             ratio = torch.where(same, torch.zeros_like(ratio), torch.nan_to_num(ratio, nan=math.inf))
@@ -83,8 +84,7 @@ def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
 def _witness(r: torch.Tensor, n: torch.Tensor, atol: float, rtol: float) -> tuple[int, int, float, float] | None:
     """(first bad flat index, bad count, max |a − b|, atol + rtol·|b| there) of two flat tensors, or None when all close."""
     first, bad, worst, allowed = -1, 0, -1.0, 0.0
-    for lo in range(0, r.numel(), COMPARE_CHUNK):
-        r64, n64 = r[lo:lo + COMPARE_CHUNK].double(), n[lo:lo + COMPARE_CHUNK].double()
+    for lo, r64, n64 in _chunks(r, n):
         off = ~torch.isclose(n64, r64, atol=atol, rtol=rtol, equal_nan=False)
         count = int(off.sum())
         if count and first < 0:
