@@ -40,7 +40,9 @@ def _section(cmd: click.Command, ctx: click.Context, path: str) -> list[str]:
     usage = " ".join(cmd.collect_usage_pieces(ctx))
     lines = [f"### `{path} {usage}`", "", _about(cmd), ""]
     # every option but --help, which every command has
-    rows = [p.get_help_record(ctx) for p in cmd.get_params(ctx) if isinstance(p, click.Option) and p.name != "help"]
+    # (known by its flags: click 8.5 names the option "_click_default_help", earlier ones "help")
+    rows = [p.get_help_record(ctx) for p in cmd.get_params(ctx)
+            if isinstance(p, click.Option) and not set(p.opts) & set(ctx.help_option_names)]
     rows = [r for r in rows if r is not None]
     if rows:
         lines += ["| option | |", "|---|---|", *(f"| `{_cell(opts)}` | {_cell(text)} |" for opts, text in rows), ""]
