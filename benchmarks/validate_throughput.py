@@ -172,7 +172,8 @@ def model_lines(m: Any, cores: int, gpus: int, jobs: int, n: int, wall: float) -
         p = predict(m, plan, max(n, 1000))
         lines.append(f"model, {label:<30} a long sweep {p.steady_per_hour:.0f} kernels/hour ({p.bound}-bound)")
     lines.append("assumptions        builds and checks cost what they cost here; a GPU takes a kernel every GPU-exclusive + "
-                 "shared / slots seconds; compiles stop while any GPU of their host times with the host quiet; Ray: builds "
+                 "shared / slots seconds; compiles stop while any GPU of their host times with the host quiet; a build "
+                 "takes its measured wall, less this run's stops and core contention, with the predicted run's; Ray: builds "
                  "move for free (reporter/validate/capacity.py)")
     return lines
 
@@ -182,7 +183,8 @@ def report(results: dict, stats: Any, wall: float, n: int, cores: int, gpus: int
     outs = sorted(stats.outcomes, key=lambda o: o.finished_at)
     lines = kernel_table(results, outs)
     summary = throughput.summarize(outs, stats.wall_s, wall, cores, gpus)
-    m = throughput.measured(outs, stats.wall_s, wall, slots=max(1, stats.check_workers // max(1, gpus)))
+    m = throughput.measured(outs, stats.wall_s, wall, slots=max(1, stats.check_workers // max(1, gpus)),
+                            jobs=stats.compile_jobs, cores=cores)
     per_hour = summary.per_hour
     lines += ["", *throughput.lines(summary)]
     if stopped:

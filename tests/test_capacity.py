@@ -3,6 +3,8 @@ windows, waves of builds, GPUs that take kernels as they become ready, the stead
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from reporter.validate.capacity import Measured, Plan, busy_time, predict, steady_rates
@@ -77,3 +79,24 @@ def test_default_pool_is_the_validators() -> None:
 def test_busy_time_counts_overlaps_once() -> None:
     assert busy_time([(5.0, 6.0), (0.0, 2.0), (1.0, 3.0), (5.5, 5.7)]) == pytest.approx(4.0)
     assert busy_time([]) == 0.0
+
+
+def test_a_run_like_the_measured_one_keeps_its_measured_builds() -> None:
+    # The measured builds took 60 s with 13 compiles of 1 core each on 16 cores (uncontended) and their compiles
+    # stopped 25% of the call's wall: 45 s of work each. Predicted with the same stops, a build takes the 60 s it
+    # took, not 60 / (1 - 0.25) = 80 s (the stops counted twice).
+    m = costs(build_cpu_s=60.0, build_wall_s=60.0, exclusive_s=1.0, shared_s=0.0, host_quiet_s=0.0, quiet_share=0.25,
+              jobs=13, cores=16)
+    assert m.build_base_wall_s == pytest.approx(45.0)
+    # 1.25 s quiet a kernel: 16 / (60 + 16 x 1.25) = 0.2 kernels a second keep compiles stopped 25% of the time.
+    p = predict(replace(m, host_quiet_s=1.25), Plan(cores=16, gpus=1, jobs=13), 26)
+    assert p.build_wall_s == pytest.approx(60.0)
+
+
+def test_contention_the_measured_builds_had_is_not_applied_twice() -> None:
+    # 8 builds of 2 cores each (200 CPU-s over 100 s) measured on 8 cores: twice as slow as alone (50 s). On 16
+    # cores the same 8 compiles fit: 50 s each. With 4 compiles on 8 cores: 50 s too; with 16 on 8 cores: 200 s.
+    m = costs(build_cpu_s=200.0, build_wall_s=100.0, jobs=8, cores=8)
+    assert m.build_base_wall_s == pytest.approx(50.0)
+    assert [predict(m, Plan(cores=c, gpus=1, jobs=j), 16).build_wall_s for c, j in ((16, 8), (8, 4), (8, 8), (8, 16))] \
+        == [pytest.approx(x) for x in (50.0, 50.0, 100.0, 200.0)]

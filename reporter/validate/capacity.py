@@ -2,7 +2,11 @@
 
 What a kernel costs, as one call measured it (`Measured`, from `throughput.measured`):
 
-- its build: `build_cpu_s` CPU-seconds over `build_wall_s` (kernels with nothing to build cost none);
+- its build: `build_cpu_s` CPU-seconds over `build_wall_s` (kernels with nothing to build cost none), a wall
+  time measured under that call's contention (`jobs` compiles on `cores` cores) and stops (`quiet_share` of its
+  wall): a prediction scales it by the predicted run's contention and stops relative to those, so a run like the
+  measured one is predicted with the builds it had (applying them on top of the measured wall counted them twice
+  and predicted 461-475 s for a call that took 345: benchmarks/h200-validate-corpus.txt);
 - its GPU: `exclusive_s` seconds holding the GPU to itself (the timing windows, one at a time per GPU)
   and `shared_s` seconds of check work beside the other check slots (`slots` of them per GPU), so a
   GPU takes a kernel every `gpu_s = exclusive_s + shared_s / slots` seconds;
@@ -50,6 +54,19 @@ class Measured:
     check_wall_s: float  # one check's wall time
     setup_s: float  # environment probe, cache lookups and server start, before the first compile
     slots: int = 4  # checks at once per GPU
+    quiet_share: float = 0.0  # share of the measured call's wall its compiles stood stopped (in build_wall_s)
+    jobs: int = 0  # compiles at once in the measured call (0: unknown, its builds taken as uncontended)
+    cores: int = 0  # the measured call's cores
+
+    def stretch(self, jobs: int, cores: int) -> float:
+        """How much longer a build takes when `jobs` compiles share `cores` cores, as this run's builds used cores."""
+        return max(1.0, jobs * self.build_cores / max(1, cores))
+
+    @property
+    def build_base_wall_s(self) -> float:
+        """One build's wall time with its compiles never stopped and as many cores as it uses."""
+        measured = self.stretch(self.jobs, self.cores) if self.jobs and self.cores else 1.0
+        return self.build_wall_s * (1.0 - min(MAX_HOST_QUIET, self.quiet_share)) / measured
 
     @property
     def build_cores(self) -> float:
@@ -100,7 +117,7 @@ def predict(m: Measured, plan: Plan, kernels: int) -> Prediction:
     jobs = plan.jobs or pool_size(plan.cores, m.build_wall_s, m.build_cpu_s, max(1, per_machine))
     # Compiles stand stopped while any GPU of their machine times with the host quiet.
     quiet = min(MAX_HOST_QUIET, rate / plan.machines * m.host_quiet_s)
-    wall_b = m.build_wall_s * max(1.0, jobs * m.build_cores / plan.cores) / (1.0 - quiet)
+    wall_b = m.build_base_wall_s * m.stretch(jobs, plan.cores) / (1.0 - quiet)
     waves = math.ceil(per_machine / jobs) if builds else 0
     gpus = max(1, plan.machines * plan.gpus)
     busy = (kernels - builds) * m.gpu_s / gpus  # kernels with nothing to build are checked first

@@ -142,9 +142,9 @@ def write(folder: Path, s: Summary) -> Path:
 
 
 def measured(outcomes: Sequence[Outcome], run_wall_s: float, wall_s: float, paused_s: float | None = None,
-             slots: int = 4) -> Measured:
+             slots: int = 4, jobs: int = 0, cores: int = 0) -> Measured:
     """The throughput model's inputs from a call's outcomes (`paused_s`: the compile guard's stopped seconds,
-    when it ran; else each check's host-quiet windows are summed)."""
+    when it ran; else each check's host-quiet windows are summed; `jobs` compiles ran at once on `cores` cores)."""
     from .buildcache import PRIOR_BUILD_CPU_S, PRIOR_BUILD_WALL_S
     checked = _checked(outcomes)
     n = max(1, len(checked))
@@ -160,4 +160,5 @@ def measured(outcomes: Sequence[Outcome], run_wall_s: float, wall_s: float, paus
         build_cpu_s=_mean([o.compile_cpu_s for o in real]) if real else PRIOR_BUILD_CPU_S,
         build_wall_s=_mean([o.compile_s for o in real]) if real else PRIOR_BUILD_WALL_S,
         exclusive_s=exclusive, shared_s=shared, host_quiet_s=host / n, check_cpu_s=_mean([o.check_cpu_s for o in checked]),
-        check_wall_s=_mean([o.check_s for o in checked]), setup_s=max(0.0, wall_s - run_wall_s), slots=slots)
+        check_wall_s=_mean([o.check_s for o in checked]), setup_s=max(0.0, wall_s - run_wall_s), slots=slots,
+        quiet_share=host / max(1e-9, run_wall_s), jobs=jobs, cores=cores)
