@@ -46,8 +46,8 @@ if [ "$PART" = A ]; then
   echo "throughput exit $? after ${SECONDS} s" >> "$OUT/env.txt"
   # 2. The cheat suite on CUDA: every dishonest kernel caught, no false alarm, as in benchmarks/cheat_suite-h200.txt
   #    (CHEATS_S=0 skips it, e.g. when benchmarks/h200_round3.sh ran it on this code already).
-  if [ "${CHEATS_S:-110}" -gt 0 ]; then
-    timeout --signal=INT --kill-after=5 "${CHEATS_S:-110}" python3 benchmarks/cheat_suite.py --device cuda \
+  if [ "${CHEATS_S:-200}" -gt 0 ]; then
+    timeout --signal=INT --kill-after=5 "${CHEATS_S:-200}" python3 benchmarks/cheat_suite.py --device cuda \
       --out "$OUT/cheat_suite-h200.txt" >> "$OUT/throughput.log" 2>&1
     echo "cheat suite exit $? after ${SECONDS} s" >> "$OUT/env.txt"
   fi

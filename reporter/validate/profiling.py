@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 import shutil
 import subprocess
 from dataclasses import replace
@@ -21,6 +22,8 @@ from ..core.schema import Verdict, WorkerJob
 from . import buildcache
 from .attribution import MARKER
 from .process import run_fresh
+
+log = logging.getLogger(__name__)
 
 NCU_METRICS = ",".join([
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
@@ -111,10 +114,19 @@ def _profile_both(job: WorkerJob, root: Path, build_key: str, env: dict[str, str
     out = run_fresh("profile", replace(job, extensions_dir=ext, role="both"), rdir, timeout_s * 3,
                     {**env, "TORCH_EXTENSIONS_DIR": ext}, _ncu_prefix(ncu, rep, ["--metrics", ",".join(NCU_PAGE_METRICS)]))
     raw = rdir / "raw.csv"
-    if out.verdict != Verdict.CORRECT or not rep.with_suffix(".ncu-rep").is_file() or not _export(ncu, rep.with_suffix(".ncu-rep"), raw):
+    # Each way out says why in the log: the slower round that follows costs a second ncu invocation.
+    if out.verdict != Verdict.CORRECT or not rep.with_suffix(".ncu-rep").is_file():
+        log.warning("ncu fast round in %s: %s, no report; profiling each side on its own. %s", work.name,
+                    out.verdict.value, (out.reason + " " + (out.log or "")[-1500:]).strip())
         return {}
-    sides = split_sides(raw.read_text(encoding="utf-8", errors="replace"))
+    if not _export(ncu, rep.with_suffix(".ncu-rep"), raw):
+        log.warning("ncu fast round in %s: the report exported nothing; profiling each side on its own", work.name)
+        return {}
+    text = raw.read_text(encoding="utf-8", errors="replace")
+    sides = split_sides(text)
     if sides is None:
+        log.warning("ncu fast round of %s: the export does not split at one %s launch (%d found); profiling each "
+                    "side on its own", work.name, MARKER, text.count(MARKER))
         return {}
     files = {}
     for role, text in zip(("kernel", "reference"), sides, strict=True):

@@ -55,7 +55,7 @@ class Outcome:
     worker: str = ""
     ncu_files: Mapping[str, Path] = field(default_factory=dict)
     gpu: str = ""  # the GPU (local: its CUDA_VISIBLE_DEVICES value; Ray: its node) the check ran on
-    ncu_s: float = 0.0  # the Nsight Compute round after the check (--ncu)
+    ncu_s: float = 0.0  # the Nsight Compute round after the check (--ncu), from the moment it had the GPU alone
 
 
 @dataclass(frozen=True)

@@ -116,6 +116,8 @@ class _Run:
             if ex.ncu and out.result.kernel_timing:
                 env = {**comp.build_env, "CUDA_VISIBLE_DEVICES": None if name == "default" else name}
                 with self.slots[name].alone():  # ncu serialises the GPU anyway; nothing else should share it
+                    # the round's own time: waiting for the other slots' checks to finish is theirs, not the profile's
+                    ncu_at = time.monotonic()
                     files = profile_ncu(item.job, ex.root, item.build_key, env, self.job_dir("ncu", item), ex.timeout_s)
             self.emit(Outcome(item, out.result, comp.wall_s, comp.cpu_s, started - ready_at, out.wall_s, out.cpu_s,
                               ready_at - self.t0, build=comp.build, worker=f"gpu {name}", ncu_files=files, gpu=name,
