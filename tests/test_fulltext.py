@@ -94,9 +94,9 @@ def test_a_changed_run_indexes_its_shard_again_and_keeps_the_others(small_data: 
     calls: list[list[str]] = []
     real = fulltext.build_index
 
-    def counted(tmp: Path, slugs: Any, exe: Any, shard: str) -> Any:
+    def counted(tmp: Path, slugs: Any, exe: Any, shard: str, known: Any = None) -> Any:
         calls.append(list(slugs))
-        return real(tmp, slugs, exe, shard)
+        return real(tmp, slugs, exe, shard, known)
     monkeypatch.setattr(fulltext, "build_index", counted)
     monkeypatch.setattr(fulltext, "SHARD_RUNS", 1)  # a shard per run, about
     site = tmp_path / "site"

@@ -145,23 +145,24 @@ def _fulltext(writer: SiteWriter, slugs: list[str]) -> None:
     kept from the live site, the others are made again (`fulltext`); none without the Pagefind binary."""
     assert writer.tmp is not None
     old = fulltext.previous(writer.site)
+    known, seen = fulltext.previous_docs(writer.site), fulltext.DocSigs()
     exe = fulltext.binary()
     made: fulltext.Shards = {}
     for name, members in fulltext.shards(slugs).items():
-        key = fulltext.key_of(writer.tmp, members)
+        key = fulltext.key_of(writer.tmp, members, known, seen)
         kept = old.get(name)
         if key is not None and kept is not None and kept[0] == key and all((writer.site / f).is_file() for f in kept[1]):
             writer.seed(kept[1], [])
             made[name] = kept
             continue
-        new_key, files = fulltext.build_index(writer.tmp, members, exe, name)
+        new_key, files = fulltext.build_index(writer.tmp, members, exe, name, seen)
         writer.written.update(files)
         if new_key is not None and files:
             made[name] = (new_key, files)
     text = fulltext.manifest(made)
     if text is not None:
         writer.write_text(fulltext.MANIFEST, text)
-    fulltext.save_state(writer.tmp, made)
+    fulltext.save_state(writer.tmp, made, seen)
 
 
 def write(writer: SiteWriter, data: Path, report: IncrementalReport, found: Scan, plan: Plan, jobs: int | None, strict: bool,
