@@ -100,3 +100,11 @@ def test_contention_the_measured_builds_had_is_not_applied_twice() -> None:
     assert m.build_base_wall_s == pytest.approx(50.0)
     assert [predict(m, Plan(cores=c, gpus=1, jobs=j), 16).build_wall_s for c, j in ((16, 8), (8, 4), (8, 8), (8, 16))] \
         == [pytest.approx(x) for x in (50.0, 50.0, 100.0, 200.0)]
+
+
+def test_a_last_wave_of_fewer_builds_is_still_a_wave() -> None:
+    # 25 builds, 10 at once: waves ready at 100, 200 and 300 s (10, 10, 5 kernels at 5 GPU-s each). The GPU is free
+    # at 150, 250, then 325 s; the last build's check ends at 310; setup 5 s.
+    p = predict(costs(), Plan(cores=16, gpus=1, jobs=10), 25)
+    assert p.waves == 3
+    assert p.wall_s == pytest.approx(330.0)

@@ -4,6 +4,7 @@ changed, and still builds without it. The browser half (a phrase of seed 000 ope
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,13 @@ def test_the_index_is_kept_when_no_document_changed_and_made_again_when_one_did(
     assert json.loads((site / "pagefind" / "shards.json").read_text()) == {"shards": ["00"]}
     assert not any("ui" in f for f in files)  # Pagefind's own UI bundles are left out
     assert list(fulltext.previous(site)) == ["00"] and fulltext.previous(site)["00"][1] == [f for f in files if "/00/" in f]
+    # every document's signature is recorded as it stands, so the next build reads none that did not change
+    docs = sorted((site / fulltext.DOCS).glob("*.doc"))
+    recorded = fulltext.previous_docs(site)
+    assert docs and sorted(recorded) == sorted(p.stem for p in docs)
+    for p in docs:
+        st = p.stat()
+        assert recorded[p.stem] == [st.st_size, st.st_mtime_ns, hashlib.sha256(p.read_bytes()).hexdigest()]
     # an edit to the index page's inputs only (a problem set's note) is no document's: the index stays
     (small_data / "reviews.toml").write_text("")
     _build(small_data, site)

@@ -83,7 +83,9 @@ def test_a_recorded_signature_spares_reading_an_unchanged_document(tmp_path: Pat
     seen: fulltext.DocSigs = {}
     key = key_of(tmp_path, ["r1", "r2"], None, seen)
     assert sorted(seen) == ["r1", "r2"] and seen["r1"][2] == hashlib.sha256(b"first").hexdigest()
-    assert key_of(tmp_path, ["r1", "r2"], seen) == key
+    again: fulltext.DocSigs = {}
+    assert key_of(tmp_path, ["r1", "r2"], seen, again) == key
+    assert again == seen  # the signatures kept are recorded too, for the build after this one
     forged = {**seen, "r1": [*seen["r1"][:2], "00" * 32]}  # same size and time, another recorded hash
     assert key_of(tmp_path, ["r1", "r2"], forged) != key  # taken as recorded: the file was not read
 

@@ -203,6 +203,8 @@ def test_the_status_keeps_its_own_hashes_out_of_the_redactor(sample_site: Path, 
     path = sorted(rs.inputs)[0]
     rs.inputs[path] = [rs.inputs[path][0], rs.inputs[path][1], shaped]
     rs.files = [*rs.files, "runs/ghp_0123456789abcdefghijABCDEFGHIJ012345.txt"]  # a GitHub token in a name: redacted
+    rs.inputs["traces/ghp_9876543210abcdefghijABCDEFGHIJ543210.json"] = [1, 2, "ab" * 32]  # and in an input's path
+    rs.folders = [*rs.folders, "runs/ghp_5555543210abcdefghijABCDEFGHIJ543210"]
     prev.globals = prev.aggregates = prev.sources = shaped
     prev.listing = {**prev.listing, "index.html": shaped}
     prev.boards = tuple(dataclasses.replace(b, inputs=shaped) for b in prev.boards)
@@ -212,4 +214,4 @@ def test_the_status_keeps_its_own_hashes_out_of_the_redactor(sample_site: Path, 
     assert again.runs[first].page == shaped and again.runs[first].inputs[path][2] == shaped
     assert again.boards and all(b.inputs == shaped for b in again.boards)
     text = (tmp_path / status.STATUS_FILE).read_text()
-    assert "ghp_0123456789" not in text and "[redacted: " in text
+    assert not any(t in text for t in ("ghp_0123456789", "ghp_9876543210", "ghp_5555543210")) and "[redacted: " in text
