@@ -139,41 +139,49 @@ class BuildStatus:
         `4b1d` and 38 more characters, a ClickHouse key's shape: at 10,000 runs three run pages were rendered on
         every build because their stored page hash had been redacted."""
         self.tree = tree_hash(folder)
-        listing = ",".join(f"{clean(_dump(k))}:{_dump(v)}" for k, v in sorted(self.listing.items()))
-        head = (f'{{"format":{STATUS_FORMAT},"version":{_dump(self.version)},"globals":{_dump(self.globals)},'
-                f'"aggregates":{_dump(self.aggregates)},"tree":{_dump(self.tree)},"sources":{_dump(self.sources)},'
-                f'"written":{clean(_dump(sorted(written)))},"listing":{{{listing}}},'
-                f'"boards":[{",".join(_board(b, clean) for b in self.boards)}],"runs":{{')
         entries = []
         for k in sorted(self.runs):
             rs = self.runs[k]
             text = _entry(k, rs.to_json())
-            entries.append(text if rs.saved and sha256_bytes(text.encode()) == rs.saved else _cleaned_entry(k, rs, clean))
-        blob = (head + ",".join(entries) + "}}").encode("utf-8")
+            entries.append(text if rs.saved and sha256_bytes(text.encode()) == rs.saved else
+                           f"{clean(json.dumps(k))}:{_object({**rs.to_json(), 'inputs': _keyed(rs.inputs, clean)}, clean)}")
+        doc = {"format": STATUS_FORMAT, "version": self.version, "globals": self.globals, "aggregates": self.aggregates,
+               "tree": self.tree, "sources": self.sources, "written": sorted(written),
+               "listing": _keyed(dict(sorted(self.listing.items())), clean),
+               "boards": _Json("[" + ",".join(_object(b.to_json(), clean) for b in self.boards) + "]"),
+               "runs": _Json("{" + ",".join(entries) + "}")}
+        blob = _object(doc, clean).encode("utf-8")
         (folder / STATUS_FILE).write_bytes(blob)
         return sha256_bytes(blob)
+
+
+# The fields that hold our own values (the format, the version, hashes: a run's page fingerprint, a board's inputs
+# hash, the global, tree and sources hashes): a hash is no secret, and a redacted one never matches again.
+_OWN = frozenset({"format", "version", "globals", "aggregates", "tree", "sources", "page", "inputs"})
+
+
+class _Json(str):
+    """JSON text already made, redacted where it had to be."""
 
 
 def _dump(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
+def _object(doc: Mapping[str, Any], clean: Callable[[str], str]) -> str:
+    """`doc` as compact JSON: each value through `clean`, but our own (`_OWN`) and those already made (`_Json`)."""
+    return "{" + ",".join(f"{_dump(k)}:{v if isinstance(v, _Json) else _dump(v) if k in _OWN else clean(_dump(v))}"
+                          for k, v in doc.items()) + "}"
+
+
+def _keyed(mapping: Mapping[str, Any], clean: Callable[[str], str]) -> _Json:
+    """A mapping from names read from DATA (redacted) to our own values (input signatures, page fingerprints)."""
+    return _Json("{" + ",".join(f"{clean(_dump(k))}:{_dump(v)}" for k, v in mapping.items()) + "}")
+
+
 def _entry(run_id: str, doc: Mapping[str, Any]) -> str:
     """A run's entry in the status file's `runs` object, as written there."""
     return json.dumps(run_id) + ":" + _dump(doc)
-
-
-def _cleaned_entry(run_id: str, rs: RunStatus, clean: Callable[[str], str]) -> str:
-    """`_entry` of `rs` with what came from DATA (names, the digest) redacted and our hashes as they are."""
-    inputs = ",".join(f"{clean(_dump(p))}:{_dump(sig)}" for p, sig in rs.inputs.items())
-    return (f'{clean(json.dumps(run_id))}:{{"inputs":{{{inputs}}},"folders":{clean(_dump(rs.folders))},'
-            f'"digest":{clean(_dump(rs.digest.to_json()))},"page":{_dump(rs.page)},"files":{clean(_dump(rs.files))}}}')
-
-
-def _board(b: Boards, clean: Callable[[str], str]) -> str:
-    doc = b.to_json()
-    return (f'{{"group":{clean(_dump(doc["group"]))},"inputs":{_dump(doc["inputs"])},"files":{clean(_dump(doc["files"]))},'
-            f'"links":{clean(_dump(doc["links"]))}}}')
 
 
 def tree_hash(site: Path) -> str:

@@ -125,7 +125,7 @@ def _profile_both(job: WorkerJob, root: Path, build_key: str, env: dict[str, str
     text = raw.read_text(encoding="utf-8", errors="replace")
     sides = split_sides(text)
     if sides is None:
-        log.warning("ncu fast round of %s: the export does not split at one %s launch (%d found); profiling each "
+        log.warning("ncu fast round in %s: the export does not split at one %s launch (%d found); profiling each "
                     "side on its own", work.name, MARKER, text.count(MARKER))
         return {}
     files = {}
