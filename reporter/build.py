@@ -33,6 +33,7 @@ class BuildSummary:
     committed: bool = True  # False: --strict saw problems and left the previous site as it was
     redaction: RedactionReport | None = None  # None: built with --no-redact
     up_to_date: bool = False  # nothing changed since the last build, so nothing was written
+    not_written: int = 0  # run pages that could not be made: their runs are left out of the site, listed on its index
 
     def redaction_line(self) -> str:
         """What was redacted, by kind (never the secrets), or that nothing was because redaction was off."""
@@ -45,7 +46,8 @@ class BuildSummary:
             return (f"{self.site} is up to date: read {self.runs} runs ({self.unreadable} unreadable), nothing changed "
                     f"since the last build, in {self.seconds:.1f} s")
         skipped = f", {len(self.problems)} file{'s' if len(self.problems) != 1 else ''} not used" if self.problems else ""
-        return (f"read {self.runs} runs ({self.unreadable} unreadable), wrote {self.pages} pages to {self.site}, "
+        lost = f", {self.not_written} run page{'s' if self.not_written != 1 else ''} NOT written" if self.not_written else ""
+        return (f"read {self.runs} runs ({self.unreadable} unreadable), wrote {self.pages} pages to {self.site}{lost}, "
                 f"flagged {self.flagged} recorded values{skipped}, in {self.seconds:.1f} s")
 
 
@@ -80,13 +82,13 @@ def build(data: Path, site: Path, settings: ValidationSettings, *, validate: boo
                               strict=strict, redact=redact, progress=progress, options=options.to_json())
     problems = [e.problem("trace") for e in built.errors] + [e.problem("config") for e in built.config_errors]
     problems += [p for d in built.digests for p in d.problem_list()]
-    problems += [Problem(path, "(page)", message, "trace") for path, message in built.page_problems]
+    problems += [Problem(str(data / path), "(page)", message, "trace") for path, message in built.page_problems]
     report(problems)
     redaction = RedactionReport({d.run_id: dict(d.redactions) for d in built.digests}) if redact else None
     return BuildSummary(runs=len(built.digests), unreadable=len(built.errors), pages=built.pages,
                         flagged=sum(len(d.flags) for d in built.digests), problems=tuple(sorted(set(problems))),
                         seconds=time.monotonic() - started, site=site, committed=built.committed, redaction=redaction,
-                        up_to_date=built.up_to_date)
+                        up_to_date=built.up_to_date, not_written=len(built.page_problems))
 
 
 def _has_traces(data: Path) -> None:

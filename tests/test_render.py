@@ -318,7 +318,7 @@ def test_index_lists_unreadable_traces(tmp_path: Path, small_data: Path) -> None
     write_trace(small_data, "broken", "{oops")
     build(small_data, tmp_path / "site")
     text = text_of(tmp_path / "site" / "index.html")
-    assert "Could not read (1)" in text and "broken/trace.json" in text and "(json)" in text
+    assert "Left out of this site (1)" in text and "broken/trace.json" in text and "(json)" in text
 
 
 def test_golden_run_page(site: Path, update_gold: bool) -> None:

@@ -21,8 +21,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core.atomic import locked
 from ..core.errors import CollectError, printable
 from ..core.safeio import parse_json, read_bounded, write_inside
+from .imported import LOCK_FILE
 
 PROBLEMSET_FILE = "kernelbench-problems.json"
 FORMAT = 1
@@ -171,6 +173,11 @@ def record(out: Path, today: ProblemSet) -> tuple[ProblemSet, dict[tuple[int, in
     """Merge today's problems into OUT's problem set (new problems are added, recorded ones never changed)
     and write it; returns the set as recorded and each recorded problem that drifted. Without a set in OUT, the
     references its traces already hold are the recorded ones (`imported_before`)."""
+    with locked(out, LOCK_FILE):  # two imports into one OUT: each merges into what the other recorded
+        return _record(out, today)
+
+
+def _record(out: Path, today: ProblemSet) -> tuple[ProblemSet, dict[tuple[int, int], Drift]]:
     path = out / PROBLEMSET_FILE
     old = read(path, out) if path.is_file() and not path.is_symlink() else imported_before(out, today.benchmark)
     drift = {key: Drift(rec, now) for key, rec in old.problems.items() if key[0] in today.levels()

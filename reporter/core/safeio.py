@@ -18,7 +18,6 @@ import json
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from typing import Any
 import yaml
 
 from . import limits
+from .atomic import replace_file
 from .errors import CollectError, replace_surrogates
 
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
@@ -233,12 +233,4 @@ def write_inside(out: Path, parts: tuple[str, ...], text: str) -> Path:
             folder.mkdir()
         if not stat.S_ISDIR(os.lstat(folder).st_mode):
             raise CollectError(folder, "(out)", "is a link or not a folder: refusing to write through it")
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{parts[-1]}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, folder / parts[-1])
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return folder / parts[-1]
+    return replace_file(folder / parts[-1], text)

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from markupsafe import Markup
 
+from ..core.atomic import replace_file
+
 _KEYWORDS = "|".join(sorted(keyword.kwlist, key=len, reverse=True))
 _TOKENS = re.compile(
     r'(?P<s>[rRbBuUfF]{0,2}(?:"""[\s\S]*?(?:"""|\Z)|\'\'\'[\s\S]*?(?:\'\'\'|\Z)|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'))'
@@ -64,10 +66,7 @@ class HighlightCache:
             return Markup(path.read_text(encoding="utf-8"))
         html = f'<div class="hl"><pre>{highlight_python(source)}</pre></div>'
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{id(self)}.tmp")
-            tmp.write_text(html, encoding="utf-8")
-            tmp.replace(path)
+            replace_file(path, html)  # a worker that loses the race to another wrote the same bytes
         return Markup(html)
 
 

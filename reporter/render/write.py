@@ -50,6 +50,20 @@ class Plan:
     prev: status.BuildStatus  # the last build's: which listing pages and leaderboards can be kept
 
 
+def relative_text(text: str, data: Path, site: Path) -> str:
+    """`text` with DATA's and SITE's absolute paths written as `DATA` and `SITE` (resolved forms first: the longer)."""
+    for root, name in sorted({(str(p), n) for folder, n in ((data, "DATA"), (site, "SITE"))
+                              for p in (folder.resolve(), folder.absolute())}, key=lambda t: -len(t[0])):
+        if len(root) > 1:
+            text = text.replace(root + "/", name + "/").replace(root, name)
+    return text
+
+
+def relative_error(e: CollectError, data: Path, site: Path) -> CollectError:
+    path = relative_text(e.path, data, site)
+    return CollectError(path.removeprefix("DATA/"), e.field, relative_text(e.message, data, site))
+
+
 def failed(report: IncrementalReport, upstream_problems: int) -> bool:
     return bool(upstream_problems or report.errors or report.config_errors or report.page_problems
                 or any(d.problems for d in report.digests))
@@ -73,7 +87,7 @@ def _render_runs(data: Path, found: Scan, plan: Plan, shared: dict[str, Any], jo
     runs, tmp, places = found.runs, Path(shared["tmp"]), pagemaker.Placeholders(shared["nonce"])
 
     def drop(item: tuple[str, str, Nav], why: str) -> None:
-        problems.append((clean(str(data / item[0])), clean(why)))
+        problems.append((clean(item[0]), clean(why)))
         del runs[item[1]]  # left out of the site and of the status, so the next build tries again
 
     rest = []
@@ -179,7 +193,11 @@ def write(writer: SiteWriter, data: Path, report: IncrementalReport, found: Scan
     from ..frames import load_universe
     sets = fingerprint(data)[0]  # the leaderboards' denominators: a changed problem set makes them again
     options = PageOptions.from_json(shared.get("options"))  # the audit rule and prices: the boards' inputs too
-    built = listings(digests, plan.urls, report.errors, f"{plan.globals} {sorted(writer.assets.items())} {sets} {options}",
+    # The index lists the traces that could not be read and the run pages that could not be made, by their place
+    # in DATA: the builder's absolute paths (a user name, a home folder) are no business of the site's readers.
+    shown = [relative_error(e, data, site) for e in report.errors]
+    shown += [CollectError(rel, "(page)", relative_text(why, data, site)) for rel, why in problems]
+    built = listings(digests, plan.urls, shown, f"{plan.globals} {sorted(writer.assets.items())} {sets} {options}",
                      plan.prev.boards, lambda path: (site / path).is_file(), load_universe(data), options)
     _shared_outputs([p.path for p in built.pages] + list(built.files) + built.kept + [s.path for s in built.shards]
                     + [f for rs in runs.values() for f in rs.files])

@@ -36,6 +36,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from ..core import __version__
+from ..core.atomic import replace_file
 from ..core.errors import CollectError, SiteError
 from ..core.marker import MARKER, marker_text
 from ..core.safeio import read_bounded
@@ -199,11 +200,7 @@ def render_page(env: Environment, page: Page, assets: dict[str, str], generated:
 
 def write_new(root: Path, rel: str, content: str) -> None:
     """Write a file as a new inode: a build folder seeded with hard links to the live site is never written through."""
-    out = root / rel
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(out)
-    out.write_text(content, encoding="utf-8")
+    replace_file(root / rel, content)
 
 
 class SiteWriter:

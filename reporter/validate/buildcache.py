@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ..core.atomic import replace_file
 from ..core.decode import from_doc
 from . import lightbuild
 
@@ -86,9 +87,7 @@ def built(root: Path, key: str) -> Marker | None:
 def mark_built(root: Path, key: str, env: Mapping[str, str | None], wall_s: float, cpu_s: float) -> Marker:
     marker = Marker(dict(env), round(wall_s, 3), round(cpu_s, 3))
     build_dir(root, key).mkdir(parents=True, exist_ok=True)  # a pure-PyTorch kernel builds nothing
-    tmp = build_dir(root, key) / (MARKER + ".tmp")
-    tmp.write_text(marker.to_json(), encoding="utf-8")
-    tmp.replace(build_dir(root, key) / MARKER)
+    replace_file(build_dir(root, key) / MARKER, marker.to_json())
     return marker
 
 

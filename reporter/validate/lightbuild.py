@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from ..core.atomic import replace_file
+
 ENV = "REPORTER_LIGHT_HEADERS"  # "1": light builds on (steps.build's first attempt sets it, the check repeats it)
 LABEL_ENV = "REPORTER_BUILD"  # the build step's label, handed to the check so its result can say how it was built
 FOLDER = "reporter-light-headers"
@@ -83,10 +85,7 @@ def write_shims(folder: Path) -> None:
     for name in SHIMMED:
         path = folder / name
         if not path.is_file():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-            tmp.write_text(SHIM, encoding="utf-8")
-            tmp.replace(path)
+            replace_file(path, SHIM)
 
 
 def _folder() -> Path | None:

@@ -13,7 +13,6 @@ reading results (`core.cache`) needs nothing from this module.
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..core import __version__, cache
+from ..core.atomic import replace_file
 from ..core.errors import CollectError, Problem
 from ..core.records import PROBLEMS_DIR, VALIDATION_FORMAT, ValidationResult
 from ..core.safeio import hash_bounded, read_bounded
@@ -57,9 +57,7 @@ class Manifest(_Strict):
 
 
 def write_result(path: Path, result: ValidationResult) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(result.model_dump_json(indent=1) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    replace_file(path, result.model_dump_json(indent=1) + "\n")
 
 
 def _sha(path: Path) -> str:
@@ -144,10 +142,7 @@ def write_manifest(data: Path, found: Scan | None = None) -> Manifest:
 
 def _write(data: Path, manifest: Manifest) -> Manifest:
     path = manifest_path(data)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(manifest.model_dump_json(indent=1) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    replace_file(path, manifest.model_dump_json(indent=1) + "\n")
     return manifest
 
 

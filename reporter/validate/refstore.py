@@ -17,13 +17,13 @@ import contextlib
 import fcntl
 import hashlib
 import json
-import os
 import platform
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from ..core.atomic import replace_file
 from ..core.decode import from_doc
 from ..core.schema import REFERENCE_CLOCK_MOVE, REFERENCE_RETIME_AFTER, REFERENCE_SHARED_FROM, REFERENCE_TEMPERATURE_MOVE_C, GpuReading, ReferenceTiming, TimingFigures, WorkerJob
 
@@ -103,10 +103,7 @@ class ReferenceStore:
             return None  # none yet, or a file this version cannot read: the reference is timed again
 
     def write(self, key: str, stored: Stored) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        tmp = self._path(key).with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(asdict(stored)), encoding="utf-8")
-        tmp.replace(self._path(key))
+        replace_file(self._path(key), json.dumps(asdict(stored)))
 
     @contextlib.contextmanager
     def locked(self, key: str) -> Iterator[None]:

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..core.atomic import replace_file
 from ..core.schema import EXCLUSIVE, HOST_QUIET, PHASES
 from .capacity import Measured, busy_time
 from .recorder import Outcome
@@ -135,9 +136,7 @@ def write(folder: Path, s: Summary) -> Path:
     """The summary beside the results (`folder`: DATA/validation), each file replaced whole; the JSON's path."""
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in ((SUMMARY_JSON, s.to_json() + "\n"), (SUMMARY_TXT, "\n".join(lines(s)) + "\n")):
-        tmp = folder / f".{name}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(folder / name)
+        replace_file(folder / name, text)
     return folder / SUMMARY_JSON
 
 

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core.atomic import replace_file
 from ..core.cache import work_file
 from ..core.records import sha256_text
 from ..core.work import WORK_FILE, WORK_MODE, WORK_TIMEOUT_S, WorkCount, WorkJob, failed
@@ -38,10 +39,7 @@ class Counted:
 def store_work(data: Path, work: WorkCount) -> Path:
     """Write one count where `core.cache.read_work` finds it (atomically: a build never sees half a file)."""
     path = work_file(data, work.reference_sha256)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(work.to_json(), encoding="utf-8")
-    tmp.replace(path)
+    replace_file(path, work.to_json())
     return path
 
 

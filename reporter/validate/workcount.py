@@ -30,6 +30,7 @@ from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 from torch.utils._pytree import tree_flatten  # noqa: E402
 from torch.utils.flop_counter import FlopCounterMode, flop_registry  # noqa: E402
 
+from ..core.atomic import replace_file  # noqa: E402
 from ..core.work import (  # noqa: E402
     CPU_FALLBACK_BYTES,
     CPU_MEMORY_CAP,
@@ -325,9 +326,7 @@ def main(job_dir: Path) -> int:
     except BaseException as exc:  # noqa: BLE001 - even a SystemExit from the problem file is an answer
         result = failed(job.reference_sha256, f"the counter failed: {_why(exc)}", torch.__version__)
         traceback.print_exc()
-    tmp = job_dir / f"{WORK_FILE}.tmp"
-    tmp.write_text(result.to_json(), encoding="utf-8")
-    tmp.replace(job_dir / WORK_FILE)
+    replace_file(job_dir / WORK_FILE, result.to_json())
     return 0
 
 

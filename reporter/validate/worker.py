@@ -27,6 +27,7 @@ warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 import torch  # noqa: E402
 
 from ..core import schema  # noqa: E402
+from ..core.atomic import replace_file  # noqa: E402
 from ..core.schema import NO_JITTER_HOOK, NOT_MEASURED, NOT_RUN, CheckSettings, DynamicCheck, DynamicResult, TimingFigures, TrialResult, Verdict, WorkerJob, WorkerResult  # noqa: E402
 from . import dynamic, lightbuild, reftiming, strength  # noqa: E402
 from .allclose import compare, judge  # noqa: E402, F401 - `compare` is part of this module's interface
@@ -364,9 +365,7 @@ def main(argv: list[str]) -> int:
 
     def save() -> None:
         out.result = replace(out.result, build_note=lightbuild.build_line())
-        tmp = result_path.with_suffix(".tmp")
-        tmp.write_text(out.result.to_json(), encoding="utf-8")
-        tmp.replace(result_path)
+        replace_file(result_path, out.result.to_json())
     try:
         lightbuild.install()  # every mode: a check must hand torch the build's own arguments, or torch rebuilds
         out.phases(**started(job, mode))
