@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .collect.redact import RedactionReport
@@ -81,7 +81,8 @@ def build(data: Path, site: Path, settings: ValidationSettings, *, validate: boo
     built = build_incremental(data, site, jobs, {**settings.model_dump(mode="json"), "redact": redact},
                               strict=strict, redact=redact, progress=progress, options=options.to_json())
     problems = [e.problem("trace") for e in built.errors] + [e.problem("config") for e in built.config_errors]
-    problems += [p for d in built.digests for p in d.problem_list()]
+    # A run's problems name its files relative to DATA, as its page shows them; the terminal gets the whole path.
+    problems += [replace(p, path=str(data / p.path)) if not os.path.isabs(p.path) else p for d in built.digests for p in d.problem_list()]
     problems += [Problem(str(data / path), "(page)", message, "trace") for path, message in built.page_problems]
     report(problems)
     redaction = RedactionReport({d.run_id: dict(d.redactions) for d in built.digests}) if redact else None

@@ -109,7 +109,7 @@ def test_a_run_page_that_failed_to_render_leaves_the_site_and_the_status(sample_
     a, b, c = sorted(prev.runs)[:3]
     runs = {a: prev.runs[a], b: prev.runs[b], c: prev.runs[c]}
     todo: list[tuple[str, str, Any]] = [(runs[x].digest.path, x, {}) for x in (a, b, c)]
-    trace_b, trace_c = (str(tmp_path / runs[x].digest.path) for x in (b, c))
+    trace_b, trace_c = (runs[x].digest.path for x in (b, c))  # as the index lists them: relative to DATA
 
     def rendered(job: object, items: list[Any], shared: object, jobs: object) -> list[Any]:
         return [["runs/a.html"], "TypeError: boom"]
@@ -173,7 +173,7 @@ def test_the_status_redacts_each_run_entry_once(sample_site: Path, tmp_path: Pat
         return text.replace("SECRET-VALUE", "[redacted: test]")
     (tmp_path / "same").mkdir()
     prev.save(tmp_path / "same", [], clean)
-    assert seen and not any(json.dumps(rid) in t or '"digest"' in t for t in seen for rid in prev.runs)  # the head only
+    assert seen and not any(rid in seen for rid in prev.runs)  # the head's values only: no saved entry is scanned
     assert json.loads((tmp_path / "same" / status.STATUS_FILE).read_text())["runs"] == \
         json.loads((sample_site / status.STATUS_FILE).read_text())["runs"]
     first = sorted(prev.runs)[0]
@@ -181,10 +181,11 @@ def test_the_status_redacts_each_run_entry_once(sample_site: Path, tmp_path: Pat
     seen.clear()
     (tmp_path / "changed").mkdir()
     prev.save(tmp_path / "changed", [], clean)
-    assert [rid for rid in prev.runs if any(json.dumps(rid) in t for t in seen)] == [first]
+    assert [rid for rid in prev.runs if rid in seen] == [first]  # each value of the changed entry, its id first
     text = (tmp_path / "changed" / status.STATUS_FILE).read_text()
-    assert "SECRET-VALUE" not in text and "runs/[redacted: test].txt" in text
-    assert sorted(json.loads(text)["runs"]) == sorted(prev.runs)
+    assert "SECRET-VALUE" not in text and "hex:" + b"runs/SECRET-VALUE.txt".hex() in text
+    assert sorted(status.BuildStatus.load(tmp_path / "changed").runs) == sorted(prev.runs)
+    assert "runs/SECRET-VALUE.txt" in status.BuildStatus.load(tmp_path / "changed").runs[first].files
 
 
 def test_the_status_keeps_its_own_hashes_out_of_the_redactor(sample_site: Path, tmp_path: Path) -> None:
@@ -214,4 +215,9 @@ def test_the_status_keeps_its_own_hashes_out_of_the_redactor(sample_site: Path, 
     assert again.runs[first].page == shaped and again.runs[first].inputs[path][2] == shaped
     assert again.boards and all(b.inputs == shaped for b in again.boards)
     text = (tmp_path / status.STATUS_FILE).read_text()
-    assert not any(t in text for t in ("ghp_0123456789", "ghp_9876543210", "ghp_5555543210")) and "[redacted: " in text
+    # names holding a token are stored hex-encoded, never redacted: read back exactly, never in plain text
+    assert not any(t in text for t in ("ghp_0123456789", "ghp_9876543210", "ghp_5555543210")) and "[redacted: " not in text
+    assert "hex:" + b"runs/ghp_0123456789abcdefghijABCDEFGHIJ012345.txt".hex() in text
+    assert "runs/ghp_0123456789abcdefghijABCDEFGHIJ012345.txt" in again.runs[first].files
+    assert again.runs[first].inputs["traces/ghp_9876543210abcdefghijABCDEFGHIJ543210.json"] == [1, 2, "ab" * 32]
+    assert "runs/ghp_5555543210abcdefghijABCDEFGHIJ543210" in again.runs[first].folders

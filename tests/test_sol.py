@@ -195,3 +195,21 @@ def test_the_sample_site_shows_the_work_and_the_fractions(rendered_site: Path) -
     assert 'id="sol"' in path.read_text(encoding="utf-8") and 'data-plotly="sol-roofline"' in path.read_text(encoding="utf-8")
     run = text_of(path)
     assert "33.7% · T_SOL 0.895 ms (device time on H200 SXM 141GB)" in run and "SOL score0.81" in run  # 0.895 / 2.659 ms; 1 / (1 + 1.764 / 7.313)
+
+
+def test_a_build_after_counting_the_work_is_not_up_to_date_and_drops_the_impossible_time(tmp_path: Path) -> None:
+    from reporter.core.records import sha256_text
+    from reporter.render.incremental import build_incremental
+    data, site = tmp_path / "data", tmp_path / "site"
+    doc = minimal_trace(recorded_gpu="NVIDIA H200", precision="fp32")
+    doc["reference_source"] = "# a reference\n"
+    doc["final_kernel"] = {"source": (KERNELS / "cuda_scale.py").read_text()}
+    doc["metrics"] = {"timing": {"unit": "ms", "runtime": 0.2, "ref_runtime": 3.0, "speedup": 15.0}}
+    write_trace(data, "run", doc)
+    build_incremental(data, site, jobs=1)
+    assert "15.00x" in (site / "runs.csv").read_text() or ",15.0," in (site / "runs.csv").read_text()
+    store_work(data, work(STREAM.ops, 4 * 10**9, 4 * 10**9, sha256_text("# a reference\n")))  # `reporter work`, later
+    again = build_incremental(data, site, jobs=1)
+    assert not again.up_to_date and again.rendered == 1
+    page = next((site / "runs").glob("run*.html")).read_text()
+    assert "faster than the hardware allows" in html.unescape(page)

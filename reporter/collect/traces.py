@@ -7,6 +7,7 @@ The static cheat scan reads each final kernel here (source only, no GPU), so eve
 
 from __future__ import annotations
 
+import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -17,7 +18,7 @@ from ..core.cheats import Finding, scan
 from ..core.checks import Flag, check_trace
 from ..core.errors import CollectError, Problem
 from ..core.frozen import freeze
-from ..core.names import unique_slugs
+from ..core.names import hidden_characters, unique_slugs, visible
 from ..core.records import Trace, sha256_text, unknown_fields
 from ..core.safeio import checked_path
 from ..core.work import WorkCount
@@ -150,7 +151,9 @@ def _read_run(data: Path, path: Path, run_id: str, redactor: Redactor | None) ->
         published = redactor.trace_document(doc, counts)
         if counts:
             trace = validate_document(published, path)
+    trace, name_problems = _visible_names(trace, path)
     profiles, attachment_errors = _load_profiles(path, trace)
+    attachment_errors = [e.inside(data) for e in attachment_errors + name_problems]
     if redactor is not None:
         # What the attachments say (kernel names) and where they are, as published; the files were found first.
         profiles = redacted_profiles(profiles, redactor, counts)
@@ -163,6 +166,28 @@ def _read_run(data: Path, path: Path, run_id: str, redactor: Redactor | None) ->
     flags = merged(check_trace(trace), recorded_floor_flags(trace, work))
     return RunRecord(run_id, path, trace, flags, unknown_fields(trace), profiles, attachment_errors,
                      findings=findings, original=original if counts else None, redactions=dict(sorted(counts.items())), work=work)
+
+
+# The run fields that name a row, a group or a page: two spellings of one name must be one name, and two names
+# that look alike must not be (a leaderboard once showed two identical-looking "Kimi-K2.6" rows).
+NAME_FIELDS = ("benchmark", "configuration", "model", "problem_file", "title", "recorded_gpu")
+
+
+def _visible_names(trace: Trace, path: Path) -> tuple[Trace, list[CollectError]]:
+    """`trace` with its name fields in Unicode NFC (a composed and a decomposed é are one model) and every invisible
+    or direction-changing character written as `\\uXXXX`; each such field is one problem naming what it held."""
+    update, problems = {}, []
+    for name in NAME_FIELDS:
+        value = getattr(trace.run, name)
+        if not isinstance(value, str):
+            continue
+        shown = visible(unicodedata.normalize("NFC", value))
+        if shown != value:
+            update[name] = shown
+        if hidden := hidden_characters(value):
+            problems.append(CollectError(path, f"run.{name}", f"holds {', '.join(hidden)}, invisible on a page: shown as "
+                                         f"{shown!r}, so it is not mistaken for a name without them"))
+    return (trace.model_copy(update={"run": trace.run.model_copy(update=update)}) if update else trace), problems
 
 
 def _work(data: Path, source: Trace, errors: list[CollectError]) -> WorkCount | None:

@@ -21,6 +21,8 @@ from typing import Literal
 
 import click
 
+from .names import visible
+
 LOGGER = "reporter"
 log = logging.getLogger(LOGGER)
 _SURROGATES = re.compile("[\ud800-\udfff]")
@@ -102,9 +104,10 @@ class CollectError(ReporterError):
     """A trace or attachment could not be read: names the file and the field."""
 
     def __init__(self, path: Path | str, field: str, message: str) -> None:
-        # Paths and fields come from file names and trace keys: make them printable and writable to a page.
-        self.path = printable(str(path))
-        self.field = printable(field)
+        # Paths and fields come from file names and trace keys: make them printable and writable to a page, with
+        # invisible and direction-changing characters written out (`names.visible`).
+        self.path = visible(printable(str(path)))
+        self.field = visible(printable(field))
         super().__init__(printable(message))
 
     def format_message(self) -> str:
@@ -115,6 +118,14 @@ class CollectError(ReporterError):
 
     def problem(self, kind: ProblemKind = "trace") -> Problem:
         return Problem(self.path, self.field, self.message, kind)
+
+    def inside(self, data: Path) -> CollectError:
+        """This error with its path relative to DATA, as a page shows it: the builder's absolute folders (a user
+        name, a home folder) are no business of a site's readers. A path outside DATA is kept."""
+        for root in dict.fromkeys((str(data.absolute()), str(data.resolve()))):
+            if self.path.startswith(root.rstrip("/") + "/"):
+                return CollectError(self.path[len(root.rstrip("/")) + 1:], self.field, self.message)
+        return self
 
 
 class ProblemCounter(logging.Handler):

@@ -46,14 +46,31 @@ KEY_SEPARATOR = "\x1f"  # joins a composite key's parts, each escaped first, int
 _UNSAFE = re.compile(r"[^a-z0-9.]+")
 Name = TypeVar("Name", str, tuple[str, ...])
 
-__all__ = ["KEY_SEPARATOR", "MAX_SLUG_BYTES", "path_id", "slug", "unique_slugs"]
+__all__ = ["KEY_SEPARATOR", "MAX_SLUG_BYTES", "hidden_characters", "path_id", "slug", "unique_slugs", "visible"]
 
 
 def path_id(text: str) -> str:
     """A path (as `os.fsdecode` gives it) as text safe to print and to write, reversibly: a backslash is
-    doubled and each byte that is not UTF-8 shows as `\\xNN`, so a folder named `\\xff` and one named
-    with the byte 0xff keep different ids."""
-    return os.fsencode(text.replace("\\", "\\\\")).decode("utf-8", "backslashreplace")
+    doubled, each byte that is not UTF-8 shows as `\\xNN` (a folder named `\\xff` and one named with the byte
+    0xff keep different ids), and each invisible or direction-changing character as `\\uXXXX` (`visible`)."""
+    return visible(os.fsencode(text.replace("\\", "\\\\")).decode("utf-8", "backslashreplace"))
+
+
+def _hidden(ch: str) -> bool:
+    # Format characters (zero-width spaces and joiners, bidi overrides and isolates, the BOM, soft hyphens)
+    # and control characters: a name holding one looks like another name, or reorders the text around it.
+    return unicodedata.category(ch) in ("Cf", "Cc")
+
+
+def visible(text: str) -> str:
+    """`text` with every invisible or direction-changing character written as `\\uXXXX`, so `Kimi-K2.6` and
+    `Kimi-K2.6` + U+200B read differently, and a right-to-left override reorders nothing."""
+    return "".join(f"\\u{ord(ch):04x}" if _hidden(ch) else ch for ch in text) if any(map(_hidden, text)) else text
+
+
+def hidden_characters(text: str) -> list[str]:
+    """The invisible or direction-changing characters of `text`, named (`U+200B ZERO WIDTH SPACE`), once each."""
+    return [f"U+{ord(ch):04X} {unicodedata.name(ch, 'control character')}" for ch in dict.fromkeys(filter(_hidden, text))]
 
 
 def _identity(name: str | tuple[str, ...]) -> str:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from .errors import CollectError
 from .marker import MARKER  # in every finished build; it names the hash of the status file beside it
@@ -27,6 +29,31 @@ def sha256_bytes(blob: bytes) -> str:
     return hashlib.sha256(blob).hexdigest()
 
 
+_HEX = "hex:"  # a stored string that held a secret (or began so): hex of its UTF-8 bytes
+
+
+def encode_state(node: Any, clean: Callable[[str], str]) -> Any:
+    """`node` with every string (keys too) that `clean` would change stored as `hex:<its UTF-8 in hex>`. Our own
+    hashes are hex digits and never change; a digest that happens to hold a key's shape is encoded the same way."""
+    if isinstance(node, str):
+        return _HEX + node.encode("utf-8", "surrogatepass").hex() if node.startswith(_HEX) or clean(node) != node else node
+    if isinstance(node, dict):
+        return {encode_state(k, clean): encode_state(v, clean) for k, v in node.items()}
+    if isinstance(node, list | tuple):
+        return [encode_state(v, clean) for v in node]
+    return node
+
+
+def decode_state(node: Any) -> Any:
+    if isinstance(node, str):
+        return bytes.fromhex(node[len(_HEX):]).decode("utf-8", "surrogatepass") if node.startswith(_HEX) else node
+    if isinstance(node, dict):
+        return {decode_state(k): decode_state(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [decode_state(v) for v in node]
+    return node
+
+
 def owned_files(site: Path) -> frozenset[str] | None:
     """What the build that made `site` wrote there, when `site` is a finished build of ours: its marker
     names the sha256 of its status file, which lists every file written. None for anything else: a folder
@@ -36,7 +63,7 @@ def owned_files(site: Path) -> frozenset[str] | None:
         blob = read_bounded(site / STATUS_FILE, site, "(file)", "MAX_INDEX_BYTES", one_name=False)
         if STATUS_PREFIX + sha256_bytes(blob) not in marker.splitlines():
             return None
-        written = json.loads(blob).get("written")
+        written = decode_state(json.loads(blob).get("written"))
     except (CollectError, ValueError, AttributeError):
         return None
     if not isinstance(written, list) or not all(isinstance(w, str) for w in written):

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import __version__
 from ..core.errors import CollectError
 from ..core.safeio import checked_path, hash_bounded, read_bounded
-from ..core.sitefiles import STATUS_FILE, sha256_bytes
+from ..core.sitefiles import STATUS_FILE, decode_state, encode_state, sha256_bytes
 
 if TYPE_CHECKING:
     from .digest import RunDigest  # imported when a status is loaded: publish reads the site's state without it
@@ -95,7 +95,8 @@ class RunStatus:
     digest: RunDigest
     page: str = ""  # hash of inputs, global hash and context when the page files were written
     files: list[str] = field(default_factory=list)  # the site files this run's page owns
-    saved: str = ""  # sha256 of this entry's text as the last status saved it (redacted then), "" for a new one
+    saved: str = ""  # sha256 of this entry's text as the last status saved it (decoded), "" for a new one
+    saved_text: str = ""  # the entry as that status stored it (secret-bearing strings hex-encoded)
 
     def to_json(self) -> dict[str, Any]:
         return {"inputs": self.inputs, "folders": self.folders, "digest": self.digest.to_json(), "page": self.page,
@@ -121,62 +122,43 @@ class BuildStatus:
             doc = json.loads(read_bounded(site / STATUS_FILE, site, "(file)", "MAX_INDEX_BYTES", one_name=False))
             if doc.get("format") != STATUS_FORMAT or doc.get("version") != __version__:
                 return cls()
-            runs = {k: RunStatus(v["inputs"], v["folders"], RunDigest.from_json(v["digest"]), v.get("page", ""), v.get("files", []),
-                                 sha256_bytes(_entry(k, v).encode()))
-                    for k, v in doc["runs"].items()}
-            boards = tuple(Boards.from_json(b) for b in doc.get("boards", []))
+            runs = {}
+            for stored_k, stored_v in doc["runs"].items():
+                k, v = decode_state(stored_k), decode_state(stored_v)
+                runs[k] = RunStatus(v["inputs"], v["folders"], RunDigest.from_json(v["digest"]), v.get("page", ""),
+                                    v.get("files", []), sha256_bytes(_entry(k, v).encode()), _entry(stored_k, stored_v))
+            boards = tuple(Boards.from_json(b) for b in decode_state(doc.get("boards", [])))
             return cls(doc["version"], doc["globals"], runs, doc.get("aggregates", ""), doc.get("tree", ""), doc.get("sources", ""),
-                       dict(doc.get("listing", {})), boards)
+                       decode_state(dict(doc.get("listing", {}))), boards)
         except (CollectError, OSError, ValueError, KeyError, TypeError):
             return cls()
 
     def save(self, folder: Path, written: list[str], clean: Callable[[str], str] = str) -> str:
-        """Write the status (what it read from DATA through `clean`, the secret redactor) listing `written`; returns
-        its sha256. A run's entry that is the text the last status saved was redacted then: it is written as it is.
-
-        Our own hashes (page and listing fingerprints, input signatures, the global, tree and board hashes) skip the
-        redactor: a hash is no secret, and a redacted one never matches again. About 1 sha256 digest in 2,500 holds
-        `4b1d` and 38 more characters, a ClickHouse key's shape: at 10,000 runs three run pages were rendered on
-        every build because their stored page hash had been redacted."""
+        """Write the status listing `written`; returns its sha256. `clean` is the secret redactor: a name or value
+        read from DATA that holds a secret (a run folder named like a header, a path below it) is stored hex-encoded
+        (`sitefiles.encode_state`), never redacted, so the file stays valid JSON and the next build reads back exactly what this
+        one saw. (Redacting the written text once swallowed a run name's closing quote and colon: the next build
+        found no status, refused SITE as not a site of ours, and so did `publish`.) The status is the build's own
+        state, never published (`sitefiles.STATE`); the encoding keeps secrets out of its plain text all the same.
+        A run's entry whose values are those the last status saved is written as it was, without scanning again."""
         self.tree = tree_hash(folder)
         entries = []
         for k in sorted(self.runs):
             rs = self.runs[k]
             text = _entry(k, rs.to_json())
-            entries.append(text if rs.saved and sha256_bytes(text.encode()) == rs.saved else
-                           f"{clean(json.dumps(k))}:{_object({**rs.to_json(), 'inputs': _keyed(rs.inputs, clean)}, clean)}")
+            entries.append(rs.saved_text if rs.saved_text and sha256_bytes(text.encode()) == rs.saved
+                           else _entry(encode_state(k, clean), encode_state(rs.to_json(), clean)))
         doc = {"format": STATUS_FORMAT, "version": self.version, "globals": self.globals, "aggregates": self.aggregates,
-               "tree": self.tree, "sources": self.sources, "written": sorted(written),
-               "listing": _keyed(dict(sorted(self.listing.items())), clean),
-               "boards": _Json("[" + ",".join(_object(b.to_json(), clean) for b in self.boards) + "]"),
-               "runs": _Json("{" + ",".join(entries) + "}")}
-        blob = _object(doc, clean).encode("utf-8")
+               "tree": self.tree, "sources": self.sources, "written": encode_state(sorted(written), clean),
+               "listing": encode_state(dict(sorted(self.listing.items())), clean),
+               "boards": encode_state([b.to_json() for b in self.boards], clean)}
+        blob = (_dump(doc)[:-1] + ',"runs":{' + ",".join(entries) + "}}").encode("utf-8")
         (folder / STATUS_FILE).write_bytes(blob)
         return sha256_bytes(blob)
 
 
-# The fields that hold our own values (the format, the version, hashes: a run's page fingerprint, a board's inputs
-# hash, the global, tree and sources hashes): a hash is no secret, and a redacted one never matches again.
-_OWN = frozenset({"format", "version", "globals", "aggregates", "tree", "sources", "page", "inputs"})
-
-
-class _Json(str):
-    """JSON text already made, redacted where it had to be."""
-
-
 def _dump(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
-
-
-def _object(doc: Mapping[str, Any], clean: Callable[[str], str]) -> str:
-    """`doc` as compact JSON: each value through `clean`, but our own (`_OWN`) and those already made (`_Json`)."""
-    return "{" + ",".join(f"{_dump(k)}:{v if isinstance(v, _Json) else _dump(v) if k in _OWN else clean(_dump(v))}"
-                          for k, v in doc.items()) + "}"
-
-
-def _keyed(mapping: Mapping[str, Any], clean: Callable[[str], str]) -> _Json:
-    """A mapping from names read from DATA (redacted) to our own values (input signatures, page fingerprints)."""
-    return _Json("{" + ",".join(f"{clean(_dump(k))}:{_dump(v)}" for k, v in mapping.items()) + "}")
 
 
 def _entry(run_id: str, doc: Mapping[str, Any]) -> str:

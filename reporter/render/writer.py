@@ -42,7 +42,7 @@ from ..core.marker import MARKER, marker_text
 from ..core.safeio import read_bounded
 from ..core.sitefiles import STATUS_FILE, STATUS_PREFIX, foreign_files, is_state, owned_files
 from ..core.vocab import RevalidationState, ReviewStatus, RunVerdict, Source
-from . import numbers, text
+from . import numbers, text, verify
 from .assets import asset_dir
 from .runpage import Page
 
@@ -208,7 +208,7 @@ class SiteWriter:
 
     def __init__(self, site: Path, data: Path, generated: str, clean: Callable[[str], str] = str) -> None:
         check_target(site, data)
-        self.clean = clean  # the secret redactor over every text written (pages, tables, the status)
+        self.clean = clean  # the secret redactor: `verify` checks every file written with it; it rewrites none
         self.site = site.absolute()
         self.data = data
         self.generated = generated
@@ -249,7 +249,7 @@ class SiteWriter:
 
     def write_text(self, rel: str, content: str) -> None:
         assert self.tmp is not None, "use SiteWriter as a context manager"
-        write_new(self.tmp, rel, self.clean(content))
+        write_new(self.tmp, rel, verify.check(rel, content, self.clean))
         self.written.add(rel)
 
     def seed(self, keep: list[str], folders: list[str]) -> None:
