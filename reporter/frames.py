@@ -52,7 +52,7 @@ SOL_COLUMNS: dict[str, str] = {
     "recorded_sol_ms": _FLOAT, "recorded_floor_ms": _FLOAT, "recorded_sol_fraction": _FLOAT, "recorded_ref_sol_fraction": _FLOAT,
     "recorded_sol_exec_score": _FLOAT, "sol_ms": _FLOAT, "floor_ms": _FLOAT,
     **{f"{c}_{b}": _FLOAT for b in TIMING_BASES for c in ("sol_fraction", "ref_sol_fraction", "sol_exec_score")},
-    "below_floor": _STR, "sol_fraction": _FLOAT, "sol_exec_score": _FLOAT, "sol_gpu": _STR,
+    "below_floor": _STR, "recorded_impossible": _BOOL, "sol_fraction": _FLOAT, "sol_exec_score": _FLOAT, "sol_gpu": _STR,
 }
 _TIMED = {f"{side}_{b}_ms": _FLOAT for b in TIMING_BASES for side in ("kernel", "ref")} | {f"speedup_{b}": _FLOAT for b in TIMING_BASES}
 COLUMNS: dict[str, str] = {

@@ -371,3 +371,23 @@ def test_a_problem_attempted_outside_the_recorded_set_joins_every_models_denomin
     board = ag.leaderboard(table, space=space(1, 2))
     assert (row(board, "A")["problems"], row(board, "A")["not_attempted"]) == (3, 1)
     assert (row(board, "B")["problems"], row(board, "B")["not_attempted"]) == (3, 2)
+
+
+def test_the_rank_follows_the_exact_fast_1_share_not_its_printed_two_decimals() -> None:
+    # 5 of 250 and 6 of 250 both print as 0.02; the row with 6 ranks first even with a smaller geomean.
+    five = [run("five-fast", p, True, 9.0 if p <= 5 else 0.9) for p in range(1, 251)]
+    six = [run("six-fast", p, True, 1.01 if p <= 6 else 0.5) for p in range(1, 251)]
+    board = ag.leaderboard(from_records(five + six))
+    assert list(board["model"]) == ["six-fast", "five-fast"] and list(board["rank"]) == [1, 2]
+
+
+def test_a_recorded_time_below_the_floor_counts_on_no_board() -> None:
+    # The same run twice: once possible, once below the hardware floor (its recorded speedup kept in the table).
+    fine = [run("m", 1, True, 2.0, recorded_speedup=2.0, recorded_sol_fraction=0.5), run("m", 2, True, 0.5)]
+    impossible = [run("m", 1, True, None, recorded_speedup=222.0, recorded_impossible=True, recorded_sol_fraction=7.0),
+                  run("m", 2, True, 0.5)]
+    good, bad = row(ag.leaderboard(from_records(fine)), "m"), row(ag.leaderboard(from_records(impossible)), "m")
+    assert good["fast_1.0"] == 0.5 and bad["fast_1.0"] == 0.0
+    assert bad["geomean"] == pytest.approx(0.5) and bad["sol_n"] == 0
+    grid = ag.grid(from_records(impossible))
+    assert not grid["speedup"].gt(1).any()

@@ -25,7 +25,7 @@ a notebook never disagree. Rules, once:
   attempted (in the denominator) but never count; `reward_hacks` counts a group's runs reviewed as hacks.
   `exclude=None` counts them; `fast_<p>_with_suspects` and `geomean_with_suspects` are the board's figures with
   them counted, as KernelBench's own scoring (which has no cheat checks) would give them.
-- Rows are ranked by `RANK_RULE`: fast_1, then the geomean, each rounded as the pages print them; rows that
+- Rows are ranked by `RANK_RULE`: the exact fast_1 share, then the geomean as the pages print it; rows that
   read the same share a `rank` and are listed by model name.
 """
 

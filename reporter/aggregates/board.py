@@ -12,7 +12,7 @@ import pandas as pd
 
 from ..core.checks import fast_n
 from ..core.schema import Basis
-from ..core.units import SHARE_DECIMALS, SPEEDUP_DECIMALS
+from ..core.units import SPEEDUP_DECIMALS
 from ..core.vocab import Source
 from .denominators import denominator_map
 from .scope import DEFAULT_BASIS, DEFAULT_EXCLUDE, FAST_P, LEADERBOARD_KEYS, Key, best_per_problem, column_values, fast_column, key_tuples, positions, scoped
@@ -87,14 +87,15 @@ def _with_suspects(runs: pd.DataFrame, by: Sequence[str], fast_ps: Sequence[floa
     return out
 
 
-RANK_RULE = ("ranked by fast₁, then by the geometric mean, each as printed; rows equal on both share a rank "
-             "and are listed by model name")
+RANK_RULE = ("ranked by the fast₁ share exactly (6/250 above 5/250, though both print as 0.02), then by the geometric "
+             "mean as printed; rows equal on both share a rank and are listed by model name")
 
 
 def _standing(r: dict[str, Any], order: str) -> tuple[float, bool, float]:
-    """What a row is ranked on (`RANK_RULE`): its fast_p share and geomean rounded as the pages print them."""
+    """What a row is ranked on (`RANK_RULE`): its fast_p share exactly (a count over a denominator: rounding it to the
+    printed two decimals once ranked 5/250 above 6/250 on a better geomean), and its geomean as the pages print it."""
     geo = r["geomean"]
-    return (-round(r[order], SHARE_DECIMALS), math.isnan(geo), -round(geo, SPEEDUP_DECIMALS) if not math.isnan(geo) else 0.0)
+    return (-r[order], math.isnan(geo), -round(geo, SPEEDUP_DECIMALS) if not math.isnan(geo) else 0.0)
 
 
 def _ranked(rows: list[dict[str, Any]], by: Sequence[str], order: str) -> list[dict[str, Any]]:

@@ -50,12 +50,15 @@ def on_basis(frame: pd.DataFrame, basis: Basis | str = DEFAULT_BASIS) -> pd.Data
     measured = frame["speedup_source"].eq(Source.RE_VALIDATED).fillna(False).astype(bool)
     # From the figures as measured or recorded (`speedup` is null for a suspect run, which exclude=None counts;
     # a hand-made table may give only `speedup`).
+    # A recorded time below the hardware floor (`recorded_impossible`) has no speedup and no fraction of SOL here
+    # either: the runs table keeps the figure as recorded, and this is where it once came back into the boards.
+    possible = ~frame["recorded_impossible"].fillna(False).astype(bool) if "recorded_impossible" in frame else True
     recorded = {"kernel_ms": frame["kernel_ms"], "ref_ms": frame["ref_ms"],
-                "speedup": frame["recorded_speedup"].fillna(frame["speedup"])}
+                "speedup": frame["recorded_speedup"].fillna(frame["speedup"]).where(possible)}
     picked = {col: frame[f"{src}_{b.value}{unit}"].where(measured, recorded[col])
               for col, src, unit in (("kernel_ms", "kernel", "_ms"), ("ref_ms", "ref", "_ms"), ("speedup", "speedup", ""))}
     if f"sol_fraction_{b.value}" in frame:  # the kernel's fraction of speed of light on the same basis (`collect.sol`)
-        picked["sol"] = frame[f"sol_fraction_{b.value}"].where(measured, frame["recorded_sol_fraction"])
+        picked["sol"] = frame[f"sol_fraction_{b.value}"].where(measured, frame["recorded_sol_fraction"].where(possible))
     return frame.assign(basis=b.value, **picked)
 
 

@@ -146,6 +146,8 @@ def sol_row(rep: SolReport, reported: bool) -> dict[str, object]:
         row.update({f"sol_fraction_{b.value}": _frac(rep, "kernel", b.value), f"ref_sol_fraction_{b.value}": _frac(rep, "reference", b.value),
                     f"sol_exec_score_{b.value}": rep.scores.get(b.value)})
     row["below_floor"] = "; ".join(f"{t.side} {t.basis}" for t in rep.times if t.below_floor) or None
+    # The one place an impossible recorded time is decided: every aggregate on the recorded basis reads this column.
+    row["recorded_impossible"] = rep.dropped(RECORDED)
     measured = rep.measured is not None and row[f"sol_fraction_{Basis.DEVICE.value}"] is not None
     basis, bounds = (Basis.DEVICE.value, rep.measured) if measured else (RECORDED, rep.recorded)
     if reported and not rep.dropped(basis) and bounds is not None and bounds.peaks is not None:
