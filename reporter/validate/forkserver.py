@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from ..core import interpreter
 from ..core.decode import from_doc
 from ..core.work import WORK_MODE
 
@@ -171,7 +172,7 @@ class ForkServer:
     """Client side: start the server, run children on it from any number of threads."""
 
     def __init__(self, env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "reporter.validate.forkserver"], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen(interpreter.module("reporter.validate.forkserver"), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env=env, text=True, bufsize=1, start_new_session=True)
         self.lock = threading.Lock()
         self.pending: dict[int, _Pending] = {}
