@@ -1,13 +1,16 @@
-"""No child Python process reporter starts imports from DATA (issue 43, item 4).
+"""No child Python process reporter starts imports from DATA, and trace content writes nothing into DATA or the
+caller's folder (issue 43, items 4 and 7).
 
 A build or a validation started inside DATA (its working directory) must not import DATA/json.py, DATA/torch.py
 and the like in any interpreter it starts: `python -c` and `python -m` put the working directory first on
 `sys.path`, and an empty entry of PYTHONPATH means it too. Each module planted below writes a marker when it is
-imported; no marker may appear.
+imported; no marker may appear. A reference (`reporter work`, the validator) or a kernel runs in a folder of its
+own: what its code writes where it runs, or where $PWD says it was started, must land there.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -37,6 +40,13 @@ def get_inputs():
 def get_init_inputs():
     return []
 """
+# Module-level code that writes a file where it runs and where $PWD says it was started.
+WRITE = """
+import os
+open("written-relative.txt", "w").write("x")
+open(os.path.join(os.environ.get("PWD", "."), "written-pwd.txt"), "w").write("x")
+"""
+
 
 def plant(folder: Path, marks: Path) -> None:
     """A module of each name in `PLANTED` in `folder`, writing `marks/NAME` when imported."""
@@ -49,17 +59,38 @@ def marked(marks: Path) -> list[str]:
     return sorted(p.name for p in marks.iterdir())
 
 
+def written(data: Path, caller: Path) -> list[str]:
+    """The files trace content wrote anywhere in DATA or in the caller's working directory."""
+    return sorted(str(p) for p in [*data.rglob("written-*"), *caller.glob("written-*")])
+
+
+@dataclass(frozen=True)
+class Started:
+    data: Path
+    caller: Path  # the caller's working directory: DATA itself, or a folder beside it
+    marks: Path  # where the planted modules leave their markers
+
+
 @pytest.fixture
-def inside_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
-    """DATA with the planted modules, as the working directory; no PYTHONPATH (a caller's usual environment: the
-    empty entry the children's PYTHONPATH then ended with meant the working directory). (DATA, the markers' folder)."""
+def started(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Started:
+    """DATA with the planted modules; the caller's working directory DATA (or, with the parameter "elsewhere", a folder
+    beside it), $PWD saying so as a shell sets it; no PYTHONPATH (a caller's usual environment: the empty entry the
+    children's PYTHONPATH then ended with meant the working directory)."""
     data = tmp_path / "data"
     data.mkdir()
     marks = tmp_path / "marks"
     plant(data, marks)
-    monkeypatch.chdir(data)
+    caller = tmp_path / "caller" if getattr(request, "param", "in DATA") == "elsewhere" else data
+    caller.mkdir(exist_ok=True)
+    monkeypatch.chdir(caller)
+    monkeypatch.setenv("PWD", str(caller))
     monkeypatch.delenv("PYTHONPATH", raising=False)
-    return data, marks
+    return Started(data, caller, marks)
+
+
+def assert_isolated(s: Started) -> None:
+    assert marked(s.marks) == []  # no child imported a module from DATA
+    assert written(s.data, s.caller) == []  # trace content wrote nothing into DATA or the caller's folder
 
 
 # --- The ncu report reader (the case the issue names) ------------------------------------------------------------
@@ -70,19 +101,17 @@ def load_report(path):
 """
 
 
-def test_the_ncu_report_reader_imports_nothing_from_data(inside_data: tuple[Path, Path], tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_ncu_report_reader_imports_nothing_from_data(started: Started, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Nsight's Python report module present (this machine has none: a module of the same interface stands in)
-    data, marks = inside_data
     nsight = tmp_path / "nsight"
     nsight.mkdir()
     (nsight / "ncu_report.py").write_text(FAKE_NCU_REPORT, encoding="utf-8")
     monkeypatch.setenv("NCU_PYTHON_DIR", str(nsight))
-    report = data / "run" / "profile.ncu-rep"
+    report = started.data / "run" / "profile.ncu-rep"
     report.parent.mkdir()
     report.write_bytes(b"not read by the stand-in")
-    assert load_ncu(report, root=data) == []
-    assert marked(marks) == []
+    assert load_ncu(report, root=started.data) == []
+    assert marked(started.marks) == []
 
 
 # --- The work counter (`reporter work`), the validator's forked worker and its fresh one (the ncu path) -----------
@@ -101,44 +130,35 @@ def assert_counted(data: Path, ref: str) -> None:
         "input 0": ((8, 16), "fp32", 8 * 16 * 4), "input 1": ((16, 4), "fp32", 16 * 4 * 4), "output 0": ((8, 4), "fp32", 8 * 4 * 4)}
 
 
-def validated(data: Path, reference: str) -> None:
-    """The fixture kernel that is correct, checked on CPU against `reference` by forked workers: correct."""
+@pytest.mark.parametrize("started", ["in DATA", "elsewhere"], indirect=True)
+def test_reporter_work_counts_each_reference_isolated(started: Started) -> None:
+    traces(started.data, honest=HONEST, writes=HONEST + WRITE)
+    res = CliRunner().invoke(main, ["work", str(started.data), "--jobs", "1"])
+    assert res.exit_code == 0, res.output
+    assert "counted 2 references (0 failed)" in res.output
+    assert_isolated(started)
+    assert_counted(started.data, HONEST)
+    assert_counted(started.data, HONEST + WRITE)
+
+
+def test_the_validators_forked_workers_are_isolated(started: Started) -> None:
     from reporter.collect import collect
     from reporter.validate import validate_runs
-    kernel_run(data, "correct", (KERNELS / "correct.py").read_text(), reference=reference)
-    results = validate_runs(data, collect(data).runs, CPU_SETTINGS, device="cpu", jobs=1)
+    kernel_run(started.data, "correct", (KERNELS / "correct.py").read_text(), reference=(KERNELS / "reference.py").read_text() + WRITE)
+    results = validate_runs(started.data, collect(started.data).runs, CPU_SETTINGS, device="cpu", jobs=1)
     result, cached = results["correct"]
     assert (result.verdict.value, cached) == ("correct", False), result.reason
+    assert_isolated(started)
 
 
-def compiled_fresh(job_dir: Path, reference: str) -> None:
-    """The worker in a fresh interpreter (as under ncu), loading the correct fixture kernel: compiled."""
+def test_a_fresh_worker_is_isolated(started: Started, tmp_path: Path) -> None:
+    # the worker as ncu starts it, loading the correct fixture kernel
     from reporter.core.schema import CheckSettings, WorkerJob
     from reporter.validate.process import run_fresh
-    job = WorkerJob(reference, (KERNELS / "correct.py").read_text(), CheckSettings(), "cpu")
-    out = run_fresh("compile", job, job_dir, 120, {})
+    job = WorkerJob((KERNELS / "reference.py").read_text() + WRITE, (KERNELS / "correct.py").read_text(), CheckSettings(), "cpu")
+    out = run_fresh("compile", job, tmp_path / "job", 120, {})
     assert (out.verdict.value, out.reason) == ("correct", "compiled"), out.log
-
-
-def test_reporter_work_imports_nothing_from_data(inside_data: tuple[Path, Path]) -> None:
-    data, marks = inside_data
-    traces(data, honest=HONEST)
-    res = CliRunner().invoke(main, ["work", str(data), "--jobs", "1"])
-    assert res.exit_code == 0, res.output
-    assert marked(marks) == []
-    assert_counted(data, HONEST)
-
-
-def test_the_validators_forked_workers_import_nothing_from_data(inside_data: tuple[Path, Path]) -> None:
-    data, marks = inside_data
-    validated(data, (KERNELS / "reference.py").read_text())
-    assert marked(marks) == []
-
-
-def test_a_fresh_worker_imports_nothing_from_data(inside_data: tuple[Path, Path], tmp_path: Path) -> None:
-    _, marks = inside_data
-    compiled_fresh(tmp_path / "job", (KERNELS / "reference.py").read_text())
-    assert marked(marks) == []
+    assert_isolated(started)
 
 
 def test_the_pythonpath_children_pass_on_has_no_working_directory_in_it(monkeypatch: pytest.MonkeyPatch) -> None:

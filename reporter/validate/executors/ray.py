@@ -68,8 +68,9 @@ def _server(visible: str | None) -> ForkServer:
 
 
 def _gate_dir() -> Path:
-    """One gate folder per machine, shared by every Ray worker process on it."""
-    return Path(os.environ.get("REPORTER_GATE_DIR") or Path(tempfile.gettempdir()) / f"reporter-gate-{os.getuid()}")
+    """One gate folder per machine, shared by every Ray worker process on it (absolute: each worker runs in a folder
+    of its own)."""
+    return Path(os.environ.get("REPORTER_GATE_DIR") or Path(tempfile.gettempdir()) / f"reporter-gate-{os.getuid()}").absolute()
 
 
 def _guard() -> CompileGuard:
