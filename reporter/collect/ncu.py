@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import csv
 import io
-import sys
 from pathlib import Path
 
-from ..core import limits
+from ..core import interpreter, limits
 from ..core.errors import CollectError
 from ..core.safeio import checked_path, parse_json, read_bounded
 from .figures import Figure, KernelFigures, Metric, NcuKernel, derive, summarize
@@ -161,7 +160,8 @@ def load_ncu_report(path: Path, python_dir: Path | None = None, root: Path | Non
         raise CollectError(path, "ncu_report", "NVIDIA's ncu_report module was not found (set NCU_PYTHON_DIR); "
                            "export CSVs with `ncu -i FILE --page raw --csv --print-units base` instead")
     try:
-        proc = subprocess.run([sys.executable, "-c", _NCU_DUMP, str(python_dir), str(real)], capture_output=True,
+        # isolated (-I): `python -c` would import from the working directory first, DATA's json.py among them
+        proc = subprocess.run(interpreter.script(_NCU_DUMP, str(python_dir), str(real)), capture_output=True,
                               text=True, errors="replace", timeout=limits.NCU_REPORT_TIMEOUT_S, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired as exc:
         raise CollectError(path, "ncu_report", f"reading the report took longer than {limits.describe('NCU_REPORT_TIMEOUT_S')}") from exc

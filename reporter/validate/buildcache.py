@@ -44,7 +44,8 @@ PRIOR_BUILD_CPU_S = 80.0
 
 
 def default_root() -> Path:
-    return Path(os.environ.get("REPORTER_BUILD_CACHE", Path.home() / ".cache" / "reporter" / "torch_extensions"))
+    """Absolute: the worker runs in a folder of its own (`forkserver.own_folder`), where a relative path means another."""
+    return Path(os.environ.get("REPORTER_BUILD_CACHE", Path.home() / ".cache" / "reporter" / "torch_extensions")).absolute()
 
 
 def build_key(kernel_src: str, toolchain: dict[str, str | None]) -> str:

@@ -18,6 +18,7 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Mapping
@@ -25,6 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from ..core import interpreter
 from ..core.decode import from_doc
 from ..core.work import WORK_MODE
 
@@ -71,8 +73,16 @@ def reply_from(line: str) -> Started | Reaped:
     return from_doc(Reaped, doc)
 
 
+def own_folder(job_dir: Path, mode: str) -> tuple[str, dict[str, str | None]]:
+    """A new empty folder in the job's, to be the working directory of the child that runs trace content, and the
+    environment that says so (PWD; no OLDPWD): what a reference or kernel writes where it runs, or where $PWD says
+    it was started, lands there, never in DATA or the caller's folder (issue 43, item 7)."""
+    folder = tempfile.mkdtemp(prefix=f"{mode}-cwd-", dir=job_dir)
+    return folder, {"PWD": folder, "OLDPWD": None}
+
+
 def _child(req: Request) -> int:
-    """In the forked child: own session, own log, own environment, then the worker's entry point."""
+    """In the forked child: own session, own log, own working directory, own environment, then the worker's entry point."""
     os.setsid()
     job_dir = Path(req.job_dir)
     log = os.open(job_dir / f"{req.mode}.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -80,7 +90,9 @@ def _child(req: Request) -> int:
     os.dup2(null, 0)
     os.dup2(log, 1)
     os.dup2(log, 2)
-    for k, v in req.env.items():
+    folder, where = own_folder(job_dir, req.mode)
+    os.chdir(folder)
+    for k, v in {**req.env, **where}.items():
         if v is None:
             os.environ.pop(k, None)
         else:
@@ -171,7 +183,7 @@ class ForkServer:
     """Client side: start the server, run children on it from any number of threads."""
 
     def __init__(self, env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "reporter.validate.forkserver"], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen(interpreter.module("reporter.validate.forkserver"), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env=env, text=True, bufsize=1, start_new_session=True)
         self.lock = threading.Lock()
         self.pending: dict[int, _Pending] = {}
@@ -210,7 +222,8 @@ class ForkServer:
             self.next_id += 1
             self.pending[rid] = p
             assert self.proc.stdin is not None
-            self.proc.stdin.write(to_line(Request(rid, mode, str(job_dir), env, time.monotonic())))
+            # absolute: the child runs in a folder of its own (`own_folder`)
+            self.proc.stdin.write(to_line(Request(rid, mode, str(job_dir.absolute()), env, time.monotonic())))
             self.proc.stdin.flush()
         try:
             p.started.wait()

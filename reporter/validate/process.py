@@ -9,21 +9,21 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from ..core import interpreter
 from ..core.schema import Verdict, WorkerJob, WorkerResult
-from .forkserver import ForkServer
+from .forkserver import ForkServer, own_folder
 
 
 def package_env(extra: dict[str, str | None] | None = None) -> dict[str, str]:
-    """This process's environment with reporter importable and `extra` applied (None removes a name)."""
+    """This process's environment with reporter importable and `extra` applied (None removes a name). The worker
+    itself ignores PYTHON* variables (`core.interpreter`); these are for the programs it starts in turn."""
     env = dict(os.environ)
     env["PYTHONUNBUFFERED"] = "1"
-    pkg_root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = pkg_root + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = interpreter.pythonpath(env)
     for k, v in (extra or {}).items():
         if v is None:
             env.pop(k, None)
@@ -101,13 +101,16 @@ def run_forked(server: ForkServer, mode: str, job: WorkerJob, job_dir: Path, tim
 
 def run_fresh(mode: str, job: WorkerJob, job_dir: Path, timeout_s: float, env: dict[str, str | None],
               prefix: list[str] | None = None) -> WorkerResult:
-    """One worker in a fresh interpreter, e.g. under a profiler that must start the process itself."""
+    """One worker in a fresh interpreter, e.g. under a profiler that must start the process itself; in a folder of its
+    own, as a forked one (`forkserver.own_folder`)."""
+    job_dir = job_dir.absolute()
     _write_job(job, job_dir, mode)
-    cmd = (prefix or []) + [sys.executable, "-m", "reporter.validate.worker", mode, str(job_dir)]
+    cmd = (prefix or []) + interpreter.module("reporter.validate.worker", mode, str(job_dir))
+    folder, where = own_folder(job_dir, mode)
     with open(job_dir / f"{mode}.log", "wb") as log:
         try:
-            proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=package_env(env), timeout=timeout_s,
-                                  start_new_session=True)
+            proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=package_env({**env, **where}), timeout=timeout_s,
+                                  start_new_session=True, cwd=folder)
             rc: int | None = proc.returncode
         except subprocess.TimeoutExpired:
             rc = None

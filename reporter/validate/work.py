@@ -1,7 +1,8 @@
 """Count the work of every reference that has no count yet: each in its own forked process, no GPU needed.
 
 The parent never runs trace content: it hands each reference to the fork server (mode `work`), which runs
-`workcount.main` in a child of its own session with no CUDA device visible, and kills it past
+`workcount.main` as it runs a kernel's check, in a child of its own session and working folder (`forkserver.own_folder`:
+what the problem file writes where it runs stays out of DATA) with no CUDA device visible, and kills it past
 `WORK_TIMEOUT_S`. Results are kept in DATA/validation/work/ (`core.work`), a failure with its reason, so a
 build shows why a problem has no bound; `force` counts again.
 """

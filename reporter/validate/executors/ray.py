@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ...core import DISTRIBUTION
+from ...core import DISTRIBUTION, interpreter
 from ...core.records import Environment
 from ...core.schema import Verdict, WorkerJob
 from .. import buildcache, steps
@@ -52,8 +52,8 @@ def connect(address: str | None, **local: Any) -> Any:
     whose workers import this copy of reporter."""
     ray = _ray()
     if not ray.is_initialized():
-        pkg_root = str(Path(__file__).resolve().parents[3])
-        runtime = {"env_vars": {"PYTHONPATH": pkg_root + os.pathsep + os.environ.get("PYTHONPATH", "")}}
+        # reporter's own install first; no empty entry (the worker's working directory), which joining an unset one left
+        runtime = {"env_vars": {"PYTHONPATH": interpreter.pythonpath(dict(os.environ))}}
         ray.init(address=address, runtime_env=None if address else runtime, log_to_driver=False,
                  include_dashboard=False, **local)
     return ray
@@ -68,8 +68,9 @@ def _server(visible: str | None) -> ForkServer:
 
 
 def _gate_dir() -> Path:
-    """One gate folder per machine, shared by every Ray worker process on it."""
-    return Path(os.environ.get("REPORTER_GATE_DIR") or Path(tempfile.gettempdir()) / f"reporter-gate-{os.getuid()}")
+    """One gate folder per machine, shared by every Ray worker process on it (absolute: each worker runs in a folder
+    of its own)."""
+    return Path(os.environ.get("REPORTER_GATE_DIR") or Path(tempfile.gettempdir()) / f"reporter-gate-{os.getuid()}").absolute()
 
 
 def _guard() -> CompileGuard:
