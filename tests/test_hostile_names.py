@@ -140,3 +140,26 @@ def test_a_value_that_still_holds_a_secret_stops_its_file_naming_the_place(rel: 
     with pytest.raises(LeakError) as err:
         check(rel, text, _clean())
     assert str(err.value.message).startswith(f"{rel}: {where} holds") and "secret-assignment" in err.value.message
+
+
+def test_no_published_file_names_the_folder_the_site_was_built_from(tmp_path: Path) -> None:
+    # Issue 49, item 2: the index's list of unreadable runs showed DATA's absolute path (a user name, a home folder).
+    import shutil
+
+    from conftest import DATA
+    from reporter.core.sitefiles import is_state
+    data = tmp_path / "home" / "alice-private-name" / "projects" / "runs"
+    shutil.copytree(DATA, data)
+    write_trace(data, "broken", '{"schema_version": 2, "run": ')
+    doc = minimal_trace()
+    doc["attachments"] = [{"kind": "ncu_raw_csv", "role": "kernel", "path": "missing.csv"}]
+    write_trace(data, "missing-attachment", doc)
+    site = tmp_path / "site"
+    out = _build(data, site)
+    assert "alice-private-name" in out  # the terminal names the files in full ...
+    published = [p for p in site.rglob("*") if p.is_file() and not is_state(p.relative_to(site).as_posix())]
+    assert published
+    leaked = [p for p in published if b"alice-private-name" in p.read_bytes()]
+    assert leaked == []  # ... no published file does
+    index = (site / "index.html").read_text()
+    assert "<code>broken/trace.json</code>" in index
