@@ -104,11 +104,21 @@ def _new_marks(before: str, after: str) -> list[str]:
     return sorted(set(_MARK.findall(after)) - set(had)) or sorted(set(_MARK.findall(after)))
 
 
+# A sha256 digest shown as itself (a kernel's hash, which reviews.toml names): ours, computed from the text. About 1
+# in 1,500 holds a key's shape (ClickHouse's `4b1d` + 38 characters); a value from DATA that is a secret was redacted
+# where it was read, so only the digests we print are spared here.
+_DIGEST = re.compile(r"\b[0-9a-f]{64}\b")
+
+
+def _ours_masked(value: str) -> str:
+    return _DIGEST.sub("0" * 64, value) if len(value) >= 64 else value
+
+
 def check(rel: str, text: str, clean: Callable[[str], str]) -> str:
     """`text`, unchanged, when no value of it holds a secret; else a LeakError."""
-    if clean(text) == text:
+    if clean(masked := _ours_masked(text)) == masked:
         return text
     for where, value in values(rel, text):
-        if (shown := clean(value)) != value:
-            raise LeakError(rel, where, _new_marks(value, shown))
+        if (shown := clean(masked := _ours_masked(value))) != masked:
+            raise LeakError(rel, where, _new_marks(masked, shown))
     return text
