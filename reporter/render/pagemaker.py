@@ -21,8 +21,10 @@ from markupsafe import escape
 from ..collect.traces import RunRecord
 from ..collect.validation import CachedValidation
 from ..core import sitefiles
+from ..core.cache import work_file
 from ..core.errors import CollectError
-from . import compare, fulltext, lazy, parallel, status
+from ..core.records import sha256_text
+from . import compare, fulltext, lazy, parallel, status, verify
 from .budget import OverBudget, run_budget
 from .digest import RunDigest, make
 from .findings import KERNEL_LINE
@@ -128,7 +130,9 @@ def _digest(data: Path, rel: str, run_id: str, slug: str) -> tuple[Scanned, RunR
     trace_sig = status.signature(data / rel, None, data)  # signed before reading, so a later edit shows
     r = _load(data, rel, run_id, slug)
     files = [r.trace_path.parent / a.path for a in r.source.attachments]  # the files as named, not as published
-    inputs, folders = status.inputs_of(data, files, _validation_folders(data, r), {})
+    # The reference's work count (`reporter work`) is an input too: a build after counting draws the new floor.
+    work = [work_file(data, sha256_text(r.source.reference_source)).parent] if r.source.reference_source is not None else []
+    inputs, folders = status.inputs_of(data, files, _validation_folders(data, r) + work, {})
     if trace_sig is not None:
         inputs[rel] = trace_sig
     problems = [e.problem("attachment") for e in r.attachment_errors]
@@ -160,7 +164,7 @@ class Placeholders:
                 t["problem"]: urls.problems[d.problem] if d.problem else "", t["prev"]: _href(nav.get("prev")),
                 t["next"]: _href(nav.get("next"))}
         for token, value in real.items():
-            page = page.replace(token, clean(str(escape(value))))
+            page = page.replace(token, str(escape(clean(value))))
         return page
 
 
@@ -193,13 +197,12 @@ def _write_run(r: RunRecord, cached: CachedValidation | None, urls: Urls, nav: d
     tmp = Path(st["tmp"])
     files = run_files(r, cached, urls, nav, _env(), st["generated"], st["assets"], HighlightCache(tmp / sitefiles.CACHE_DIR / "code"))
     clean = shown_text(st)
-    page = urls.run(r.run_id)
     # The search document goes to the site's cache (never published), which keeps it for a kept run: no page file.
-    write_new(tmp, (doc := fulltext.doc_path(urls.runs[r.run_id])), files.pop(doc))
+    write_new(tmp, (doc := fulltext.doc_path(urls.runs[r.run_id])), verify.check(doc, files.pop(doc), clean))
     written: list[str] = []
     try:
         for path, content in files.items():
-            write_new(tmp, path, clean(content) if path == page else content)
+            write_new(tmp, path, verify.check(path, content, clean))
             written.append(path)
     except BaseException:  # over budget, or a disk error: no file of a page that is not made is left to publish
         for path in written:
