@@ -75,7 +75,7 @@ def _git(folder: Path, *args: str) -> str | None:
     """git in the reporter clone (never in DATA), with no program its config names (`gitenv.git_environment`)."""
     try:
         proc = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=30,
-                              env=git_environment())
+                              env=git_environment(folder))
     except (OSError, subprocess.SubprocessError):
         return None
     return proc.stdout.strip() if proc.returncode == 0 and proc.stdout.strip() else None

@@ -31,7 +31,7 @@ from ..core import __version__
 from ..core.errors import ConfigError, PublishError
 from ..core.marker import MARKER, SOURCE_PREFIX
 from ..core.sitefiles import foreign_files, is_state, owned_files
-from .gitenv import LOCAL_RECEIVE_PACK, PROTOCOLS, REMOTE_RECEIVE_PACK, git_environment, is_local, push_settings
+from .gitenv import PROTOCOLS, git_environment, push_settings, receive_pack
 
 
 def _changed(env: dict[str, str]) -> dict[str, str]:
@@ -39,7 +39,7 @@ def _changed(env: dict[str, str]) -> dict[str, str]:
 
 
 def _run_git(repo: Path, args: tuple[str, ...], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env or git_environment())
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env or git_environment(repo))
 
 
 def _git_or_none(repo: Path, *args: str) -> str | None:
@@ -185,7 +185,7 @@ def publish_site(site: Path, repo: Path, branch: str = "gh-pages", cname: str | 
     who = {k: v for k, v in (("GIT_COMMITTER_NAME", "reporter"), ("GIT_COMMITTER_EMAIL", "reporter@localhost"))
            if k not in os.environ and not _git_or_none(repo, "config", "user." + k.rsplit("_", 1)[1].lower())}
     try:
-        with contextlib.chdir(repo), _environ({**who, **_changed(git_environment())}), _published_files(site) as (tree, left_out):  # ghp-import runs git in the cwd
+        with contextlib.chdir(repo), _environ({**who, **_changed(git_environment(repo))}), _published_files(site) as (tree, left_out):  # ghp-import runs git in the cwd
             ghp_import.ghp_import(str(tree), mesg=msg, branch=branch, nojekyll=True,
                                   cname=cname.strip() if cname else None, remote=remote or "origin")
     except ghp_import.GhpError as exc:
@@ -210,14 +210,13 @@ _ANONYMOUS = "reporter-push-url"  # a name to ask git which URLs a push to a URL
 
 def push(repo: Path, remote: str, ref: str) -> None:
     """`git push REMOTE REF:REF` with the user's own credential helpers, ssh command and askpass, never those of the
-    repository's config (`gitenv.push_settings`), and git's own receive-pack: on this machine, with that repository's
-    hooks off (`gitenv.LOCAL_RECEIVE_PACK`), since the repository's config chose that repository."""
+    repository's config (`gitenv.push_settings`), and git's own receive-pack, which on this machine runs none of the
+    receiving repository's hooks (`gitenv.receive_pack`): the repository's config chose that repository."""
     settings, ignored = push_settings(repo)
-    urls = (_git_or_none(repo, "remote", "get-url", "--push", "--all", remote)
+    urls = (_git_or_none(repo, "remote", "get-url", "--push", "--all", remote)  # insteadOf and pushInsteadOf applied
             or _git_or_none(repo, "-c", f"remote.{_ANONYMOUS}.url={remote}", "remote", "get-url", "--push", "--all", _ANONYMOUS))
-    local = any(is_local(url) for url in (urls or remote).splitlines())
-    receive_pack = LOCAL_RECEIVE_PACK if local else REMOTE_RECEIVE_PACK
-    proc = _run_git(repo, ("push", f"--receive-pack={receive_pack}", "--", remote, f"{ref}:{ref}"), git_environment(settings=settings))
+    command = receive_pack(repo, (urls or remote).splitlines())
+    proc = _run_git(repo, ("push", f"--receive-pack={command}", "--", remote, f"{ref}:{ref}"), git_environment(repo, settings=settings))
     if proc.returncode == 0:
         return
     said = proc.stderr.strip() or proc.stdout.strip()
@@ -227,8 +226,8 @@ def push(repo: Path, remote: str, ref: str) -> None:
                    "helper, git:// through core.gitProxy) is refused")
     if ignored:
         why.append(f"this repository's own {', '.join(ignored)} {'is' if len(ignored) == 1 else 'are'} not used (no program "
-                   "a repository's config names runs): set it with `git config --global`, or in the environment "
-                   "(GIT_SSH_COMMAND, GIT_ASKPASS)")
+                   "a repository's config names runs): set yours in ~/.gitconfig (git config --global ...) or in the "
+                   "environment (GIT_SSH_COMMAND, GIT_ASKPASS)")
     raise PublishError(f"git push {remote} failed: {said}" + "".join(f"; {w}" for w in why))
 
 
