@@ -16,7 +16,7 @@ from conftest import KERNELS, kernel_run
 from reporter.render.highlight import HighlightCache
 
 
-def _hammer(cache: HighlightCache, sources: list[str], start: multiprocessing.synchronize.Event, errors: "multiprocessing.Queue[str]") -> None:
+def _hammer(cache: HighlightCache, sources: list[str], start: multiprocessing.synchronize.Event, errors: multiprocessing.Queue[str]) -> None:
     start.wait()
     for source in sources:
         try:
