@@ -47,6 +47,7 @@ _NEEDLES = (b"passw", b"passphrase", b"secret", b"token", b"key", b"credential",
 _REFERENCE = re.compile(r"[$%{<(\[]|os\.|getenv|environ")  # a variable, template, placeholder or code, not a value
 _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*)\(")  # `getpass()`, `os.getenv(...)`: code, not a value
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+")
 # A number, with a unit a log writes after it (`4096`, `12.5ms`, `8KB`, `2.1GB/s`, `1e-5`): a measure, not a value.
 _MEASURE = re.compile(r"[~+-]?[0-9][0-9.,_]*(?:e[+-]?[0-9]+)?[ ]?(?:[kmgtp]?i?b(?:/s)?|[mun]?s|us|%|x|[kmgtp]?flops?|"
                       r"[kmgt]?hz|tok(?:ens)?/s|it/s)?", re.I)
@@ -77,8 +78,13 @@ def secret_value(key: str, value: str) -> tuple[int, int] | None:
 
 
 def _code_name(text: str) -> bool:
-    """A name in code (`tokenizer.eos_token`, `getpass`), not a key: dotted, or an identifier without a digit."""
-    return bool(_IDENTIFIER.fullmatch(text)) and ("." in text or not any(c.isdigit() for c in text))
+    """A name in code (`tokenizer.eos_token`, `getpass`, `apiToken`), not a key: dotted, or an identifier without
+    a digit whose words (split at `_` and where case turns upper) are three letters long on average, or that is
+    short; random letters (`xKqLmPzRtWvN`: words of one or two) are a key."""
+    if not _IDENTIFIER.fullmatch(text) or ("." not in text and any(c.isdigit() for c in text)):
+        return False
+    words = _WORDS.findall(text)
+    return "." in text or len(text) < 8 or len(text) >= 3 * len(words)
 
 
 def assignment_hits(raw: bytes, text: str) -> Iterator[tuple[int, int, str]]:

@@ -56,8 +56,11 @@ _TEXT_BYTES = bytes(range(32, 127)) + b"\t\n\r"
 _TO_ASCII = bytes(b if b < 128 else ord("?") for b in range(256))
 _DECODINGS = 2  # base64 inside base64 is decoded once more; deeper is not looked at
 # Where a key may go on past a break: a backslash-newline, or one string literal closed and the next opened
-# (`"abc" "def"`, `"abc" + "def"`, `'abc' \` and a newline, `"abc" +` and a newline).
-_BREAK = linear(rb"\\\r?\n[ \t]*|[\"'][ \t]*(?:\+[ \t]*)?(?:\\?\r?\n[ \t]*(?:\+[ \t]*)?)?[\"']")
+# (`"abc" "def"`, `"abc" + "def"`, `'abc' \` and a newline, `"abc" +` and a newline); the next line may start
+# a comment again (`#`, `//`). Quotes and newlines also as JSON escapes them (`\"`, `\n`) and a CSV cell doubles them.
+_NL = rb"(?:\r?\n|\\n)[ \t]*(?:(?://|#)[ \t]*)?"
+_Q = rb"(?:\"\"|\\\"|[\"'])"
+_BREAK = linear(rb"\\{1,2}" + _NL + rb"|" + _Q + rb"[ \t]*(?:\+[ \t]*)?(?:\\{0,2}" + _NL + rb"(?:\+[ \t]*)?)?" + _Q)
 _KEY_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _ACROSS = 200  # characters either side of a break that a key joined over it is looked for in
 

@@ -125,8 +125,10 @@ _SHAPES: tuple[tuple[str, str, Callable[[bytes], bool] | None, tuple[str, ...]],
     ("azure-sas-token", r"sig=([A-Za-z0-9%+/_-]{30,}=*)", _mixed, ("sig=",)),
     # gitleaks' three rules take lower-case hex and name the token by its prefix; this one takes the rest.
     ("digitalocean-token", r"do[opr]_v1_[0-9a-fA-F]{64}", _upper_hex, ("dop_v1_", "doo_v1_", "dor_v1_")),
-    # A docker config.json: `"auths": {"registry": {"auth": "<base64 of user:password>"}}`, as JSON or inside a string.
-    ("docker-config-auth", r'auth\\?"[ \t]*:[ \t]*\\?"([A-Za-z0-9+/]{8,}={0,2})', _decodes_to_credentials, ('auth"', 'auth\\"')),
+    # A docker config.json: `"auths": {"registry": {"auth": "<base64 of user:password>"}}`
+    # (quoted as JSON writes it, escaped inside a string, or doubled in a CSV cell).
+    ("docker-config-auth", r'auth(?:\\?"|"")[ \t]*:[ \t]*(?:\\?"|"")([A-Za-z0-9+/]{8,}={0,2})', _decodes_to_credentials,
+     ('auth"', 'auth\\"')),
 )
 KEY_BLOCKS = ("private-key", "putty-private-key")  # multi-line: searched over the whole text, not windows
 _BLOCK_NEEDLES = (b"PRIVATE KEY", b"PuTTY-User-Key-File")
