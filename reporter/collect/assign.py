@@ -1,7 +1,9 @@
 """Secrets found by the name they are given: `DB_PASSWORD=...`, `"api_key":"..."`, `--password ...`,
-`Authorization: token ...`, wherever on a line they stand (`cd /app && PGPASSWORD=... psql`,
-`# SIGNING_KEY=...`, compact JSON). Which values are secrets is `secret_value`'s rule; every pattern is
-RE2 (linear time), run over the one-byte-per-character form of the text (`redact.py`).
+`Authorization: token ...`, `os.environ['API_KEY'] = '...'`, `os.environ.setdefault('API_KEY', '...')`,
+`<password>...</password>`, wherever on a line they stand (`cd /app && PGPASSWORD=... psql`,
+`# SIGNING_KEY=...`, `INFO config: db_password: ...`, compact JSON). Which values are secrets is
+`secret_value`'s rule; every pattern is RE2 (linear time), run over the one-byte-per-character form of the
+text (`redact.py`). docs/security.md lists every form, and what is not found.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ _PAIR = linear(rf"(?:setdefault|putenv|setenv|getenv|get|pop)\([ \t]*{_QUOTE}({S
 # A `.env` or shell line: the whole rest of the line is the value (`DB_PASSWORD=correct horse battery`).
 _LINE = linear(rf"(?m)^[ \t]*(?:export[ \t]+|set[ \t]+)?[\"']?({SECRET_KEY})[\"']?[ \t]*[:=][ \t]*"
                r"([^\r\n]*?)[ \t]*[,;]?[ \t]*$".encode(), "i")
+# An XML element: `<password>...</password>`, `<apiToken>...</apiToken>` (a settings.xml, a SOAP body).
+_ELEMENT = linear(rf"<({SECRET_KEY})>([^<\r\n]+)</".encode(), "i")
 # A command-line option: `--password=...`, `--db-password ...`, `--api-key ...`.
 _FLAG = linear(br"(?:--|(?:^|[^A-Za-z0-9_-])-)((?:[a-z0-9]+-)*(?:password|passwd|passphrase|pwd|token|secret|api-?key|"
                br"access-key|secret-key|auth-token|private-key))(?:=|[ \t]+)"
@@ -95,8 +99,8 @@ def assignment_hits(raw: bytes, text: str) -> Iterator[tuple[int, int, str]]:
     # (pattern, its key group or 0: the header, which names no key, caps: the key's case does not
     # matter, as a shell option or header always holds a secret; a header value must have a digit, so
     # `authorization: completed` in prose stays)
-    for pattern, key_group, caps in ((_LINE, 1, False), (_ANYWHERE, 1, False), (_PAIR, 1, False), (_FLAG, 1, True),
-                                     (_HEADER, 0, True)):
+    for pattern, key_group, caps in ((_LINE, 1, False), (_ANYWHERE, 1, False), (_PAIR, 1, False), (_ELEMENT, 1, False),
+                                     (_FLAG, 1, True), (_HEADER, 0, True)):
         value_group = key_group + 1
         for m in pattern.finditer(raw):
             value_start, value_end = m.span(value_group)
@@ -112,10 +116,10 @@ def assignment_hits(raw: bytes, text: str) -> Iterator[tuple[int, int, str]]:
 def _prose(raw: bytes, m: Any, key: str, value: str) -> bool:
     """`per token: 16*4=64` is a sentence, not YAML. Mid-line, an unquoted lower-case key and `:` make an
     assignment when the key is a name in code or config (`db_password: ...`, `api-key: ...`, `clientSecret:`);
-    a plain word (`token`, `password`) only when its value reads as one: a letter first, six characters or more
-    (`loaded password: hunter2-x` is one; `per token: 8KB / 4` is not)."""
+    a plain word (`token`, `password`) only when its value reads as one: six characters or more, a digit among
+    them and no arithmetic (`loaded password: hunter2-x` is one; `secret: warp-level`, `per token: 2*16` are not)."""
     between = raw[m.end(1):m.start(2)]
     quoted = raw[m.start(1) - 1:m.start(1)] in (b'"', b"'") or raw[m.start(2):m.start(2) + 1] in (b'"', b"'", b"\\")
     if b":" not in between or b"=" in between or key.upper() == key or quoted or not (key.isalpha() and key.islower()):
         return False
-    return not (value[:1].isalpha() and len(value) >= 6)
+    return len(value) < 6 or not any(c.isdigit() for c in value) or any(c in "*/=+~<>" for c in value)
