@@ -49,7 +49,9 @@ _AFTER_KEYWORD = 1100  # characters after a rule's keyword (a prefix): the longe
 _MIN_GROUP = 8  # a capture group shorter than this is a prefix (e.g. "ghp"), not the secret: take the match
 ENCODED_KIND = "base64-encoded-secret"
 # One line's run of base64, standard or URL-safe: 20 characters (15 bytes) or more, the shortest a secret decodes from.
-_BASE64_RUN = linear(rb"[A-Za-z0-9+/_-]{20,}={0,2}")
+_BASE64_TO_A = bytes(ord("a") if b in b"+/_-" or (chr(b).isascii() and chr(b).isalnum()) else ord(" ") for b in range(256))
+_BASE64_RUN = b"a" * 20
+_PEEK = 400  # base64 characters decoded first: a run whose start is not text is not decoded whole
 _WRAPPED = 40  # a full line of base64 (a multiple of 4 characters, this many or more) goes on at the next line's start
 _URL_SAFE = bytes.maketrans(b"-_", b"+/")
 _TEXT_BYTES = bytes(range(32, 127)) + b"\t\n\r"
@@ -207,6 +209,8 @@ def _joined_hits(raw: bytes) -> Iterator[tuple[int, int, str]]:
     """Keys split by a break (`_BREAK`) between two of their characters: the text around the breaks is scanned
     with them taken out, and each key that spans one is a hit from its first character to its last."""
     groups: list[list[tuple[int, int]]] = []  # breaks near enough that one key could span them all
+    if b"\\" not in raw and b'"' not in raw and b"'" not in raw:
+        return
     for m in _BREAK.finditer(raw):
         s, e = m.span()
         if (e - s > 2 or raw[s] == 92) and s > 0 and e < len(raw) and raw[s - 1] in _KEY_CHARS and raw[e] in _KEY_CHARS:
@@ -233,32 +237,53 @@ def _base64_runs(raw: bytes) -> Iterator[tuple[int, int]]:
     """(start, end) of each base64 run; lines that a tool wrapped (`base64`, PEM: full lines of a multiple of 4
     characters, no padding) are one run over them, newlines and all."""
     start = end = last = -1
-    for m in _BASE64_RUN.finditer(raw):
-        at = m.start()
+    for at, stop in _base64_lines(raw):
         if at - end in (1, 2) and raw[end:at] in (b"\n", b"\r\n") and (end - last) % 4 == 0 and end - last >= _WRAPPED \
                 and raw[end - 1] != 61:  # 61: `=`, padding ends the encoded text
-            end, last = m.end(), at
+            end, last = stop, at
             continue
         if start >= 0:
             yield start, end
-        start, end, last = at, m.end(), at
+        start, end, last = at, stop, at
     if start >= 0:
         yield start, end
 
 
+def _base64_lines(raw: bytes) -> Iterator[tuple[int, int]]:
+    """(start, end) of each run of 20 or more base64 characters, its padding included (as `_windows` finds runs)."""
+    flat = raw.translate(_BASE64_TO_A)
+    i = flat.find(_BASE64_RUN)
+    while i >= 0:
+        end = flat.find(b" ", i)
+        end = len(flat) if end < 0 else end
+        stop = end + len(raw[end:end + 2]) - len(raw[end:end + 2].lstrip(b"="))
+        yield i, stop
+        i = flat.find(_BASE64_RUN, end)
+
+
 def _decoded_texts(run: bytes) -> Iterator[bytes]:
     """What `run` decodes to at each of the four alignments (a run glued to a word starts mid-quantum), where
-    that is text: 90% or more of it printable ASCII."""
+    that is text: 90% or more of it printable ASCII (its first `_PEEK` characters are looked at first)."""
     run = run.rstrip(b"=").translate(_URL_SAFE)
     for skip in range(4):
         body = run[skip:]
         body = body[:len(body) - 1] if len(body) % 4 == 1 else body
-        try:
-            plain = binascii.a2b_base64(body + b"=" * (-len(body) % 4), strict_mode=True)
-        except binascii.Error:
+        if len(body) > _PEEK and not _text(_decoded(body[:_PEEK])):
             continue
-        if len(plain.translate(None, _TEXT_BYTES)) * 10 <= len(plain):
+        plain = _decoded(body)
+        if _text(plain):
             yield plain
+
+
+def _decoded(body: bytes) -> bytes:
+    try:
+        return binascii.a2b_base64(body + b"=" * (-len(body) % 4), strict_mode=True)
+    except binascii.Error:
+        return b""
+
+
+def _text(plain: bytes) -> bool:
+    return bool(plain) and len(plain.translate(None, _TEXT_BYTES)) * 10 <= len(plain)
 
 
 def _token_hits(raw: bytes) -> Iterator[tuple[int, int, str]]:
