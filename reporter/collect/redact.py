@@ -5,9 +5,12 @@ and logs. Every string of a trace (and of a cached validation result shown besid
 pass per text by the detectors of `secretrules.py` (our key shapes, gitleaks' token formats kept as data,
 every regex plugin of detect-secrets; the entropy and keyword plugins are left out, they flag ordinary
 kernel code) and the named assignments of `assign.py` (`DB_PASSWORD=...` anywhere on a line, JSON keys,
-`--password`, Authorization headers), all compiled with RE2, so no text or pattern can make it slower
-than linear. Each hit becomes `[redacted: <kind>]`; newlines inside it are kept, so line numbers on the
-page still match the source. Results are cached by content (a trace repeats the same short strings).
+`--password`, Authorization headers, `os.environ['KEY'] = ...`), all compiled with RE2, so no text or pattern
+can make it slower than linear. Two views of the text are scanned too: each base64 run that decodes to text
+(the whole run is the hit, `base64-encoded-secret`), and the text around a backslash-newline or a string
+concatenation (`"sk-proj-ab" "cd..."`) with the break taken out, for a key split over it. Each hit becomes
+`[redacted: <kind>]`; newlines inside it are kept, so line numbers on the page still match the source.
+Results are cached by content (a trace repeats the same short strings).
 
 Only what is published is redacted: `collect` keeps the original trace for validation, whose cache key
 and executed kernel must not change. An allow-list (`DATA/redact-allow.txt`) keeps known non-secrets:
@@ -18,11 +21,14 @@ comments are skipped.
 
 from __future__ import annotations
 
+import binascii
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +47,24 @@ _RUN = b"a" * 16  # a run of 16 letters or digits: most keys' random part has on
 _CONTEXT = 100  # characters before a candidate (and after a run) that the detectors see
 _AFTER_KEYWORD = 1100  # characters after a rule's keyword (a prefix): the longest token formats are ~1,000
 _MIN_GROUP = 8  # a capture group shorter than this is a prefix (e.g. "ghp"), not the secret: take the match
+ENCODED_KIND = "base64-encoded-secret"
+# One line's run of base64, standard or URL-safe: 20 characters (15 bytes) or more, the shortest a secret decodes from.
+_BASE64_TO_A = bytes(ord("a") if b in b"+/_-" or (chr(b).isascii() and chr(b).isalnum()) else ord(" ") for b in range(256))
+_BASE64_RUN = b"a" * 20
+_PEEK = 400  # base64 characters decoded first: a run whose start is not text is not decoded whole
+_WRAPPED = 40  # a full line of base64 (a multiple of 4 characters, this many or more) goes on at the next line's start
+_URL_SAFE = bytes.maketrans(b"-_", b"+/")
+_TEXT_BYTES = bytes(range(32, 127)) + b"\t\n\r"
+_TO_ASCII = bytes(b if b < 128 else ord("?") for b in range(256))
+_DECODINGS = 2  # base64 inside base64 is decoded once more; deeper is not looked at
+# Where a key may go on past a break: a backslash-newline, or one string literal closed and the next opened
+# (`"abc" "def"`, `"abc" + "def"`, `'abc' \` and a newline, `"abc" +` and a newline); the next line may start
+# a comment again (`#`, `//`). Quotes and newlines also as JSON escapes them (`\"`, `\n`) and a CSV cell doubles them.
+_NL = rb"(?:\r?\n|\\n)[ \t]*(?:(?://|#)[ \t]*)?"
+_Q = rb"(?:\"\"|\\\"|[\"'])"
+_BREAK = linear(rb"\\{1,2}" + _NL + rb"|" + _Q + rb"[ \t]*(?:\+[ \t]*)?(?:\\{0,2}" + _NL + rb"(?:\+[ \t]*)?)?" + _Q)
+_KEY_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_ACROSS = 200  # characters either side of a break that a key joined over it is looked for in
 
 
 @dataclass(frozen=True)
@@ -147,8 +171,7 @@ def _cached(allow: AllowList, text: str) -> tuple[str, tuple[tuple[str, int], ..
 def _redact(allow: AllowList, text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
     """`text` with its secrets replaced, and how many of each kind."""
     # One byte per character (anything not ASCII becomes "?"), so a match's byte offsets are the text's.
-    raw = text.encode("ascii", "replace")
-    hits = [h for h in (*_token_hits(raw), *assignment_hits(raw, text)) if not allow.allows(text[h[0]:h[1]])]
+    hits = _hits(allow, text.encode("ascii", "replace"), text, _DECODINGS)
     if not hits:
         return text, ()
     out, pos, counts = [], 0, Counter[str]()
@@ -159,6 +182,108 @@ def _redact(allow: AllowList, text: str) -> tuple[str, tuple[tuple[str, int], ..
         out.append(text[pos:start] + f"[redacted: {kind}]" + "\n" * text.count("\n", start, end))
         pos = end
     return "".join(out) + text[pos:], tuple(sorted(counts.items()))
+
+
+def _hits(allow: AllowList, raw: bytes, text: str, decodings: int) -> list[tuple[int, int, str]]:
+    """Every secret's (start, end, kind) that the allow-list does not keep, base64 runs that decode to one included."""
+    found = [*_token_hits(raw), *_joined_hits(raw), *assignment_hits(raw, text),
+             *(_encoded_hits(allow, raw, decodings) if decodings else ())]
+    return [h for h in found if not allow.allows(text[h[0]:h[1]])]
+
+
+def _encoded_hits(allow: AllowList, raw: bytes, decodings: int) -> Iterator[tuple[int, int, str]]:
+    """Each base64 run whose decoded text holds a secret, found by the same detectors: the whole run is the hit.
+    Only a run of both cases (base64 of text always has both; a digest, a hex constant or a snake_case name has
+    not) that decodes to text (binary data does not) is scanned: one RE2 pass, and a decode per such run."""
+    for start, end in _base64_runs(raw):
+        run = raw[start:end]
+        if run == run.lower() or run == run.upper():
+            continue
+        for plain in _decoded_texts(run.replace(b"\r", b"").replace(b"\n", b"")):
+            if _hits(allow, plain.translate(_TO_ASCII), plain.decode("latin-1"), decodings - 1):
+                yield start, end, ENCODED_KIND
+                break
+
+
+def _joined_hits(raw: bytes) -> Iterator[tuple[int, int, str]]:
+    """Keys split by a break (`_BREAK`) between two of their characters: the text around the breaks is scanned
+    with them taken out, and each key that spans one is a hit from its first character to its last."""
+    groups: list[list[tuple[int, int]]] = []  # breaks near enough that one key could span them all
+    if b"\\" not in raw and b'"' not in raw and b"'" not in raw:
+        return
+    for m in _BREAK.finditer(raw):
+        s, e = m.span()
+        if (e - s > 2 or raw[s] == 92) and s > 0 and e < len(raw) and raw[s - 1] in _KEY_CHARS and raw[e] in _KEY_CHARS:
+            if groups and s - groups[-1][-1][1] < 2 * _ACROSS:
+                groups[-1].append((s, e))
+            else:
+                groups.append([(s, e)])
+    for group in groups:
+        cuts = [max(0, group[0][0] - _ACROSS), *(c for b in group for c in b), min(len(raw), group[-1][1] + _ACROSS)]
+        pieces = [raw[a:b] for a, b in zip(cuts[::2], cuts[1::2], strict=True)]
+        at = list(accumulate(map(len, pieces), initial=0))  # where each piece starts in the joined text
+        for s, e, kind in _token_hits(b"".join(pieces)):
+            if any(s < j < e for j in at[1:-1]):
+                yield _unjoined(cuts, at, s), _unjoined(cuts, at, e - 1) + 1, kind
+
+
+def _unjoined(cuts: list[int], at: list[int], j: int) -> int:
+    """Offset `j` of the joined text as an offset of the text: piece i is `raw[cuts[2i]:cuts[2i+1]]`."""
+    i = bisect_right(at, j) - 1
+    return cuts[2 * i] + j - at[i]
+
+
+def _base64_runs(raw: bytes) -> Iterator[tuple[int, int]]:
+    """(start, end) of each base64 run; lines that a tool wrapped (`base64`, PEM: full lines of a multiple of 4
+    characters, no padding) are one run over them, newlines and all."""
+    start = end = last = -1
+    for at, stop in _base64_lines(raw):
+        if at - end in (1, 2) and raw[end:at] in (b"\n", b"\r\n") and (end - last) % 4 == 0 and end - last >= _WRAPPED \
+                and raw[end - 1] != 61:  # 61: `=`, padding ends the encoded text
+            end, last = stop, at
+            continue
+        if start >= 0:
+            yield start, end
+        start, end, last = at, stop, at
+    if start >= 0:
+        yield start, end
+
+
+def _base64_lines(raw: bytes) -> Iterator[tuple[int, int]]:
+    """(start, end) of each run of 20 or more base64 characters, its padding included (as `_windows` finds runs)."""
+    flat = raw.translate(_BASE64_TO_A)
+    i = flat.find(_BASE64_RUN)
+    while i >= 0:
+        end = flat.find(b" ", i)
+        end = len(flat) if end < 0 else end
+        stop = end + len(raw[end:end + 2]) - len(raw[end:end + 2].lstrip(b"="))
+        yield i, stop
+        i = flat.find(_BASE64_RUN, end)
+
+
+def _decoded_texts(run: bytes) -> Iterator[bytes]:
+    """What `run` decodes to at each of the four alignments (a run glued to a word starts mid-quantum), where
+    that is text: 90% or more of it printable ASCII (its first `_PEEK` characters are looked at first)."""
+    run = run.rstrip(b"=").translate(_URL_SAFE)
+    for skip in range(4):
+        body = run[skip:]
+        body = body[:len(body) - 1] if len(body) % 4 == 1 else body
+        if len(body) > _PEEK and not _text(_decoded(body[:_PEEK])):
+            continue
+        plain = _decoded(body)
+        if _text(plain):
+            yield plain
+
+
+def _decoded(body: bytes) -> bytes:
+    try:
+        return binascii.a2b_base64(body + b"=" * (-len(body) % 4), strict_mode=True)
+    except binascii.Error:
+        return b""
+
+
+def _text(plain: bytes) -> bool:
+    return bool(plain) and len(plain.translate(None, _TEXT_BYTES)) * 10 <= len(plain)
 
 
 def _token_hits(raw: bytes) -> Iterator[tuple[int, int, str]]:

@@ -76,6 +76,15 @@ def _mixed(secret: bytes) -> bool:
     return any(48 <= b <= 57 for b in secret) and any(65 <= b <= 90 or 97 <= b <= 122 for b in secret)
 
 
+def _mixed_body(secret: bytes) -> bool:
+    """The random part after a vendor prefix (`gsk_`, `r8_`, `key-`) mixes letters and digits."""
+    return _mixed(re.split(rb"[_-]", secret, maxsplit=1)[-1])
+
+
+def _upper_hex(secret: bytes) -> bool:
+    return any(65 <= b <= 70 for b in secret[7:])
+
+
 def _basic_credentials(secret: bytes) -> bool:
     """`Basic X` is a credential when X is base64 of `user:password` (not the word after "basic"). Base64 holds
     `/`, so a path can run on after it (`.../Basic dTpw.../trace.json`): X may be any part that ends at a `/`."""
@@ -109,6 +118,17 @@ _SHAPES: tuple[tuple[str, str, Callable[[bytes], bool] | None, tuple[str, ...]],
     ("bearer-token", r"(?i)bearer[ \t]+([A-Za-z0-9._~+/-]{16,}=*)", None, ("bearer",)),
     ("basic-auth-header", r"(?i)basic[ \t]+([A-Za-z0-9+/]{8,}={0,2})", _basic_credentials, ("basic",)),
     ("url-credential", r"[A-Za-z][A-Za-z0-9+.-]*://([A-Za-z0-9._~%!$&'*+,;=-]{16,})@", _mixed, ("://",)),
+    ("groq-api-key", r"gsk_[A-Za-z0-9]{52}", _mixed_body, ("gsk_",)),
+    ("replicate-api-token", r"r8_[A-Za-z0-9]{37}", _mixed_body, ("r8_",)),
+    ("mailgun-api-key", r"key-[0-9a-fA-F]{32}", _mixed_body, ("key-",)),  # gitleaks' rule wants "mailgun" before it
+    # An Azure shared access signature: the URL-encoded base64 HMAC after `sig=` (the other fields are not secret).
+    ("azure-sas-token", r"sig=([A-Za-z0-9%+/_-]{30,}=*)", _mixed, ("sig=",)),
+    # gitleaks' three rules take lower-case hex and name the token by its prefix; this one takes the rest.
+    ("digitalocean-token", r"do[opr]_v1_[0-9a-fA-F]{64}", _upper_hex, ("dop_v1_", "doo_v1_", "dor_v1_")),
+    # A docker config.json: `"auths": {"registry": {"auth": "<base64 of user:password>"}}`
+    # (quoted as JSON writes it, escaped inside a string, or doubled in a CSV cell).
+    ("docker-config-auth", r'auth(?:\\?"|"")[ \t]*:[ \t]*(?:\\?"|"")([A-Za-z0-9+/]{8,}={0,2})', _decodes_to_credentials,
+     ('auth"', 'auth\\"')),
 )
 KEY_BLOCKS = ("private-key", "putty-private-key")  # multi-line: searched over the whole text, not windows
 _BLOCK_NEEDLES = (b"PRIVATE KEY", b"PuTTY-User-Key-File")
