@@ -144,7 +144,7 @@ def test_tied_rows_print_a_shared_rank_and_the_page_names_the_rule(site: Path) -
                                                                                ("3", "m", "0.50x")]
     html = (site / "leaderboards" / "kernelbench--example-sweep--l1.html").read_text()
     assert "Rows are ranked by the fast₁ share exactly" in html and "then by the geometric mean as printed" in html
-    assert re.search(r'<th data-sort="num" title="ranked by fast₁[^"]*"># model</th>', html)
+    assert re.search(r'<th data-sort="num" title="ranked by the fast₁ share exactly[^"]*"># model</th>', html)
     assert re.search(r'<td class="model" data-value="1"><span class="rank">1</span> demo-alpha<span class="sub line audit pending"', html)
 
 

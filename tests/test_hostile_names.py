@@ -173,3 +173,10 @@ def test_a_kernel_hash_that_looks_like_a_key_is_no_leak() -> None:
     assert clean(digest) != digest
     page = f"<p>kernel sha256 {digest}</p>"
     assert check("runs/a.html", page, clean) == page
+
+
+def test_a_name_that_begins_like_an_encoded_one_is_read_back_as_itself() -> None:
+    # A blind planting survivor: a run folder named "hex:616263" must not come back as "abc".
+    from reporter.core.sitefiles import decode_state, encode_state
+    for name in ("hex:616263", "hex:zz", "plain"):
+        assert decode_state(encode_state({name: [name]}, str)) == {name: [name]}
