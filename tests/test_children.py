@@ -166,3 +166,10 @@ def test_the_pythonpath_children_pass_on_has_no_working_directory_in_it(monkeypa
     monkeypatch.delenv("PYTHONPATH", raising=False)
     assert package_env()["PYTHONPATH"] == str(ROOT)  # it was joined bare, ending in an empty entry: the working directory
     assert interpreter.pythonpath({"PYTHONPATH": "/opt/x::lib:./y:/opt/x"}) == f"{ROOT}:/opt/x"
+
+
+def test_the_working_directory_named_in_full_is_left_out_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A blind planting survivor: a build run from inside DATA, with DATA on sys.path as an absolute entry, would
+    # let a child import DATA/json.py despite -I.
+    monkeypatch.chdir(tmp_path)
+    assert interpreter.pythonpath({"PYTHONPATH": f"{tmp_path}:/opt/x:{tmp_path}/"}) == f"{ROOT}:/opt/x"

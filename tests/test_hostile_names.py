@@ -180,3 +180,24 @@ def test_a_name_that_begins_like_an_encoded_one_is_read_back_as_itself() -> None
     from reporter.core.sitefiles import decode_state, encode_state
     for name in ("hex:616263", "hex:zz", "plain"):
         assert decode_state(encode_state({name: [name]}, str)) == {name: [name]}
+
+
+def test_a_secret_held_by_a_json_key_stops_the_file_and_the_message_keeps_it_hidden() -> None:
+    # A blind planting survivor: the keys of a JSON object (a run id or a file name used as a key) are values too.
+    from reporter.render.verify import LeakError, check
+    for rel, text in (("build-info.json", '{"runs": {"DB_PASSWORD=hunter2-is-very-secret": {"n": 1}}}'),
+                      ("search/m.js", 'reporterChunk({"DB_PASSWORD=hunter2-is-very-secret": 1});')):
+        with pytest.raises(LeakError) as err:
+            check(rel, text, _clean())
+        assert "secret-assignment" in err.value.message and "hunter2-is-very-secret" not in err.value.message
+
+
+def test_a_literal_backslash_x_and_the_byte_it_spells_keep_different_ids() -> None:
+    # A blind planting survivor: without the doubled backslash, a folder named `\\xff` (four characters) and one
+    # named with the byte 0xff got one id, and one run was listed as the other.
+    import os
+
+    from reporter.core.names import path_id
+    literal, byte = "run\\xff", os.fsdecode(b"run\xff")
+    assert path_id(literal) == "run\\\\xff" and path_id(byte) == "run\\xff"
+    assert path_id("a\\b") == "a\\\\b" and path_id("plain") == "plain"

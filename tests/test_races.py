@@ -72,7 +72,7 @@ def test_a_run_page_that_cannot_be_written_is_listed_counted_and_fails_strict(tm
 
     def fail_for_lost(root: Path, rel: str, content: str) -> None:
         if "lost" in rel and rel.endswith(".html"):
-            raise OSError(28, "No space left on device")
+            raise OSError(28, "No space left on device", str(root / rel))  # the message names a path of the builder's
         real(root, rel, content)
 
     monkeypatch.setattr(pagemaker, "write_new", fail_for_lost)
@@ -99,3 +99,23 @@ def test_two_imports_into_one_out_keep_every_entry_of_its_log(tmp_path: Path) ->
     second.write(("b", "trace.json"), "[]")
     first.write(("c", "trace.json"), "{ }")
     assert sorted(json.loads((out / IMPORTS_FILE).read_text())["traces"]) == ["a/trace.json", "b/trace.json", "c/trace.json"]
+
+
+def test_the_import_lock_keeps_out_every_other_holder(tmp_path: Path) -> None:
+    # A blind planting survivor: a shared lock let two imports in at once. flock locks belong to an open file,
+    # so a second open of the same file stands for another process.
+    import fcntl
+
+    from reporter.core.atomic import locked
+    with locked(tmp_path, "x.lock"):
+        fd = os.open(tmp_path / "x.lock", os.O_RDWR)
+        try:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        finally:
+            os.close(fd)
+    fd = os.open(tmp_path / "x.lock", os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released on leaving
+    finally:
+        os.close(fd)

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from conftest import DATA, ROOT, small_copy
 from reporter.cli import main
+from reporter.core import __version__
 from reporter.core.errors import SiteError
 from reporter.render import fulltext
 from reporter.render.writer import BUILDING, MARKER, check_target, recover
@@ -79,6 +80,27 @@ def test_leftovers_of_killed_builds_are_cleaned_but_nothing_else(tmp_path: Path)
     assert not ours.exists()
     for name in theirs:
         assert (tmp_path / name / "keep.txt").read_text() == "someone else's", name
+
+
+def test_a_build_killed_between_making_its_folder_and_naming_it_leaves_nothing(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    empty, partial, whole = (tmp_path / f".site.tmp-{c * 32}" for c in "abc")
+    empty.mkdir()
+    partial.mkdir()
+    (partial / BUILDING).write_text("reporter ")  # the kill came during the one write
+    whole.mkdir()
+    (whole / BUILDING).write_text(f"reporter {__version__}\n{'c' * 32}\n")
+    # Not a beginning of what the name calls for, or not alone: someone else's.
+    other = tmp_path / f".site.tmp-{'d' * 32}"
+    other.mkdir()
+    (other / BUILDING).write_text("notes\n")
+    crowded = tmp_path / f".site.tmp-{'e' * 32}"
+    crowded.mkdir()
+    (crowded / BUILDING).write_text("")
+    (crowded / "mine.txt").write_text("keep")
+    recover(site)
+    assert not empty.exists() and not partial.exists() and not whole.exists()
+    assert (other / BUILDING).read_text() == "notes\n" and (crowded / "mine.txt").read_text() == "keep"
 
 
 def test_a_site_caught_between_two_renames_is_restored(tmp_path: Path, site_copy: Path) -> None:

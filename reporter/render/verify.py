@@ -120,5 +120,5 @@ def check(rel: str, text: str, clean: Callable[[str], str]) -> str:
         return text
     for where, value in values(rel, text):
         if (shown := clean(masked := _ours_masked(value))) != masked:
-            raise LeakError(rel, where, _new_marks(masked, shown))
+            raise LeakError(rel, clean(where), _new_marks(masked, shown))  # a place may be named by a key that is the secret
     return text

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -51,7 +52,11 @@ class Plan:
 
 
 def relative_text(text: str, data: Path, site: Path) -> str:
-    """`text` with DATA's and SITE's absolute paths written as `DATA` and `SITE` (resolved forms first: the longer)."""
+    """`text` with DATA's and SITE's absolute paths written as `DATA` and `SITE` (resolved forms first: the longer);
+    the folder a build stages SITE in (`.SITE.tmp-<token>` beside it) is SITE too."""
+    for folder in {site.resolve(), site.absolute()}:
+        staged = re.escape(str(folder.parent).rstrip("/") + "/." + folder.name) + r"\.(?:tmp|old)-[0-9a-f]{32}"
+        text = re.sub(staged, lambda _: str(site.absolute()), text)
     for root, name in sorted({(str(p), n) for folder, n in ((data, "DATA"), (site, "SITE"))
                               for p in (folder.resolve(), folder.absolute())}, key=lambda t: -len(t[0])):
         if len(root) > 1:

@@ -104,6 +104,8 @@ def _leftover(folder: Path, site: Path) -> str | None:
     m = _TEMPORARY.fullmatch(folder.name)
     if m is None or m["site"] != site.name or folder.is_symlink() or not folder.is_dir():
         return None
+    if m["kind"] == "tmp" and _just_made(folder, _building_text(m["token"])):
+        return "building"
     try:
         if read_bounded(folder / BUILDING, folder, "(file)", "MAX_CONFIG_FILE_BYTES", one_name=False).decode("utf-8", "replace") \
                 == _building_text(m["token"]):
@@ -111,6 +113,21 @@ def _leftover(folder: Path, site: Path) -> str | None:
     except CollectError:
         pass
     return "site" if owned_files(folder) is not None else None
+
+
+def _just_made(folder: Path, building: str) -> bool:
+    """A staging folder killed between its `mkdir` and the end of its BUILDING file's one write: it holds
+    nothing, or only a BUILDING file that is a beginning of the text this folder's name calls for."""
+    try:
+        names = os.listdir(folder)
+        if not names:
+            return True
+        if names != [BUILDING] or os.path.islink(folder / BUILDING):
+            return False
+        head = read_bounded(folder / BUILDING, folder, "(file)", "MAX_CONFIG_FILE_BYTES", one_name=False)
+    except (OSError, CollectError):
+        return False
+    return building.encode().startswith(head)
 
 
 def _same_file(a: str, b: Path) -> bool:
@@ -126,6 +143,9 @@ def drop_replaced(old: Path, live: Path) -> list[str]:
     written = owned_files(old) or frozenset()
     left: list[str] = []
     for folder, dirs, names in os.walk(old, topdown=False):
+        # The state goes last, so a build killed half-way through this still finds a replaced site of ours
+        # (its marker and status intact) and finishes the job.
+        names = sorted(names, key=lambda n: folder == str(old) and is_state(n))
         for name in [*names, *(d for d in dirs if os.path.islink(os.path.join(folder, d)))]:
             path = os.path.join(folder, name)
             rel = Path(path).relative_to(old).as_posix()
@@ -226,7 +246,12 @@ class SiteWriter:
         recover(self.site)
         self.tmp, token = _temporary(self.site, "tmp")
         self.tmp.mkdir()
-        (self.tmp / BUILDING).write_text(_building_text(token), encoding="utf-8")
+        # One write of a few bytes: a kill leaves the file whole, empty or a beginning of it (`_just_made`).
+        fd = os.open(self.tmp / BUILDING, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        try:
+            os.write(fd, _building_text(token).encode())
+        finally:
+            os.close(fd)
         self._write_assets()
         return self
 
