@@ -5,6 +5,7 @@
 # Usage: bash benchmarks/test_suite_repeat.sh COMMIT N [NOTE]
 set -uo pipefail
 cd "$(dirname "$0")/.."
+python -c "import pytest_randomly" 2>/dev/null || { echo "needs pytest-randomly (pip install pytest-randomly)" >&2; exit 2; }
 out=$PWD/benchmarks/test-suite-repeat.txt
 commit=$(git rev-parse --short=12 "$1")
 runs=${2:-10}
