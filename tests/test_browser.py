@@ -22,6 +22,9 @@ from test_render import HOSTILE, hostile_trace
 
 playwright = pytest.importorskip("playwright.sync_api")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+# How long a wait may last before the test fails: a bound for a broken page, never a speed target (a loaded
+# two-core machine runs the suite beside other work).
+WAIT_MS = 120_000
 # One xdist worker runs the whole module: its browser and served sites are built once, not once per worker.
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed"),
               pytest.mark.xdist_group("browser")]
@@ -87,14 +90,14 @@ def test_run_page_draws_charts_and_expands_reasoning(served: tuple[str, Path], b
     base, site = served
     url = base + "runs/seed-000-l2-p10.html" if how == "http" else (site / "runs" / "seed-000-l2-p10.html").as_uri()
     page, problems = open_page(browser, url)
-    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=15000)
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=WAIT_MS)
     assert page.locator(".js-plotly-plot").count() == 4  # timeline, ncu roofline, stalls, speed-of-light roofline
     turn = page.locator("details.turn").first
     assert not turn.evaluate("d => d.open")
     assert not page.locator("details.turn .reasoning").first.is_visible()
     turn.locator("summary").click()
     # The turn's text arrives from its lazily loaded chunk: wait for it rather than race it.
-    page.locator("details.turn .reasoning").first.wait_for(state="visible", timeout=10000)
+    page.locator("details.turn .reasoning").first.wait_for(state="visible", timeout=WAIT_MS)
     assert turn.evaluate("d => d.open") and page.locator("details.turn .reasoning").first.is_visible()
     assert not problems, problems
     page.close()
@@ -154,7 +157,7 @@ def test_every_internal_link_resolves_over_http(served: tuple[str, Path], browse
         hrefs = links.found
         if 'id="runindex"' in resp.text():
             page.goto(url)
-            page.wait_for_selector("#runindex[aria-busy=false]", timeout=15000)
+            page.wait_for_selector("#runindex[aria-busy=false]", timeout=WAIT_MS)
             made = page.eval_on_selector_all("#runindex a[href]", "els => els.map(e => e.getAttribute('href'))")
             assert made, url
             hrefs = [*hrefs, *made]
@@ -206,7 +209,7 @@ def corpus_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_recorded_only_board_has_one_view_and_no_basis_switch(corpus_site: Path, browser: object) -> None:
     # the synthetic corpus was never re-validated: its numbers are the harness's, on no basis of ours
     page, problems = open_page(browser, (corpus_site / "leaderboards" / "popcorn--synthetic-l12.html").as_uri())
-    page.wait_for_selector("[data-plotly=scatter-device] .main-svg", timeout=15000)
+    page.wait_for_selector("[data-plotly=scatter-device] .main-svg", timeout=WAIT_MS)
     # fast_p curves, speedup distribution, runtime scatter, and the efficiency frontier (the corpus records tokens)
     assert page.locator(".js-plotly-plot").count() == 4 and page.locator("[data-basis-switch]").count() == 0
     assert page.locator("[data-plotly=frontier-device].js-plotly-plot").count() == 1
@@ -226,7 +229,7 @@ def test_leaderboard_charts_and_point_click(served: tuple[str, Path], browser: o
     page.goto((served[1] / "leaderboards" / "kernelbench--example-sweep--l1.html").as_uri(), wait_until="domcontentloaded")
     assert held and page.locator("td[data-label]").count() > 0 and page.locator(".js-plotly-plot").count() == 0
     held[0].continue_()  # type: ignore[attr-defined]
-    page.wait_for_selector("[data-plotly=scatter-device] .main-svg", timeout=15000)
+    page.wait_for_selector("[data-plotly=scatter-device] .main-svg", timeout=WAIT_MS)
     # fast_p and distribution on each basis; the runtime scatter where runs have times on that basis: the
     # sweep's kernels launch on the legacy default stream, so none is graph-capturable and CUDA-graph time has
     # none of ours; its scatter holds only demo-alpha p96's recorded time (not re-validated: "recorded only")
@@ -330,21 +333,21 @@ def test_turn_loads_lazily_when_expanded(served: tuple[str, Path], browser: obje
     assert page.locator(".lazy-body .reasoning").count() == 0
     page.locator("details.turn#turn-0 summary").click()
     body = page.locator("details.turn#turn-0 .lazy-body .reasoning")
-    body.wait_for(timeout=10000)
+    body.wait_for(timeout=WAIT_MS)
     assert page.evaluate(loaded)
     assert trace["turns"][0]["reasoning"][:60] in body.inner_text()
     assert page.locator("details.turn#turn-0 .lazy-body pre > code").count() >= 2  # the turn's fenced CUDA ...
     assert page.evaluate(UNHIGHLIGHTED) == []  # ... coloured as it is shown, at 1280 px
     version = page.locator("details#version-2")
     version.locator("summary").click()
-    page.locator("#version-2 .version-view .gi, #version-2 .version-view .gd").first.wait_for(timeout=10000)
+    page.locator("#version-2 .version-view .gi, #version-2 .version-view .gd").first.wait_for(timeout=WAIT_MS)
     version.locator("button[data-show=source]").click()
     sources = [c["arguments"]["kernel_code"] for t in trace["turns"] for c in t["calls"] if "kernel_code" in c["arguments"]]
     second = list(dict.fromkeys(sources))[1]
     assert page.locator("#version-2 .version-view").inner_text().strip() == second.strip()
     page.set_viewport_size({"width": 390, "height": 844})  # every turn opened on a phone's screen
     page.evaluate("document.querySelectorAll('details.turn:not(.version)').forEach(d => d.open = true)")
-    page.wait_for_selector(".lazy-body:not([data-filled])", state="detached", timeout=15000)
+    page.wait_for_selector(".lazy-body:not([data-filled])", state="detached", timeout=WAIT_MS)
     assert page.locator(".lazy-body pre > code").count() >= 50 and page.evaluate(UNHIGHLIGHTED) == []
     assert not problems, problems
     page.close()
@@ -359,7 +362,7 @@ def test_search_finds_a_kernel_by_name(served: tuple[str, Path], browser: object
     name = kernel_names(trace.final_kernel.source if trace.final_kernel else "")[0]
     url = base + "search.html" if how == "http" else (site / "search.html").as_uri()
     page, problems = open_page(browser, url, charts=False)  # the run page it opens has charts, not looked at
-    page.locator("#runindex tbody tr").first.wait_for(timeout=10000)
+    page.locator("#runindex tbody tr").first.wait_for(timeout=WAIT_MS)
     page.fill("#runindex input[type=search]", name)
     # Its model's shard may arrive after the first row shows: wait for the count (no page eval: the CSP forbids it).
     playwright.expect(page.locator("#runindex tbody tr")).to_have_count(1)
@@ -378,7 +381,7 @@ def test_search_merges_the_shards_of_every_model(served: tuple[str, Path], brows
     base, site = served
     url = base + "search.html" if how == "http" else (site / "search.html").as_uri()
     page, problems = open_page(browser, url)
-    page.wait_for_selector("#runindex[aria-busy=false]", timeout=10000)  # every shard has arrived
+    page.wait_for_selector("#runindex[aria-busy=false]", timeout=WAIT_MS)  # every shard has arrived
     # 16 runs of data/ and the hostile one, from six shards, in the listing pages' order.
     assert [r[2] for r in page.evaluate(CELLS)] == ["demo-alpha"] * 4 + ["demo-beta"] * 4 + ["demo-gamma"] * 4 \
         + ["Kimi-K2.6"] * 2 + [HOSTILE] + ["(not recorded)"] * 2  # named groups first, then "not recorded"
@@ -516,10 +519,10 @@ def test_every_page_kind_reads_on_a_390px_phone(served: tuple[str, Path], browse
     problems: list[str] = []
     page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
     page.goto(base + name)
-    page.wait_for_selector(ready, timeout=15000)
+    page.wait_for_selector(ready, timeout=WAIT_MS)
     page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")  # turns, versions, sources
     # every turn and kernel version filled from the run's lazily loaded chunk
-    page.wait_for_selector(".lazy-body:not([data-filled]), .version-body:not([data-filled])", state="detached", timeout=15000)
+    page.wait_for_selector(".lazy-body:not([data-filled]), .version-body:not([data-filled])", state="detached", timeout=WAIT_MS)
     assert page.evaluate("matchMedia('(hover: none), (pointer: coarse)').matches")  # the phone is a touch screen
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     assert page.evaluate(PHONE_CHECKS) == [] and page.evaluate(BROKEN_WORDS) == [] and not problems, problems
@@ -539,7 +542,7 @@ def test_phone_checks_catch_what_they_look_for(served: tuple[str, Path], browser
     context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)  # type: ignore[attr-defined]
     page = context.new_page()
     page.goto(base + "runs/seed-003-l2-p8.html")
-    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=15000)
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=WAIT_MS)
     assert page.evaluate(PHONE_CHECKS) == []  # as built: nothing to find
     wide = page.add_style_tag(content="table.trials td { white-space: nowrap !important; padding-left: 30rem !important }")
     found = page.evaluate(PHONE_CHECKS)
@@ -578,7 +581,7 @@ def test_version_diff_shows_hunks_that_expand(served: tuple[str, Path], browser:
     lead, tail = blocks[0][2] - blocks[0][1], blocks[2][2] - blocks[2][1]
     page, problems = open_page(browser, url, charts=False)
     page.locator("details#version-2 summary").click()
-    page.locator("#version-2 .diff").wait_for(timeout=10000)
+    page.locator("#version-2 .diff").wait_for(timeout=WAIT_MS)
     # 3 lines of context each side of the added line; the rest folded behind two expand buttons
     assert page.locator("#version-2 .diff pre > span").count() == 3 + 1 + 3
     assert page.locator("#version-2 .diff-expand").all_inner_texts() == [f"⋯ expand {lead - 3} unchanged lines",
@@ -600,7 +603,7 @@ def test_compare_page_shows_two_kernels_side_by_side(served: tuple[str, Path], b
     kernels = {m: json.loads((DATA / "kernelbench-sweep" / f"kernelbench-level1_demo-{m}" / "l1-p94-s0" / "trace.json")
                              .read_text())["final_kernel"]["source"] for m in ("alpha", "beta", "gamma")}
     page, problems = open_page(browser, url)
-    page.locator("#compare .diff").wait_for(timeout=10000)
+    page.locator("#compare .diff").wait_for(timeout=WAIT_MS)
     sides = page.locator("#compare .compare-side pre")
     assert sides.count() == 2
     assert [sides.nth(i).inner_text().rstrip("\n") for i in range(2)] == [kernels["alpha"].rstrip("\n"), kernels["beta"].rstrip("\n")]
@@ -609,7 +612,7 @@ def test_compare_page_shows_two_kernels_side_by_side(served: tuple[str, Path], b
     # any two: pick another kernel on the right; the view and the URL follow
     gamma = page.locator("#compare select[data-side=b] option", has_text="demo-gamma").get_attribute("value")
     page.select_option("#compare select[data-side=b]", gamma)
-    page.locator("#compare .compare-side h3", has_text="demo-gamma").wait_for(timeout=10000)
+    page.locator("#compare .compare-side h3", has_text="demo-gamma").wait_for(timeout=WAIT_MS)
     assert page.locator("#compare .compare-side pre").nth(1).inner_text().rstrip("\n") == kernels["gamma"].rstrip("\n")
     assert f"b={gamma}" in page.url
     _, old, new = _diff_sides(page, "#compare")
@@ -628,15 +631,15 @@ def test_full_text_search_finds_a_phrase_of_seed_000_and_opens_its_turn(served: 
         where = next(n for n, members in fulltext.shards(slugs).items() if "seed-000-l2-p10" in members)
     assert len(names) > 1 and where != names[0], (names, where)
     page, problems = open_page(browser, base + "search.html", charts=False)
-    page.wait_for_selector("#fulltext input:not([disabled])", timeout=20000)  # type: ignore[attr-defined]
+    page.wait_for_selector("#fulltext input:not([disabled])", timeout=WAIT_MS)  # type: ignore[attr-defined]
     page.fill("#fulltext input", "generated pybind code includes the header")  # type: ignore[attr-defined]
     hit = page.locator(".ft-results a[href*='seed-000-l2-p10'][href*='#turn-']").first  # type: ignore[attr-defined]
-    hit.wait_for(timeout=20000)
+    hit.wait_for(timeout=WAIT_MS)
     assert "pybind" in hit.evaluate("a => a.parentNode.querySelector('.ft-excerpt mark').parentNode.textContent")
     assert hit.get_attribute("href").endswith("#turn-2"), hit.get_attribute("href")
     hit.click()
     # the run page, at the turn that says it (turn 2 of seed 000), opened and its words marked
-    page.wait_for_selector("details#turn-2[open] .lazy-body mark", state="attached", timeout=20000)  # type: ignore[attr-defined]
+    page.wait_for_selector("details#turn-2[open] .lazy-body mark", state="attached", timeout=WAIT_MS)  # type: ignore[attr-defined]
     assert page.url.startswith(base + "runs/seed-000-l2-p10.html?hl=") and page.url.endswith("#turn-2")  # type: ignore[attr-defined]
     marked = page.eval_on_selector_all("details#turn-2 mark", "ms => ms.map(m => m.textContent.toLowerCase())")  # type: ignore[attr-defined]
     assert {"generated", "pybind", "header"} <= set(marked)
@@ -648,7 +651,7 @@ def test_full_text_search_from_a_file_says_how_to_serve_the_site(served: tuple[s
     _, site = served
     page, problems = open_page(browser, (site / "search.html").as_uri(), charts=False)
     status = page.locator("#fulltext .ft-status")  # type: ignore[attr-defined]
-    status.wait_for(timeout=10000)
+    status.wait_for(timeout=WAIT_MS)
     assert "python -m http.server -d SITE" in status.inner_text()
     assert not problems, problems
     page.close()  # type: ignore[attr-defined]

@@ -173,3 +173,30 @@ def test_the_working_directory_named_in_full_is_left_out_too(tmp_path: Path, mon
     # let a child import DATA/json.py despite -I.
     monkeypatch.chdir(tmp_path)
     assert interpreter.pythonpath({"PYTHONPATH": f"{tmp_path}:/opt/x:{tmp_path}/"}) == f"{ROOT}:/opt/x"
+
+
+def test_a_helper_binary_dies_with_the_build_that_started_it(tmp_path: Path) -> None:
+    # Issue 49, item 1: a killed build's Pagefind went on writing into the folder the next build cleans.
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    parent = subprocess.run([sys.executable, "-c", (
+        "import os, signal, subprocess, sys; from reporter.core.interpreter import die_with_parent; "
+        "c = subprocess.Popen(['sleep', '600'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent); "
+        "print(c.pid, flush=True); "
+        "os.kill(os.getpid(), signal.SIGKILL)")], capture_output=True, text=True, cwd=ROOT)
+    assert parent.returncode == -signal.SIGKILL
+    child = int(parent.stdout.split()[0])
+    for _ in range(200):  # the kernel signals at once; the poll only waits for the zombie to be reaped by init
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        with open(f"/proc/{child}/stat") as fh:
+            if fh.read().split(") ")[-1].startswith("Z"):
+                break
+        time.sleep(0.05)
+    else:
+        raise AssertionError(f"sleep {child} outlived the process that started it")

@@ -26,7 +26,8 @@ def test_a_document_holds_every_turn_and_version_under_its_anchor_escaped() -> N
                                              "calls": [{"tool": "compile", "arguments": {"kernel_code": "v1 src", "flags": "-O3"},
                                                         "result": {"ok": False, "text": "error: cp.async"}}]},
                                             {"index": 1, "calls": [{"tool": "compile", "arguments": {"kernel_code": "v2 src"}}]}]})
-    doc = fulltext.document(trace, FACETS)
+    doc, cut = fulltext.document(trace, FACETS)
+    assert not cut and cut.sentence() is None
     assert '<h2 id="turn-0">turn 0</h2><pre>bank conflicts &lt;script&gt;alert(1)&lt;/script&gt;</pre>' in doc
     assert "error: cp.async" in doc and "&quot;flags&quot;: &quot;-O3&quot;" in doc and "v1 src" not in doc.split('id="version-1"')[0]
     assert '<h2 id="version-1">kernel version 1</h2><pre>v1 src</pre>' in doc and 'id="version-2"' in doc
@@ -34,6 +35,38 @@ def test_a_document_holds_every_turn_and_version_under_its_anchor_escaped() -> N
     assert '<span data-pagefind-filter="model">m&lt;x&gt;</span>' in doc
     assert '<span data-pagefind-filter="flag">reads_other_results</span><span data-pagefind-filter="flag">weak check</span>' in doc
     assert "<script>" not in doc
+
+
+def test_one_run_s_search_text_is_bounded_and_the_page_says_what_it_leaves_out(tmp_path: Path) -> None:
+    # Issue 49, item 1: a 4 MB base64 tool result cost ~15 s of indexing; a longer one stalled the build.
+    import base64
+    import random
+
+    from click.testing import CliRunner
+
+    from conftest import minimal_trace, write_trace
+    from reporter.cli import main
+    blob = base64.encodebytes(random.Random(7).randbytes(300_000)).decode()  # 5,263 lines of 76 characters and one of 12
+    hexword = "ab" * 500  # one 1,000-character word
+    prose = "warp shuffle " * 100_000  # 1,300,000 characters of words
+    trace = Trace.model_validate({"schema_version": 2, "run": {"model": "m"}, "turns": [
+        {"index": 0, "reasoning": f"dumping the tensor\n{blob}\nthen {hexword} done",
+         "calls": [{"tool": "run", "arguments": {}, "result": {"ok": True, "text": prose}}]}]})
+    doc, cut = fulltext.document(trace, FACETS)
+    assert (cut.blob_lines, cut.long_words) == (5263, 1)
+    assert len(doc) < 1_010_000 and "dumping the tensor" in doc and "then " + "ab" * 32 + "… done" in doc
+    assert 300_000 < cut.chars_past_cap < 300_200  # the prose's last 300,000 characters, and the call's few others
+    sentence = cut.sentence()
+    assert sentence is not None and "5,263 lines of base64 or hex" in sentence and "1 word past their first 64" in sentence
+    data = tmp_path / "data"
+    doc_json = minimal_trace()
+    doc_json["turns"] = [{"index": 0, "reasoning": f"dumping\n{blob}", "calls": []}]
+    write_trace(data, "blob", doc_json)
+    res = CliRunner().invoke(main, ["build", str(data), str(tmp_path / "site"), "--no-validate"])
+    assert res.exit_code == 0, res.output
+    page = next((tmp_path / "site" / "runs").glob("*.html")).read_text()
+    assert '<p class="note search-cut">Full-text search leaves out 5,263 lines of base64 or hex' in page
+    assert blob.splitlines()[100] in next((tmp_path / "site" / "runs").glob("*.turns.js")).read_text()  # shown in full
 
 
 def _build(data: Path, site: Path) -> None:

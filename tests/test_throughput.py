@@ -79,14 +79,18 @@ def _state(pid: int) -> str:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
 
 
-def _until(cond: object, limit_s: float = 2.0) -> bool:
+def _until(cond: object, limit_s: float = 120.0) -> bool:  # a bound for a failing test only: a loaded machine is slow
     deadline = time.monotonic() + limit_s
     while not cond() and time.monotonic() < deadline:  # type: ignore[operator]
         time.sleep(0.01)
     return bool(cond())  # type: ignore[operator]
 
 
-def test_a_window_holds_its_own_gpu_and_the_host_only_when_asked(tmp_path: Path) -> None:
+def test_a_window_holds_its_own_gpu_and_the_host_only_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The window waits at most MAX_WAIT_S for the others to pause; on a loaded machine (the suite failed here once
+    # in a random order, beside three busy loops of its own) that can pass before the guard's thread has run.
+    from reporter.validate import gate
+    monkeypatch.setattr(gate, "MAX_WAIT_S", 120.0)
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(3)]
     compile_, same_gpu, other_gpu = (p.pid for p in busy)
     guard = CompileGuard(tmp_path / "gate")

@@ -24,7 +24,7 @@ from __future__ import annotations
 import binascii
 import re
 from bisect import bisect_right
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -117,7 +117,7 @@ class Redactor:
     allow: AllowList = field(default_factory=AllowList)
 
     def text(self, text: str, counts: Counter[str]) -> str:
-        out, found = _cached(self.allow, text) if len(text) <= _CACHED_CHARS else _redact(self.allow, text)
+        out, found = _cached(self.allow, text) if len(text) <= _CACHED_CHARS else _large(self.allow, text)
         counts.update(dict(found))
         return out
 
@@ -166,6 +166,28 @@ _CACHED_CHARS = 4096  # texts up to this long are cached by content (keys, names
 @lru_cache(maxsize=1 << 16)
 def _cached(allow: AllowList, text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
     return _redact(allow, text)
+
+
+# The long texts redacted last, and their results: a run's long value (a tool's 50 MB dump) is redacted when the
+# trace is read and again when the last pass checks each file that holds it (`render.verify`), in the same worker.
+# Redacting it costs ~1 CPU-s per MB of base64, so the second time is looked up (an exact match of the text, not a
+# hash). A result is a fixed point (redacting it again changes nothing, which the last pass relies on), so it is
+# kept as its own result too. Bounded by characters held, the oldest dropped first.
+_LARGE_CHARS = 128 * 1024 * 1024
+_large_results: OrderedDict[tuple[AllowList, str], tuple[str, tuple[tuple[str, int], ...]]] = OrderedDict()
+
+
+def _large(allow: AllowList, text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
+    if (known := _large_results.get((allow, text))) is not None:
+        _large_results.move_to_end((allow, text))
+        return known
+    out, found = _redact(allow, text)
+    _large_results[(allow, text)] = (out, found)
+    if out != text:
+        _large_results[(allow, out)] = (out, ())
+    while sum(len(t) for _, t in _large_results) > _LARGE_CHARS and len(_large_results) > 1:
+        _large_results.popitem(last=False)
+    return out, found
 
 
 def _redact(allow: AllowList, text: str) -> tuple[str, tuple[tuple[str, int], ...]]:

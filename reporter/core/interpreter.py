@@ -64,3 +64,16 @@ def module(name: str, *args: str) -> list[str]:
     """The command that runs module `name` as ``python -m NAME ARGS`` would, in an isolated, unbuffered interpreter
     whose path is `import_path`."""
     return [sys.executable, "-I", "-u", "-c", _BOOT, json.dumps(import_path()), name, *args]
+
+
+def die_with_parent() -> None:
+    """For `subprocess`'s `preexec_fn`: the child gets SIGKILL when the process that started it dies (Linux's
+    PR_SET_PDEATHSIG), so a build killed while a helper binary runs leaves no process writing into its folders.
+    Elsewhere a no-op."""
+    import ctypes
+    import ctypes.util
+    import signal
+    if not sys.platform.startswith("linux"):
+        return
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1: PR_SET_PDEATHSIG

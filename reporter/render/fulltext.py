@@ -25,6 +25,7 @@ import json
 import logging
 import math
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import sitefiles
+from ..core.interpreter import die_with_parent
 from ..core.records import Trace
 from .evolution import version_of_sends
 
@@ -49,7 +51,14 @@ STATE = f"{sitefiles.CACHE_DIR}/fulltext.json"  # the key and files of the index
 KEEP = ("pagefind.js", "pagefind-worker.js", "pagefind-entry.json")
 KEEP_SUFFIXES = (".pagefind", ".pf_meta", ".pf_index", ".pf_fragment", ".pf_filter")
 FILTERS = ("model", "benchmark", "level", "problem", "verdict", "flag")
-TIMEOUT_S = 1800  # per shard (about 128 runs: ~25 CPU-s); a binary stuck past this is stopped and that shard is left out
+TIMEOUT_S = 600  # per shard (about 128 runs, each at most MAX_DOC_CHARS: ~0.5 CPU-s a run); a binary stuck past this is stopped and that shard is left out
+# One run's share of indexing. Pagefind costs ~0.5 CPU-s per MB of prose but ~3 CPU-s per MB of line-wrapped base64
+# (every line a new word; benchmarks/search_bounds.txt), and nobody searches for the middle of a blob. So a line
+# that is all base64 or hex is left out, a longer word keeps its first MAX_WORD_CHARS, and a run's text stops at
+# MAX_DOC_CHARS. The run page says what its search entry leaves out (`SearchCut`); the page itself shows everything.
+BLOB_LINE_CHARS = 40
+MAX_WORD_CHARS = 64
+MAX_DOC_CHARS = 1_000_000
 SHARD_RUNS = 128  # runs per index shard, about: a changed run costs its shard's indexing, not the site's
 MAX_SHARDS = 32  # a query fetches every shard's entry and metadata: the bound on that (above 4,096 runs shards grow)
 MANIFEST = f"{BUNDLE}/shards.json"  # the shards the search page loads, first one first
@@ -68,6 +77,45 @@ class Facets:
     flags: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class SearchCut:
+    """What a run's search document leaves out of its text (`searchable`)."""
+
+    blob_lines: int = 0
+    long_words: int = 0
+    chars_past_cap: int = 0
+
+    def __add__(self, other: SearchCut) -> SearchCut:
+        return SearchCut(self.blob_lines + other.blob_lines, self.long_words + other.long_words,
+                         self.chars_past_cap + other.chars_past_cap)
+
+    def __bool__(self) -> bool:
+        return bool(self.blob_lines or self.long_words or self.chars_past_cap)
+
+    def sentence(self) -> str | None:
+        """What the run page says of it; None when nothing was left out."""
+        parts = [f"{n:,} {what}" for n, what in (
+            (self.blob_lines, f"line{'s' if self.blob_lines != 1 else ''} of base64 or hex ({BLOB_LINE_CHARS}+ characters, no space)"),
+            (self.long_words, f"word{'s' if self.long_words != 1 else ''} past their first {MAX_WORD_CHARS} characters"),
+            (self.chars_past_cap, f"characters past the run's {MAX_DOC_CHARS:,}-character search cap")) if n]
+        if not parts:
+            return None
+        return (f"Full-text search leaves out {', '.join(parts)} of this run, so a search for them finds nothing here; "
+                "this page shows every character.")
+
+
+_BLOB_LINE = re.compile(rf"^[ \t]*[A-Za-z0-9+/=_-]{{{BLOB_LINE_CHARS},}}[ \t]*$\n?", re.M)
+_LONG_WORD = re.compile(rf"(\S{{{MAX_WORD_CHARS}}})\S+")
+
+
+def searchable(text: str, room: int) -> tuple[str, SearchCut]:
+    """`text` as the search index gets it, in at most `room` characters, and what was left out."""
+    text, blobs = _BLOB_LINE.subn("", text)
+    text, words = _LONG_WORD.subn(r"\1…", text)
+    past = max(0, len(text) - room)
+    return text[:room], SearchCut(blobs, words, past)
+
+
 def _section(anchor: str, heading: str, *parts: str) -> str:
     body = "".join(f"<pre>{escape(p)}</pre>" for p in parts if p)
     return f'<section><h2 id="{escape(anchor)}">{escape(heading)}</h2>{body}</section>\n'
@@ -78,9 +126,10 @@ def _call_text(tool: str, arguments: object, result: str | None) -> str:
     return f"{tool} {args}" + (f"\n→ {result}" if result is not None else "")
 
 
-def document(trace: Trace, facets: Facets) -> str:
+def document(trace: Trace, facets: Facets) -> tuple[str, SearchCut]:
     """A run's search document: every turn (reasoning, each call's arguments and result) under `turn-N`, every kernel
-    version under `version-N`, the final kernel under `final`; the facets as Pagefind filters and metadata."""
+    version under `version-N`, the final kernel under `final`; the facets as Pagefind filters and metadata. Its text
+    is bounded (`searchable`); what it leaves out is returned beside it."""
     meta = [f'<span data-pagefind-filter="{name}">{escape(value)}</span>'
             for name, value in (("model", facets.model), ("benchmark", facets.benchmark), ("level", facets.level),
                                 ("problem", facets.problem), ("verdict", facets.verdict)) if value]
@@ -89,16 +138,27 @@ def document(trace: Trace, facets: Facets) -> str:
            f"<title>{escape(facets.title)}</title></head><body>",
            f'<div data-pagefind-ignore>{"".join(meta)}</div><main data-pagefind-body>',
            f'<h1 data-pagefind-meta="title">{escape(facets.title)}</h1>\n']
+    room, cut = MAX_DOC_CHARS, SearchCut()
+
+    def bounded(*parts: str) -> list[str]:
+        nonlocal room, cut
+        kept = []
+        for part in parts:
+            text, part_cut = searchable(part, room)
+            room, cut = room - len(text), cut + part_cut
+            kept.append(text)
+        return kept
+
     versions = version_of_sends(trace)[1]
     for t in trace.turns:
         calls = [_call_text(c.tool, {k: v for k, v in c.arguments.items() if k != "kernel_code"}, c.result.text if c.result else None)
                  for c in t.calls]
-        out.append(_section(f"turn-{t.index}", f"turn {t.index}", t.reasoning, *calls))
-    out += [_section(f"version-{n}", f"kernel version {n}", src) for n, src in enumerate(versions, 1)]
+        out.append(_section(f"turn-{t.index}", f"turn {t.index}", *bounded(t.reasoning, *calls)))
+    out += [_section(f"version-{n}", f"kernel version {n}", *bounded(src)) for n, src in enumerate(versions, 1)]
     if trace.final_kernel is not None:
-        out.append(_section("final", "final kernel", trace.final_kernel.source))
+        out.append(_section("final", "final kernel", *bounded(trace.final_kernel.source)))
     out.append("</main></body></html>\n")
-    return "".join(out)
+    return "".join(out), cut
 
 
 def doc_path(slug: str) -> str:
@@ -196,7 +256,8 @@ def run_binary(exe: Path, docs: Path, out: Path, scratch: Path) -> None:
     is read."""
     with tempfile.TemporaryDirectory(prefix="pagefind-", dir=scratch) as cwd:
         subprocess.run([str(exe), "--site", str(docs), "--output-path", str(out), "--force-language", "en", "--silent"],
-                       cwd=cwd, env=_clean_env(), check=True, capture_output=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL)
+                       cwd=cwd, env=_clean_env(), check=True, capture_output=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL,
+                       preexec_fn=die_with_parent)  # a killed build's indexer stops with it
 
 
 def build_index(tmp: Path, slugs: Sequence[str], exe: Path | None, shard: str,

@@ -219,14 +219,16 @@ def run_files(r: RunRecord, cached: CachedValidation | None, urls: Urls, nav: di
     fk, ref = r.trace.final_kernel, r.trace.reference_source
     base = urls.run(r.run_id).removesuffix(".html")
     final_html = numbered(cache.code(fk.source), KERNEL_LINE, page.context["kernel_marks"]) if fk else None
-    page = page.with_context(chunk=f"{Path(base).name}.turns.js", final_html=final_html, reference_html=cache.code(ref) if ref else None)
+    doc, cut = fulltext.document(r.trace, _facets(r, page.context["summary"]))
+    page = page.with_context(chunk=f"{Path(base).name}.turns.js", final_html=final_html, reference_html=cache.code(ref) if ref else None,
+                             search_cut=cut.sentence())
     files = {page.path: render_page(env, page, assets, generated), f"{base}.turns.js": lazy.chunk_js(r.trace)}
     if fk:
         files[urls.download(r.run_id, "kernel")] = fk.source
         files[urls.kernel_chunk(r.run_id)] = compare.kernel_chunk_js(urls.runs[r.run_id], fk.source)
     if ref:
         files[urls.download(r.run_id, "reference")] = ref
-    files[fulltext.doc_path(urls.runs[r.run_id])] = fulltext.document(r.trace, _facets(r, page.context["summary"]))
+    files[fulltext.doc_path(urls.runs[r.run_id])] = doc
     return files
 
 

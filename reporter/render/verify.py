@@ -114,9 +114,14 @@ def _ours_masked(value: str) -> str:
     return _DIGEST.sub("0" * 64, value) if len(value) >= 64 else value
 
 
+# Above this size a file is checked value by value at once: its long values were redacted where they were read, and
+# the redactor knows them again (`collect.redact._large`), while the whole file's text would be scanned anew.
+_BY_VALUE_CHARS = 1024 * 1024
+
+
 def check(rel: str, text: str, clean: Callable[[str], str]) -> str:
     """`text`, unchanged, when no value of it holds a secret; else a LeakError."""
-    if clean(masked := _ours_masked(text)) == masked:
+    if len(text) <= _BY_VALUE_CHARS and clean(masked := _ours_masked(text)) == masked:
         return text
     for where, value in values(rel, text):
         if (shown := clean(masked := _ours_masked(value))) != masked:
