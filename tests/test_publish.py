@@ -321,3 +321,34 @@ def test_init_workflow_never_writes_through_a_link(repo: Path, tmp_path: Path, m
     res = CliRunner().invoke(main, ["init-workflow", "--force", "--branch", "main", "--install", "kernel-reporter==0.1.0"])
     assert res.exit_code == 2 and "is a link" in res.output, res.output
     assert (outside / "pages.yml").read_text() == "a user's file\n"
+
+
+def test_a_commit_someone_added_on_the_branch_is_named_before_it_is_replaced(repo: Path, site: Path, tmp_path: Path) -> None:
+    # Issue 49, item 3: a hand edit committed on top of gh-pages was replaced by the next publish without a word.
+    first = publish_site(site, repo, message="my own words")  # a message of the user's: still known as a publish
+    work = tmp_path / "pages-checkout"
+    git(repo, "worktree", "add", "-q", str(work), "gh-pages")
+    (work / "index.html").write_text("<p>fixed a typo by hand</p>")
+    (work / "notes.txt").write_text("mine")
+    git(work, "add", "index.html", "notes.txt")
+    git(work, "commit", "-qm", "Fix a typo on the front page")
+    hand = git(work, "rev-parse", "HEAD")
+    git(repo, "worktree", "remove", str(work))
+    (site / "index.html").write_text("<p>rebuilt</p>")
+
+    dry = CliRunner().invoke(main, ["publish", str(site), "--repo", str(repo), "--dry-run"])
+    assert dry.exit_code == 0, dry.output
+    assert git(repo, "rev-parse", "gh-pages") == hand  # nothing committed
+    assert f"{hand[:12]} 'Fix a typo on the front page'" in dry.output and "would replace" in dry.output
+    assert "(index.html, notes.txt)" in dry.output and f"git diff {first.commit[:12]} {hand[:12]}" in dry.output
+    assert dry.output.strip().endswith("nothing was committed")
+
+    real = CliRunner().invoke(main, ["publish", str(site), "--repo", str(repo)])
+    assert real.exit_code == 0, real.output
+    assert "this publish replaced what they changed (index.html, notes.txt)" in real.output
+    assert git(repo, "rev-parse", "gh-pages^") == hand  # the history keeps the hand edit
+    (site / "index.html").write_text("<p>rebuilt again</p>")
+    again = CliRunner().invoke(main, ["publish", str(site), "--repo", str(repo)])
+    assert again.exit_code == 0 and "did not write" not in again.output, again.output
+    clean = CliRunner().invoke(main, ["publish", str(site), "--repo", str(repo), "--dry-run"])
+    assert "nothing of anyone else's is replaced" in clean.output, clean.output

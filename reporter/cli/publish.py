@@ -21,9 +21,10 @@ from .app import State, given
 @click.option("--push", "remote", default=None, metavar="REMOTE", help="Push the branch to REMOTE afterwards.")
 @click.option("-m", "--message", default=None, help="Commit message (default records source commit and version).")
 @click.option("--force", is_flag=True, help="Allow --branch to be the current or default branch (its content is replaced).")
+@click.option("--dry-run", is_flag=True, help="Check everything and say what would be replaced; commit nothing.")
 @click.pass_obj
 def publish(state: State, site: Path | None, repo: Path, branch: str | None, cname: str | None, remote: str | None,
-            message: str | None, force: bool) -> None:
+            message: str | None, force: bool, dry_run: bool) -> None:
     """Commit the built SITE to a branch that holds only the site (GitHub Pages)."""
     from ..publish import publish_site
 
@@ -31,10 +32,18 @@ def publish(state: State, site: Path | None, repo: Path, branch: str | None, cna
     site = given(site, state.config.site_dir, "SITE")
     branch = branch or pc.branch or "gh-pages"
     remote = remote or pc.remote
-    done = publish_site(site, repo, branch=branch, cname=cname or pc.cname, remote=remote, message=message, force=force)
+    done = publish_site(site, repo, branch=branch, cname=cname or pc.cname, remote=remote, message=message, force=force,
+                        dry_run=dry_run)
+    if done.replaced is not None:
+        logging.getLogger(LOGGER).warning("%s", done.replaced.sentence(branch).replace(
+            "publishing replaces", "publishing would replace" if dry_run else "this publish replaced"))
     if done.left_out:
         logging.getLogger(LOGGER).info("not published: %d path(s) in %s that the build did not write or that are not "
                                        "plain files (links, files with a second hard link): %s", len(done.left_out), site, ", ".join(done.left_out[:10]))
+    if dry_run:
+        click.echo(f"dry run: {site} would be published to {branch}" + (f" over {done.commit[:12]}" if done.commit else " (a new branch)")
+                   + ("; nothing of anyone else's is replaced" if done.replaced is None else "") + "; nothing was committed")
+        return
     what = f"published {site} to {branch} as {done.commit[:12]}" if done.changed else \
         f"{branch} already holds this site ({done.commit[:12]}): nothing to commit"
     click.echo(what + (f"; pushed to {remote}" if remote else ""))

@@ -102,11 +102,62 @@ def _environ(extra: dict[str, str]) -> Iterator[None]:
                 os.environ[key] = value
 
 
+# Every commit a publish makes carries this trailer, so a later publish tells its own commits from those someone
+# added on top of the branch (a hand edit on GitHub). Commits of older reporters carry the default message's start.
+PUBLISHED_BY = "Published-by: reporter"
+_LEGACY_SUBJECT = "Publish site built from "
+_MAX_WALK = 500  # commits looked back along the branch for the last one a publish wrote
+
+
+@dataclass(frozen=True)
+class Replaced:
+    """Commits on the branch's tip that no publish wrote, newest first, and the files they changed: the next publish
+    replaces the branch's content with the site, so their changes leave the tip (the history keeps them)."""
+
+    commits: tuple[tuple[str, str], ...]  # (hash, subject)
+    files: tuple[str, ...]
+    since: str | None  # the last commit a publish wrote, None when none was found
+
+    def sentence(self, branch: str) -> str:
+        shown = "; ".join(f"{c[:12]} {subject!r}" for c, subject in self.commits[:5])
+        more = f" and {len(self.commits) - 5} more" if len(self.commits) > 5 else ""
+        files = ", ".join(self.files[:10]) + (f" and {len(self.files) - 10} more" if len(self.files) > 10 else "")
+        return (f"{branch} holds {len(self.commits)} commit(s) that reporter publish did not write ({shown}{more}); "
+                f"publishing replaces what they changed ({files or 'no file'}) with the site. They stay in the branch's "
+                f"history{f' (git diff {self.since[:12]} {self.commits[0][0][:12]})' if self.since else ''}.")
+
+
 @dataclass(frozen=True)
 class Published:
-    commit: str  # the branch's tip afterwards
+    commit: str  # the branch's tip afterwards (before, for a dry run)
     changed: bool  # False: the branch already held exactly this site, so nothing was committed
     left_out: tuple[str, ...] = ()  # paths in SITE the build did not write (or no longer plain files): not published
+    replaced: Replaced | None = None  # commits of someone else's that this publish replaced (would replace)
+    dry_run: bool = False
+
+
+def replaced_commits(repo: Path, ref: str) -> Replaced | None:
+    """The commits on `ref` since the last one a publish wrote, when there are any (`Replaced`)."""
+    tip = _git_or_none(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    if tip is None:
+        return None
+    log = _git(repo, "log", "--first-parent", f"--max-count={_MAX_WALK}", "--format=%H%x00%B%x01", tip)
+    foreign: list[tuple[str, str]] = []
+    since = None
+    for entry in log.split("\x01"):
+        if not (entry := entry.strip("\n")):
+            continue
+        commit, _, body = entry.partition("\x00")
+        lines = body.splitlines()
+        if any(line.startswith(PUBLISHED_BY) for line in lines) or (lines and lines[0].startswith(_LEGACY_SUBJECT)):
+            since = commit
+            break
+        foreign.append((commit, lines[0] if lines else ""))
+    if not foreign:
+        return None
+    names = _git(repo, "diff", "--name-only", "--no-renames", since, tip) if since else \
+        _git(repo, "ls-tree", "-r", "--name-only", tip)
+    return Replaced(tuple(foreign), tuple(sorted(n for n in names.splitlines() if n)), since)
 
 
 @contextlib.contextmanager
@@ -169,8 +220,10 @@ def check_branch(repo: Path, branch: str, force: bool = False, remote: str | Non
 
 
 def publish_site(site: Path, repo: Path, branch: str = "gh-pages", cname: str | None = None,
-                 remote: str | None = None, message: str | None = None, force: bool = False) -> Published:
-    """Commit what the build wrote into `site` as the whole content of `branch` in `repo` (and push it to `remote`)."""
+                 remote: str | None = None, message: str | None = None, force: bool = False,
+                 dry_run: bool = False) -> Published:
+    """Commit what the build wrote into `site` as the whole content of `branch` in `repo` (and push it to `remote`).
+    With `dry_run`, every check is made and nothing is committed: the result says what would be replaced."""
     site, repo = site.resolve(), repo.resolve()
     check_site(site)
     if _git_or_none(repo, "rev-parse", "--git-dir") is None:
@@ -178,9 +231,14 @@ def publish_site(site: Path, repo: Path, branch: str = "gh-pages", cname: str | 
     check_branch(repo, branch, force, remote)
     ref = f"refs/heads/{branch}"
     parent = _git_or_none(repo, "rev-parse", "--verify", "--quiet", ref)
+    replaced = replaced_commits(repo, ref)
+    if dry_run:
+        with _published_files(site) as (_, left_out):
+            return Published(parent or "", changed=False, left_out=tuple(left_out), replaced=replaced, dry_run=True)
     if cname is None and parent is not None:
         cname = _git_or_none(repo, "cat-file", "blob", f"{parent}:CNAME")  # keep the custom domain set earlier
-    msg = message or f"Publish site built from {_built_from(site, repo)} with reporter {__version__}"
+    msg = (message or f"Publish site built from {_built_from(site, repo)} with reporter {__version__}") + \
+        f"\n\n{PUBLISHED_BY} {__version__}"
     # ghp-import takes the committer from the environment or git's config; without either, name the tool.
     who = {k: v for k, v in (("GIT_COMMITTER_NAME", "reporter"), ("GIT_COMMITTER_EMAIL", "reporter@localhost"))
            if k not in os.environ and not _git_or_none(repo, "config", "user." + k.rsplit("_", 1)[1].lower())}
@@ -196,7 +254,7 @@ def publish_site(site: Path, repo: Path, branch: str = "gh-pages", cname: str | 
     base = _git_or_none(repo, "rev-parse", "--verify", "--quiet", f"{commit}^") if commit else None
     if commit is None or commit == parent:
         raise PublishError(f"ghp-import did not commit {site} to {branch} (see git's message above)")
-    done = Published(commit, changed=True, left_out=tuple(left_out))
+    done = Published(commit, changed=True, left_out=tuple(left_out), replaced=replaced)
     if base is not None and _git(repo, "rev-parse", f"{commit}^{{tree}}") == _git(repo, "rev-parse", f"{base}^{{tree}}"):
         _git(repo, "update-ref", ref, base, commit)  # the same tree again: drop the empty commit
         done = Published(base, changed=False, left_out=tuple(left_out))
