@@ -139,3 +139,31 @@ def test_an_unreadable_traces_message_is_redacted(tmp_path: Path) -> None:
     write_trace(tmp_path, f"run-{KEY}", "{oops")
     (err,) = collect(tmp_path).errors
     assert KEY not in str(err) and "[redacted: openai-key]" in err.path and err.field == "(json)"
+
+
+def test_a_misspelt_field_or_verdict_is_named_with_the_nearest_name_and_fails_strict(tmp_path: Path) -> None:
+    # Issue 45, item 3: `run.modle` built into model "unknown" and `recorded_verdict: "corect"` counted a correct
+    # kernel as not correct, both with exit 0 and no word, --strict included.
+    from click.testing import CliRunner
+
+    from conftest import minimal_trace, write_trace
+    from reporter.cli import main
+    data = tmp_path / "data"
+    doc = minimal_trace()
+    doc["run"]["modle"] = "Kimi-K2.6"
+    doc["run"]["recorded_verdict"] = "corect"
+    doc["run"]["benchmark"] = "KernelBench"
+    doc["run"]["level"] = 7
+    write_trace(data, "typos", doc)
+    write_trace(data, "fine", minimal_trace())
+    res = CliRunner().invoke(main, ["build", str(data), str(tmp_path / "site"), "--no-validate"])
+    assert res.exit_code == 0, res.output
+    page = next(p for p in (tmp_path / "site" / "runs").glob("typos*.html")).read_text()
+    for said in ("<b>run.modle</b>: is not a field of the trace format (did you mean &#39;model&#39;?)",
+                 "<b>run.recorded_verdict</b>: &#39;corect&#39; is not a verdict this reporter knows (did you mean &#39;correct&#39;?)",
+                 "<b>run.level</b>: 7 is not a KernelBench level (1 to 4)"):
+        assert said in page, said
+    fine = next(p for p in (tmp_path / "site" / "runs").glob("fine*.html")).read_text()
+    assert "is not a field of the trace format" not in fine
+    strict = CliRunner().invoke(main, ["build", str(data), str(tmp_path / "strict"), "--no-validate", "--strict"])
+    assert strict.exit_code != 0 and not (tmp_path / "strict").exists(), strict.output

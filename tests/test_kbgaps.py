@@ -65,3 +65,28 @@ def test_a_runtime_1000x_its_reference_is_hinted_with_its_likely_unit(tmp_path: 
 ])
 def test_unit_hint(runtime: float, reference: float, unit: str, likely: str | None) -> None:
     assert unit_hint(runtime, reference, unit) == likely
+
+
+def test_a_problem_file_of_another_level_is_never_taken_as_the_reference(tmp_path: Path) -> None:
+    # Issue 45, item 1: level 2's runs imported with --problems .../level1 took level 1's files of the same id.
+    run = tmp_path / "runs" / "l2"
+    run.mkdir(parents=True)
+    for name in ("level_1_problem_1_sample_0_kernel.py", "level_1_problem_2_sample_0_kernel.py"):
+        shutil.copy(KB / "run_new" / name, run / name.replace("level_1", "level_2"))
+    level1 = KB / "problems" / "level1"
+    res = CliRunner().invoke(main, ["import", "kernelbench", str(run), "--problems", str(level1), "--out", str(tmp_path / "a")])
+    assert res.exit_code != 0 and "no problem file for 2 problems (L2 1_*.py, L2 2_*.py)" in res.output, res.output
+    assert f"{level1} is level 1's folder" in res.output
+    flat = tmp_path / "flat"
+    shutil.copytree(level1, flat)
+    res = CliRunner().invoke(main, ["import", "kernelbench", str(run), "--problems", str(flat), "--out", str(tmp_path / "b")])
+    assert res.exit_code != 0 and "does not say their level" in res.output, res.output
+    res = CliRunner().invoke(main, ["import", "kernelbench", str(run), "--problems", str(level1), "--out", str(tmp_path / "c"),
+                                    "--allow-missing-reference"])
+    assert res.exit_code == 0, res.output
+    traces = [json.loads(p.read_text()) for p in (tmp_path / "c").rglob("trace.json")]
+    assert len(traces) == 2 and all(t.get("reference_source") is None for t in traces)
+    # the level's own folder, named for it, is still taken
+    res = CliRunner().invoke(main, ["import", "kernelbench", str(KB / "run_new"), "--problems", str(level1), "--out", str(tmp_path / "d")])
+    assert res.exit_code == 0, res.output
+    assert all(json.loads(p.read_text())["reference_source"] for p in (tmp_path / "d").rglob("trace.json"))

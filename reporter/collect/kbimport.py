@@ -86,7 +86,15 @@ def missing_references(folders: list[Path], problems: Path) -> str | None:
     levels = sorted({lv for lv, _ in missing})
     searched = "; ".join(f"level {lv}: " + ", ".join(str(f) for f in kb.problem_folders(problems, lv)) for lv in levels)
     shown = ", ".join(f"L{lv} {pid}_*.py" for lv, pid in missing[:6]) + (", ..." if len(missing) > 6 else "")
-    return (f"no problem file for {len(missing)} problem{'s' if len(missing) != 1 else ''} ({shown}); searched {searched}. "
+    own = kb.LEVEL_FOLDER.fullmatch(problems.name)
+    if own is not None:
+        found = f"{problems} is level {own.group(1)}'s folder, and problem ids restart at 1 in every level, so it is never searched for another level's runs. "
+    elif any(problems.glob("*_*.py")):
+        found = (f"{problems} holds problem files but does not say their level (no level1/, level2/, ... folder), and problem "
+                 "ids restart at 1 in every level, so they are not taken. ")
+    else:
+        found = ""
+    return (f"no problem file for {len(missing)} problem{'s' if len(missing) != 1 else ''} ({shown}); searched {searched}. {found}"
             "--problems must be KernelBench's problem folder, the one holding level1/, level2/, ... "
             "(KernelBench/KernelBench in a KernelBench checkout). Without the problem file a run has no reference, "
             "so it cannot be re-validated; pass --allow-missing-reference to import such runs anyway")

@@ -157,9 +157,17 @@ def read_eval_results(run_dir: Path, level_of: dict[int, int], report: ImportRep
     return found
 
 
+LEVEL_FOLDER = re.compile(r"level(\d+)")
+
+
 def problem_folders(problems: Path, level: int) -> tuple[Path, ...]:
-    """Where a level's problem files are looked for, in order (named by the message when none is found)."""
-    return (problems / f"level{level}", problems / "KernelBench" / f"level{level}", problems)
+    """Where a level's problem files are looked for, in order (named by the message when none is found): KernelBench's
+    layout, `levelN/` under the folder given (or under its KernelBench/), or the folder itself when it is named
+    `levelN` for this level. Problem ids restart at 1 in every level, so a folder of another level, or one whose
+    level nothing says, is never searched: level 1's `10_*.py` is no reference for level 2's problem 10."""
+    own = LEVEL_FOLDER.fullmatch(problems.name)
+    return (problems / f"level{level}", problems / "KernelBench" / f"level{level}",
+            *((problems,) if own is not None and int(own.group(1)) == level else ()))
 
 
 def problem_file(problems: Path, level: int, pid: int) -> Path | None:

@@ -7,11 +7,15 @@ The static cheat scan reads each final kernel here (source only, no GPU), so eve
 
 from __future__ import annotations
 
+import difflib
+import typing
 import unicodedata
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+from pydantic import BaseModel
 
 from ..core.cache import read_work
 from ..core.cheats import Finding, scan
@@ -21,6 +25,7 @@ from ..core.frozen import freeze
 from ..core.names import hidden_characters, unique_slugs, visible
 from ..core.records import Trace, sha256_text, unknown_fields
 from ..core.safeio import checked_path
+from ..core.vocab import RunVerdict
 from ..core.work import WorkCount
 from . import ncu as gm
 from .floors import merged, recorded_floor_flags
@@ -152,6 +157,7 @@ def _read_run(data: Path, path: Path, run_id: str, redactor: Redactor | None) ->
         if counts:
             trace = validate_document(published, path)
     trace, name_problems = _visible_names(trace, path)
+    name_problems += _strict_problems(trace, path)
     profiles, attachment_errors = _load_profiles(path, trace)
     attachment_errors = [e.inside(data) for e in attachment_errors + name_problems]
     if redactor is not None:
@@ -188,6 +194,52 @@ def _visible_names(trace: Trace, path: Path) -> tuple[Trace, list[CollectError]]
             problems.append(CollectError(path, f"run.{name}", f"holds {', '.join(hidden)}, invisible on a page: shown as "
                                          f"{shown!r}, so it is not mistaken for a name without them"))
     return (trace.model_copy(update={"run": trace.run.model_copy(update=update)}) if update else trace), problems
+
+
+def _field_names() -> frozenset[str]:
+    """Every field name the trace format defines, at any depth: what a misspelt field is matched against."""
+    seen: set[type[BaseModel]] = set()
+    todo: list[type[BaseModel]] = [Trace]
+    names: set[str] = set()
+    while todo:
+        model = todo.pop()
+        if model in seen:
+            continue
+        seen.add(model)
+        for name, info in model.model_fields.items():
+            names.add(name)
+            for arg in (info.annotation, *typing.get_args(info.annotation),
+                        *(a for x in typing.get_args(info.annotation) for a in typing.get_args(x))):
+                if isinstance(arg, type) and issubclass(arg, BaseModel):
+                    todo.append(arg)
+    return frozenset(names)
+
+
+_KNOWN_VERDICTS = tuple(v.value for v in RunVerdict)
+KERNELBENCH_LEVELS = range(1, 5)  # levels 1-4 of KernelBench's problem set
+
+
+def _nearest(value: str, choices: Iterable[str]) -> str:
+    near = difflib.get_close_matches(value, list(choices), n=1, cutoff=0.7)
+    return f" (did you mean {near[0]!r}?)" if near else ""
+
+
+def _strict_problems(trace: Trace, path: Path) -> list[CollectError]:
+    """What a trace holds that the format does not know: each unknown field (kept, not shown) and each word outside a
+    closed vocabulary, with the nearest valid name. A warning on the run page and the build's list; an error under
+    --strict (a misspelt `recorded_verdict` would otherwise count a correct kernel as not correct, silently)."""
+    names = _field_names()
+    out = [CollectError(path, field, f"is not a field of the trace format{_nearest(field.rsplit('.', 1)[-1], names)}: "
+                        "it is kept but not shown or used") for field in unknown_fields(trace)]
+    verdict = trace.run.recorded_verdict
+    if verdict is not None and verdict not in _KNOWN_VERDICTS:
+        out.append(CollectError(path, "run.recorded_verdict", f"{verdict!r} is not a verdict this reporter knows"
+                                f"{_nearest(verdict, _KNOWN_VERDICTS)}; known: {', '.join(_KNOWN_VERDICTS)}. The run counts as "
+                                "not correct"))
+    level = trace.run.level
+    if level is not None and "kernelbench" in (trace.run.benchmark or "").lower() and level not in KERNELBENCH_LEVELS:
+        out.append(CollectError(path, "run.level", f"{level} is not a KernelBench level (1 to 4)"))
+    return out
 
 
 def _work(data: Path, source: Trace, errors: list[CollectError]) -> WorkCount | None:
