@@ -90,3 +90,34 @@ def test_a_problem_file_of_another_level_is_never_taken_as_the_reference(tmp_pat
     res = CliRunner().invoke(main, ["import", "kernelbench", str(KB / "run_new"), "--problems", str(level1), "--out", str(tmp_path / "d")])
     assert res.exit_code == 0, res.output
     assert all(json.loads(p.read_text())["reference_source"] for p in (tmp_path / "d").rglob("trace.json"))
+
+
+def test_the_kernelbench_commit_is_recorded_only_from_a_checkout_that_holds_the_files_read(tmp_path: Path) -> None:
+    # Issue 45, item 4: an untracked copy of the problem files inside the user's own repository recorded the
+    # user's HEAD as KernelBench's commit, and a re-import flipped it.
+    import subprocess
+
+    from reporter.collect.problemset import scan
+
+    def git(where: Path, *args: str) -> str:
+        return subprocess.run(["git", "-C", str(where), "-c", "user.name=t", "-c", "user.email=t@e", *args],
+                              check=True, capture_output=True, text=True).stdout.strip()
+
+    kb = tmp_path / "KernelBench"
+    shutil.copytree(KB / "problems", kb / "KernelBench")
+    git(tmp_path, "init", "-q", str(kb))
+    git(kb, "add", ".")
+    git(kb, "commit", "-qm", "problems")
+    head = git(kb, "rev-parse", "HEAD")
+    assert scan(kb / "KernelBench")[0].commit == head
+    assert scan(kb)[0].commit == head  # the checkout's top, its problems in KernelBench/
+    mine = tmp_path / "mine"  # the user's own project, the problems copied in and never added
+    git(tmp_path, "init", "-q", str(mine))
+    (mine / "README").write_text("my runs\n")
+    git(mine, "add", "README")
+    git(mine, "commit", "-qm", "mine")
+    shutil.copytree(KB / "problems", mine / "problems")
+    assert scan(mine / "problems")[0].commit is None
+    assert scan(mine / "problems")[0].commit is None  # stably
+    (kb / "KernelBench" / "level1" / "2_ReLU.py").write_text("# edited\n")
+    assert scan(kb / "KernelBench")[0].commit is None  # not the commit's file any more

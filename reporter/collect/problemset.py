@@ -1,7 +1,7 @@
 """The benchmark's problem set: the universe a leaderboard's denominators count (``kernelbench-problems.json``).
 
 `reporter import kernelbench --problems DIR` records, for each level folder of DIR, every problem file and
-its sha256 (and the KernelBench commit, when DIR is inside a git checkout) in OUT/kernelbench-problems.json.
+its sha256 (and the KernelBench commit, when DIR is in a git checkout that tracks those files unchanged) in OUT/kernelbench-problems.json.
 KernelBench's fast_p divides by the level's problems, not by the kernels a run folder happens to hold, so
 the leaderboards of the runs below OUT count a problem with no kernel as "not attempted".
 
@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ..core.atomic import locked
 from ..core.errors import CollectError, printable
+from ..core.gitread import commit_holding
 from ..core.safeio import parse_json, read_bounded, write_inside
 from .imported import LOCK_FILE
 
@@ -30,7 +31,6 @@ PROBLEMSET_FILE = "kernelbench-problems.json"
 FORMAT = 1
 LEVEL_RE = re.compile(r"level(\d+)$")
 PROBLEM_RE = re.compile(r"(\d+)_.+\.py$")
-COMMIT_RE = re.compile(r"[0-9a-f]{40}")
 
 
 @dataclass(frozen=True)
@@ -71,24 +71,26 @@ def _level_folders(problems: Path) -> Iterator[tuple[int, Path]]:
             return
 
 
-def _commit(problems: Path) -> str | None:
-    """The checkout's HEAD commit, read from .git (never by running git on a folder we did not make)."""
+def _commit(problems: Path, files: list[Path]) -> str | None:
+    """The KernelBench commit the problem files come from: the HEAD of the checkout that holds `problems` (it, or one
+    or two folders up: KernelBench/KernelBench/level1), read from .git as data (never by running git on a folder we
+    did not make), and only when that checkout tracks every file read, unchanged. An untracked copy inside the
+    user's own repository is no KernelBench commit: None, every time."""
     for root in (problems, *list(problems.resolve().parents)[:2]):
-        git = root / ".git"
-        try:
-            head = read_bounded(git / "HEAD", root, "(git)", "MAX_CONFIG_FILE_BYTES").decode("ascii").strip()
-            if head.startswith("ref: "):
-                ref = head.removeprefix("ref: ")
-                head = read_bounded(git / ref, root, "(git)", "MAX_CONFIG_FILE_BYTES").decode("ascii").strip()
-        except (CollectError, UnicodeDecodeError, OSError, ValueError):
+        if not (root / ".git").exists():
             continue
-        return head if COMMIT_RE.fullmatch(head) else None
+        try:
+            names = [f.resolve().relative_to(root.resolve()).as_posix() for f in files]
+        except ValueError:
+            return None
+        return commit_holding(root, names)
     return None
 
 
 def scan(problems: Path, benchmark: str = "kernelbench") -> tuple[ProblemSet, list[str]]:
     """Every problem file of `problems` with its sha256; a file that cannot be read is a message."""
     found: dict[tuple[int, int], Problem] = {}
+    read: list[Path] = []
     messages: list[str] = []
     for level, folder in _level_folders(problems):
         for name in sorted(os.listdir(folder)):
@@ -100,9 +102,10 @@ def scan(problems: Path, benchmark: str = "kernelbench") -> tuple[ProblemSet, li
             except CollectError as exc:
                 messages.append(f"problem set: {exc}; not recorded")
                 continue
+            read.append(folder / name)
             found[(level, int(m.group(1)))] = Problem(benchmark, level, int(m.group(1)), printable(name),
                                                        hashlib.sha256(blob).hexdigest())
-    return ProblemSet(benchmark, found, printable(problems.name), _commit(problems)), messages
+    return ProblemSet(benchmark, found, printable(problems.name), _commit(problems, read)), messages
 
 
 def _document(ps: ProblemSet) -> dict[str, object]:

@@ -140,3 +140,18 @@ def source_commit(data: Path, inputs: Iterable[str] = ()) -> str:
     changed = any(n not in tracked for n in inputs) or any(
         _differs(data, name, mode, size, mtime, sha) for name, (mode, size, mtime, sha) in tracked.items() if mode != _GITLINK)
     return commit[:12] + ("+changes" if changed else "")
+
+
+def commit_holding(root: Path, files: Iterable[str]) -> str | None:
+    """`root`'s HEAD commit when `root` is the top folder of a git checkout whose index tracks every one of `files`
+    (paths relative to `root`) unchanged; None otherwise (an untracked copy inside someone's own repository, an
+    edited file, an index that cannot be read): the commit is then not the one those files come from."""
+    commit = head_commit(root)
+    gitdir = git_dir(root) if commit is not None else None
+    tracked = _tracked(gitdir, root, len(commit)) if gitdir is not None and commit is not None else None
+    if commit is None or tracked is None:
+        return None
+    names = list(files)
+    if not names or any(n not in tracked or tracked[n][0] == _GITLINK or _differs(root, n, *tracked[n]) for n in names):
+        return None
+    return commit
