@@ -318,6 +318,23 @@ def never_needed(w: World) -> str | None:
     return None
 
 
+def signed_tip_shown(w: World) -> str | None:
+    # A commit someone signed on top of gh-pages; `git log` of it with log.showSignature on runs gpg.program (a
+    # blind reviewer's finding, once publish began reading the branch's log to name commits it replaces).
+    publish_site(w.site, w.repo)
+    tree, tip = git(w.repo, "rev-parse", "gh-pages^{tree}"), git(w.repo, "rev-parse", "gh-pages")
+    body = (f"tree {tree}\nparent {tip}\nauthor a <a@e> 1700000000 +0000\ncommitter a <a@e> 1700000000 +0000\n"
+            "gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEE\n -----END PGP SIGNATURE-----\n\nsigned by hand\n")
+    signed = subprocess.run(["git", "-C", str(w.repo), "hash-object", "-t", "commit", "-w", "--stdin"], input=body,
+                            capture_output=True, text=True, check=True).stdout.strip()
+    git(w.repo, "update-ref", "refs/heads/gh-pages", signed)
+    w.repo_config("remote.pages.url", str(w.bare))
+    w.repo_config("log.showSignature", "true")
+    for key in ("gpg.program", "gpg.openpgp.program", "gpg.ssh.program", "gpg.x509.program"):
+        w.repo_config(key, str(w.payload(key)))
+    return None
+
+
 CASES: dict[str, Case] = {
     "core.sshCommand": ssh_command, "core.sshCommand, the user's GIT_SSH": ssh_command_from_git_ssh,
     "ext transport": ext_transport, "remote.receivepack/uploadpack": receivepack_setting,
@@ -326,6 +343,7 @@ CASES: dict[str, Case] = {
     "credential.helper from the environment": credential_helper_from_the_environment, "core.askPass": ask_pass,
     "url.insteadOf to ext": insteadof_to_ext, "url.pushInsteadOf to ext": pushinsteadof_to_ext,
     "remote.vcs helper": remote_helper, "push.gpgSign/gpg.program": signed_push, "pager/editor/diff/filters": never_needed,
+    "log.showSignature/gpg.program on a signed tip": signed_tip_shown,
 }
 
 

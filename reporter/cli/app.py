@@ -7,6 +7,7 @@ through the `reporter` logger, whose counter `--strict` reads.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -40,7 +41,18 @@ class _EchoHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         prefix = f"{record.levelname.lower()}: " if record.levelno >= logging.WARNING else ""
-        click.secho(prefix + record.getMessage(), err=True, fg=self.COLOURS.get(record.levelno))
+        click.secho(prefix + terminal_text(record.getMessage()), err=True, fg=self.COLOURS.get(record.levelno))
+
+
+# A message quotes what it read (a file name, an attachment's path): an escape sequence there would act on the
+# terminal (set its title, move the cursor), and a line break could forge a line of our own.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_text(text: str) -> str:
+    """`text` with every control character but the line break and tab written as `\\xNN`, and each line after the
+    first indented, so no line of it reads as a message of its own."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text).replace("\n", "\n    ")
 
 
 def _setup_logging(verbose: int, quiet: bool) -> ProblemCounter:

@@ -31,9 +31,16 @@ def command(imp: registry.Importer) -> click.Command:
     """`reporter import NAME SOURCES... --out DATA [--options]` for one importer."""
     @click.pass_obj
     def callback(state: State, /, sources: tuple[Path, ...], out: Path, **options: Any) -> None:
+        from collections import Counter
+
+        from ..collect.redact import Redactor, load_allow_list
+        from ..core.names import visible
         done = imp.run(registry.Request(tuple(sources), out, options), state.bar)
+        # A message quotes what it found in the runs (a key of eval_results.json, a file name): anyone's text, so
+        # redacted as the site's text is, and with no control character left to act on the terminal.
+        redactor = Redactor(load_allow_list(out)[0] if out.is_dir() else Redactor().allow)
         for msg in done.messages:
-            logging.getLogger(LOGGER).warning(msg)
+            logging.getLogger(LOGGER).warning(visible(redactor.text(msg, Counter())))
         click.echo(f"wrote {done.written} traces from {done.folders} run folders under {out} ({len(done.messages)} messages)")
 
     sources = click.Argument(["sources"], nargs=-1, required=True, type=click.Path(exists=True, path_type=Path), metavar=imp.sources)

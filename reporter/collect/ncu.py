@@ -11,7 +11,7 @@ import io
 from pathlib import Path
 
 from ..core import interpreter, limits
-from ..core.errors import CollectError
+from ..core.errors import CollectError, excerpt
 from ..core.safeio import checked_path, parse_json, read_bounded
 from .figures import Figure, KernelFigures, Metric, NcuKernel, derive, summarize
 from .profiler import ProfilerSummary, parse_chrome_trace
@@ -85,7 +85,7 @@ def _launch_id(path: Path, text: str) -> int:
     if value is None:
         return 0
     if not isinstance(value, float) or not value.is_integer():
-        raise CollectError(path, "ID", f"{text[:80]!r} is not a launch number")
+        raise CollectError(path, "ID", f"{excerpt(text, 80)!r} is not a launch number")
     return int(value)
 
 

@@ -17,13 +17,15 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.atomic import locked
 from ..core.errors import CollectError, printable
 from ..core.gitread import commit_holding
+from ..core.names import visible
 from ..core.safeio import parse_json, read_bounded, write_inside
 from .imported import LOCK_FILE
 
@@ -115,22 +117,32 @@ def _document(ps: ProblemSet) -> dict[str, object]:
     return {"format": FORMAT, "benchmark": ps.benchmark, "source": ps.source, "commit": ps.commit, "levels": levels}
 
 
-def read(path: Path, root: Path) -> ProblemSet:
-    """A recorded problem set; anything malformed is a CollectError naming the file and field."""
+_SHA256 = re.compile(r"[0-9a-f]{64}")  # a digest is kept as it is (a redactor may read 1 in 1,500 as a key)
+_NUMBER = re.compile(r"[0-9]{1,6}")  # a level or problem number as a key: ASCII digits, small enough for any table
+
+
+def read(path: Path, root: Path, clean: Callable[[str], str] = str) -> ProblemSet:
+    """A recorded problem set, its names passed through `clean` (the redactor) and shown visibly; anything malformed
+    is a CollectError naming the file and field. The file is anyone's text, like a trace."""
     doc = parse_json(read_bounded(path, root, "(file)", "MAX_TRACE_BYTES"), path)
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("levels"), dict):
         raise CollectError(path, "format", f"not a problem set of format {FORMAT} ({{format, benchmark, levels}})")
-    bench = str(doc.get("benchmark") or "kernelbench")
+
+    def name(value: object) -> str:
+        return visible(clean(str(value)))
+
+    bench = name(doc.get("benchmark") or "kernelbench")
     found: dict[tuple[int, int], Problem] = {}
     for lv, entries in doc["levels"].items():
         for pid, entry in (entries.items() if isinstance(entries, dict) else ()):
-            ok = str(lv).isdigit() and str(pid).isdigit() and isinstance(entry, dict) and \
+            ok = _NUMBER.fullmatch(str(lv)) and _NUMBER.fullmatch(str(pid)) and isinstance(entry, dict) and \
                 isinstance(entry.get("file"), str) and isinstance(entry.get("sha256"), str)
             if not ok:
-                raise CollectError(path, f"levels.{lv}.{pid}", "expected {file, sha256} under a level and problem number")
-            found[(int(lv), int(pid))] = Problem(bench, int(lv), int(pid), entry["file"], entry["sha256"])
+                raise CollectError(path, f"levels.{name(lv)[:40]}.{name(pid)[:40]}",
+                                   "expected {file, sha256} under a level and problem number (at most 6 digits each)")
+            found[(int(lv), int(pid))] = Problem(bench, int(lv), int(pid), name(entry["file"]), sha if _SHA256.fullmatch(sha := entry["sha256"]) else name(sha))
     commit = doc.get("commit")
-    return ProblemSet(bench, found, str(doc.get("source") or ""), commit if isinstance(commit, str) else None)
+    return ProblemSet(bench, found, name(doc.get("source") or ""), name(commit) if isinstance(commit, str) else None)
 
 
 @dataclass(frozen=True)
@@ -194,6 +206,9 @@ def _record(out: Path, today: ProblemSet) -> tuple[ProblemSet, dict[tuple[int, i
 
 def find(data: Path, errors: list[CollectError] | None = None) -> list[ProblemSet]:
     """Every problem set below DATA (linked folders are not entered), each scoped to the folder it is in."""
+    from .redact import Redactor, load_allow_list
+    redactor = Redactor(load_allow_list(data)[0])
+    clean = lambda text: redactor.text(text, Counter())  # noqa: E731
     sets = []
     for folder, dirs, names in os.walk(data):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
@@ -201,7 +216,7 @@ def find(data: Path, errors: list[CollectError] | None = None) -> list[ProblemSe
             continue
         path = Path(folder) / PROBLEMSET_FILE
         try:
-            ps = read(path, data)
+            ps = read(path, data, clean)
         except CollectError as exc:
             if errors is not None:
                 errors.append(exc)

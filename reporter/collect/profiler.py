@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import CollectError
+from ..core.errors import CollectError, excerpt
 from ..core.frozen import freeze
 from ..core.safeio import parse_json, read_bounded
 
@@ -36,7 +36,7 @@ class ProfilerSummary:
 def _duration_us(path: Path, i: int, value: Any) -> float:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
         return float(value)
-    raise CollectError(path, f"traceEvents[{i}].dur", f"{str(value)[:80]!r} is not a duration (a finite number ≥ 0 of µs)")
+    raise CollectError(path, f"traceEvents[{i}].dur", f"{excerpt(str(value), 80)!r} is not a duration (a finite number ≥ 0 of µs)")
 
 
 def parse_chrome_trace(path: Path, root: Path | None = None) -> ProfilerSummary:

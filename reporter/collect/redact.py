@@ -93,7 +93,7 @@ def load_allow_list(data: Path) -> tuple[AllowList, list[CollectError]]:
         if entry.startswith("re:"):
             try:
                 patterns.append(linear(entry[3:]))
-            except re2.error:
+            except (re2.error, RecursionError, MemoryError, OverflowError):
                 errors.append(CollectError(path, f"line {n}", _bad_pattern(entry[3:])))
         else:
             literals.add(entry)
@@ -106,6 +106,8 @@ def _bad_pattern(pattern: str) -> str:
         re.compile(pattern)
     except re.error as exc:
         return f"not a valid regular expression: {exc}"
+    except (RecursionError, MemoryError, OverflowError):  # nested too deep for Python's parser to say more
+        return "too deeply nested to read; the entry is skipped"
     return ("uses look-around or a back-reference, which only a backtracking engine runs (one line of text could "
             "then stall the build): patterns here run with RE2, so write it without them; the entry is skipped")
 
@@ -133,6 +135,9 @@ class Redactor:
         return node
 
     def _value(self, key: Any, value: Any, counts: Counter[str]) -> Any:
+        if isinstance(key, str) and isinstance(value, list | tuple) and SECRET_KEY_NAME.fullmatch(key):
+            # {"API_KEY": ["...", "..."]}: each string of the list is the key's value, as one would be
+            return [self._value(key, v, counts) for v in value]
         if isinstance(key, str) and isinstance(value, str) and SECRET_KEY_NAME.fullmatch(key) \
                 and (span := secret_value(key, value)) is not None and not self.allow.allows(value[span[0]:span[1]]):
             counts[ASSIGNMENT_KIND] += 1

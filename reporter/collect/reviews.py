@@ -37,7 +37,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import CollectError
+from ..core.errors import CollectError, excerpt
 from ..core.safeio import read_bounded
 
 REVIEWS_FILE = "reviews.toml"
@@ -128,7 +128,7 @@ def _entry(path: Path, table: str, i: int, item: Any) -> Review:
         raise CollectError(path, f"{where}.kernel_sha256",
                            "must be the kernel's sha256: 64 lowercase hex digits (the run page shows it)")
     if verdict not in set(ReviewVerdict):
-        raise CollectError(path, f"{where}.verdict", f"{verdict[:40]!r} is not one of {', '.join(ReviewVerdict)}")
+        raise CollectError(path, f"{where}.verdict", f"{excerpt(verdict, 40)!r} is not one of {', '.join(ReviewVerdict)}")
     quote = item.get("quote", "").strip()
     if quote and not QUOTE.fullmatch(quote):
         raise CollectError(path, f"{where}.quote", "must name the evidence as kernel.py:LINE, kernel.py:LINE-LINE, reference.py:LINE or turn N")

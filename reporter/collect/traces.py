@@ -169,6 +169,14 @@ def _read_run(data: Path, path: Path, run_id: str, redactor: Redactor | None) ->
     findings = tuple(scan(trace.final_kernel.source, trace.run.backend)) if trace.final_kernel is not None else ()
     findings += tuple(scan_transcript(trace.turns, (trace.run.level, trace.run.problem_id, trace.run.sample)))
     work = _work(data, original, attachment_errors)
+    if work is not None and redactor is not None:  # work.json is anyone's text too: its words are shown on pages
+        def text(t: str) -> str:
+            assert redactor is not None
+            return redactor.text(t, counts)
+        work = replace(work, why=text(work.why), torch=text(work.torch), estimated=tuple(map(text, work.estimated)),
+                       tensors=tuple(replace(t, role=text(t.role), dtype=text(t.dtype)) for t in work.tensors),
+                       ops=tuple(replace(o, dtype=text(o.dtype)) for o in work.ops),
+                       dtype=text(work.dtype) if work.dtype is not None else None)
     flags = merged(check_trace(trace), recorded_floor_flags(trace, work))
     return RunRecord(run_id, path, trace, flags, unknown_fields(trace), profiles, attachment_errors,
                      findings=findings, original=original if counts else None, redactions=dict(sorted(counts.items())), work=work)
@@ -263,16 +271,22 @@ def redacted_profiles(profiles: Mapping[str, ProfileSet], redactor: Redactor, co
     return out
 
 
-def _placed(record: RunRecord, slug: str, reviews: Reviews | None) -> RunRecord:
-    """`record` with its slug among the collection's runs and the reviewers' word on its kernel."""
+def _placed(record: RunRecord, slug: str, reviews: Reviews | None, redactor: Redactor | None = None) -> RunRecord:
+    """`record` with its slug among the collection's runs and the reviewers' word on its kernel (its words redacted:
+    reviews.toml is anyone's text, and a note holding a key once cost the run its page)."""
     review, problem = reviews.for_run(record.run_id, record.kernel_hash) if reviews is not None else (None, "")
+    if redactor is not None:
+        counts: Counter[str] = Counter()
+        if review is not None:
+            review = replace(review, reviewer=redactor.text(review.reviewer, counts), note=redactor.text(review.note, counts))
+        problem = redactor.text(problem, counts)
     return replace(record, slug=slug, review=review, review_problem=problem)
 
 
 def load_run(data: Path, path: Path, run_id: str, slug: str, reviews: Reviews | None,
              redactor: Redactor | None) -> RunRecord:
     """One run as `collect` reads it (checks, findings, attachments, redaction), with its slug and clearance."""
-    return _placed(_read_run(data, path, run_id, redactor), slug, reviews)
+    return _placed(_read_run(data, path, run_id, redactor), slug, reviews, redactor)
 
 
 def collect(data: Path, *, redact: bool = True) -> Collection:
@@ -301,7 +315,7 @@ def collect(data: Path, *, redact: bool = True) -> Collection:
     errors = [redactor.error(e, Counter()) for e in errors] if redactor is not None else errors
     reviews = load_reviews(data)
     reviews = replace(reviews, errors=(*reviews.errors, *unknown_clearances(reviews, {r.run_id for r in runs})))
-    return Collection([_placed(r, slugs[r.run_id], reviews) for r in runs], errors, reviews, redactor, config_errors)
+    return Collection([_placed(r, slugs[r.run_id], reviews, redactor) for r in runs], errors, reviews, redactor, config_errors)
 
 
 def unknown_clearances(reviews: Reviews, run_ids: set[str]) -> list[CollectError]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from .decode import from_doc
-from .errors import CollectError, Problem, printable
+from .errors import CollectError, Problem, excerpt, printable
 from .records import CACHE_DIR, SHOWN_FORMATS, VALIDATION_FORMAT, Environment, ValidationResult, ValidationSettings, sha256_text
 from .safeio import checked_path, parse_json, read_bounded
 from .work import WORK_DIR, WORK_FILE, WorkCount, work_key
@@ -124,7 +124,7 @@ def _checked_ncu_files(result: ValidationResult, path: Path, problems: list[Prob
         field = f"ncu_files.{role}"
         try:
             if name in ("", ".", "..") or "/" in name or "\\" in name or "\0" in name:
-                raise CollectError(path, field, f"{name[:80]!r} is not a file name beside the result (no folders, no `..`)")
+                raise CollectError(path, field, f"{excerpt(name, 80)!r} is not a file name beside the result (no folders, no `..`)")
             checked_path(path.parent / name, path.parent, field, "MAX_ATTACHMENT_BYTES")
         except CollectError as exc:
             problems.append(Problem(printable(str(path)), field, exc.message, "cache"))

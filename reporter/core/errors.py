@@ -37,6 +37,17 @@ def printable(text: str) -> str:
         return replace_surrogates(text)
 
 
+_TOKEN_TAIL = re.compile(r"[^\s'\"`,;()\[\]{}<>]+\Z")
+
+
+def excerpt(text: str, limit: int) -> str:
+    """The start of `text` for a message, at most `limit` characters: when it is cut, the word the cut falls in goes
+    too (the redactor runs over the message afterwards and finds a secret whole, never the half a cut left)."""
+    if len(text) <= limit:
+        return text
+    return _TOKEN_TAIL.sub("", text[:limit]) + "…"
+
+
 def replace_surrogates(text: str) -> str:
     """`text` with every lone surrogate (invalid in UTF-8) shown as U+FFFD instead of crashing a write."""
     return _SURROGATES.sub("\ufffd", text) if _SURROGATES.search(text) else text

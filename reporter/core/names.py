@@ -44,6 +44,7 @@ MAX_SLUG_BYTES = 60
 HASH_CHARS = 8
 KEY_SEPARATOR = "\x1f"  # joins a composite key's parts, each escaped first, into the text that is hashed
 _UNSAFE = re.compile(r"[^a-z0-9.]+")
+_LONG_RUN = re.compile(r"[a-z0-9]{20,}")
 Name = TypeVar("Name", str, tuple[str, ...])
 
 __all__ = ["KEY_SEPARATOR", "MAX_SLUG_BYTES", "hidden_characters", "path_id", "slug", "unique_slugs", "visible"]
@@ -88,7 +89,17 @@ def _digest(name: str | tuple[str, ...], chars: int) -> str:
 def _plain_part(part: str) -> str:
     """Case-folded ASCII with every run of other characters as one `-`; unbounded, possibly empty."""
     ascii_text = unicodedata.normalize("NFKD", part).encode("ascii", "ignore").decode()
-    return _UNSAFE.sub("-", ascii_text.lower()).strip("-.")
+    # A long run of letters and digits is broken every 16 characters: "Key <32 hex>" is no secret, but its slug "key-<32 hex>"
+    # has a Mailgun key's shape, and the last pass then refused every page that links it (the whole build stopped).
+    # Only a run that reads as a code (3 digits or more) is broken: words such as a problem's name stay whole.
+    return _LONG_RUN.sub(_broken, _UNSAFE.sub("-", ascii_text.lower())).strip("-.")
+
+
+def _broken(m: re.Match[str]) -> str:
+    run = m.group()
+    if sum(c.isdigit() for c in run) < 3:
+        return run
+    return "-".join(run[i:i + 16] for i in range(0, len(run), 16))
 
 
 def _plain(name: str | tuple[str, ...], shown: Callable[[str], str] = str) -> str:

@@ -22,7 +22,12 @@ from pathlib import Path
 # core.fsmonitor is off for every git (before 2.36 a value was a hook's path, and "false" a program named false);
 # an empty credential.helper empties the list of helpers read so far; an empty core.askPass is no askpass program.
 _PINNED = (("core.fsmonitor", ""), ("core.hooksPath", os.devnull), ("push.gpgSign", "false"),
-           ("credential.helper", ""), ("core.sshCommand", "ssh"), ("core.askPass", ""))
+           ("credential.helper", ""), ("core.sshCommand", "ssh"), ("core.askPass", ""),
+           # `git log` of a signed commit runs gpg.program (or gpg.ssh/x509's) when log.showSignature is on; a
+           # commit's signing too. None is asked for, and the programs are git's defaults, not the config's.
+           ("log.showSignature", "false"), ("commit.gpgSign", "false"), ("tag.gpgSign", "false"),
+           ("gpg.program", "gpg"), ("gpg.openpgp.program", "gpg"), ("gpg.ssh.program", "ssh-keygen"),
+           ("gpg.x509.program", "gpgsm"), ("gpg.ssh.defaultKeyCommand", ""), ("diff.external", ""))
 # Transports git may use (GIT_ALLOW_PROTOCOL overrides every protocol.*.allow setting): a local path or file://,
 # ssh, http and https. Not ext:: (the URL names a program), remote helpers (`NAME::URL`, remote.NAME.vcs: a
 # git-remote-NAME program), nor git://, which takes no pushes and whose core.gitProxy is a program.

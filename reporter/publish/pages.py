@@ -141,7 +141,7 @@ def replaced_commits(repo: Path, ref: str) -> Replaced | None:
     tip = _git_or_none(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     if tip is None:
         return None
-    log = _git(repo, "log", "--first-parent", f"--max-count={_MAX_WALK}", "--format=%H%x00%B%x01", tip)
+    log = _git(repo, "log", "--no-show-signature", "--first-parent", f"--max-count={_MAX_WALK}", "--format=%H%x00%B%x01", tip)
     foreign: list[tuple[str, str]] = []
     since = None
     for entry in log.split("\x01"):
@@ -155,7 +155,7 @@ def replaced_commits(repo: Path, ref: str) -> Replaced | None:
         foreign.append((commit, lines[0] if lines else ""))
     if not foreign:
         return None
-    names = _git(repo, "diff", "--name-only", "--no-renames", since, tip) if since else \
+    names = _git(repo, "diff", "--no-ext-diff", "--no-textconv", "--name-only", "--no-renames", since, tip) if since else \
         _git(repo, "ls-tree", "-r", "--name-only", tip)
     return Replaced(tuple(foreign), tuple(sorted(n for n in names.splitlines() if n)), since)
 
