@@ -22,26 +22,25 @@ comments are skipped.
 from __future__ import annotations
 
 import binascii
-import re
 from bisect import bisect_right
 from collections import Counter, OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import accumulate
-from pathlib import Path
 from typing import Any
-
-import re2
 
 from ..core.errors import CollectError
 from ..core.records import ValidationResult
-from ..core.safeio import read_bounded
 from . import secretrules
+
+# The allow-list lives in its own module; its names stay importable from here, where callers look for them.
+from .allowlist import ALLOW_FILE as ALLOW_FILE
+from .allowlist import AllowList as AllowList
+from .allowlist import load_allow_list as load_allow_list
 from .assign import ASSIGNMENT_KIND, SECRET_KEY_NAME, assignment_hits, secret_value
 from .secretrules import linear
 
-ALLOW_FILE = "redact-allow.txt"
 _ALNUM_TO_A = bytes(ord("a") if chr(b).isascii() and chr(b).isalnum() else ord(" ") for b in range(256))
 _RUN = b"a" * 16  # a run of 16 letters or digits: most keys' random part has one
 _CONTEXT = 100  # characters before a candidate (and after a run) that the detectors see
@@ -65,51 +64,6 @@ _Q = rb"(?:\"\"|\\\"|[\"'])"
 _BREAK = linear(rb"\\{1,2}" + _NL + rb"|" + _Q + rb"[ \t]*(?:\+[ \t]*)?(?:\\{0,2}" + _NL + rb"(?:\+[ \t]*)?)?" + _Q)
 _KEY_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _ACROSS = 200  # characters either side of a break that a key joined over it is looked for in
-
-
-@dataclass(frozen=True)
-class AllowList:
-    literals: frozenset[str] = frozenset()
-    patterns: tuple[Any, ...] = ()  # RE2 patterns: linear time whatever the pattern and the text
-
-    def allows(self, secret: str) -> bool:
-        return secret in self.literals or any(p.fullmatch(secret) for p in self.patterns)
-
-
-def load_allow_list(data: Path) -> tuple[AllowList, list[CollectError]]:
-    """DATA/redact-allow.txt (absent: nothing allowed); a bad line is reported and skipped."""
-    path = data / ALLOW_FILE
-    if not path.exists() and not path.is_symlink():
-        return AllowList(), []
-    try:
-        text = read_bounded(path, data, "(file)", "MAX_CONFIG_FILE_BYTES").decode("utf-8", errors="replace")
-    except CollectError as exc:
-        return AllowList(), [exc]
-    literals, patterns, errors = set(), [], []
-    for n, line in enumerate(text.splitlines(), start=1):
-        entry = line.strip()
-        if not entry or entry.startswith("#"):
-            continue
-        if entry.startswith("re:"):
-            try:
-                patterns.append(linear(entry[3:]))
-            except (re2.error, RecursionError, MemoryError, OverflowError):
-                errors.append(CollectError(path, f"line {n}", _bad_pattern(entry[3:])))
-        else:
-            literals.add(entry)
-    return AllowList(frozenset(literals), tuple(patterns)), errors
-
-
-def _bad_pattern(pattern: str) -> str:
-    """Why an allow-list pattern was refused: RE2 (linear time) cannot run it, or it is no pattern at all."""
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        return f"not a valid regular expression: {exc}"
-    except (RecursionError, MemoryError, OverflowError):  # nested too deep for Python's parser to say more
-        return "too deeply nested to read; the entry is skipped"
-    return ("uses look-around or a back-reference, which only a backtracking engine runs (one line of text could "
-            "then stall the build): patterns here run with RE2, so write it without them; the entry is skipped")
 
 
 @dataclass(frozen=True)
