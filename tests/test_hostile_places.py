@@ -136,3 +136,4 @@ def test_import_messages_are_redacted_and_terminal_controls_escaped(tmp_path: Pa
     res = CliRunner().invoke(main, ["import", "kernelbench", str(run), "--problems", str(kb / "problems"), "--out", str(tmp_path / "out")])
     assert res.exit_code == 0, res.output
     assert leaked(GITHUB, res.output) == [] and "\x1b" not in res.output and "\x07" not in res.output
+
