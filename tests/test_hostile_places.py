@@ -11,7 +11,7 @@ from pathlib import Path
 
 from click.testing import CliRunner, Result
 
-from conftest import minimal_trace, write_trace
+from conftest import DATA, minimal_trace, write_trace
 from reporter.cli import main
 
 RNG = random.Random(4343)
@@ -137,3 +137,17 @@ def test_import_messages_are_redacted_and_terminal_controls_escaped(tmp_path: Pa
     assert res.exit_code == 0, res.output
     assert leaked(GITHUB, res.output) == [] and "\x1b" not in res.output and "\x07" not in res.output
 
+
+
+def test_a_key_in_an_nsight_pipe_column_is_redacted_where_the_dominant_pipe_is_named(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    doc = minimal_trace()
+    doc["attachments"] = [{"kind": "ncu_raw_csv", "role": "kernel", "path": "k.csv"}]
+    folder = write_trace(data, "ncu", doc).parent
+    raw = (DATA / "seed-003-l2-p8" / "p8_new_raw.csv").read_text()
+    # every pipe column renamed, so whichever pipe dominates carries the key into its name
+    (folder / "k.csv").write_text(raw.replace("sm__inst_executed_pipe_", f"sm__inst_executed_pipe_{OPENAI}_"))
+    res = build(data, tmp_path / "site")
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "site" / "runs" / "ncu.html").is_file(), res.output
+    assert leaked(OPENAI, site_text(tmp_path / "site"), res.output) == []

@@ -268,10 +268,12 @@ def redacted_profiles(profiles: Mapping[str, ProfileSet], redactor: Redactor, co
                                                      p.profiler.memcpy, p.profiler.memset)
         def text(t: str) -> str:
             return redactor.text(t, counts)
-        # A CSV's header names become stall reasons and pipes on the page: anyone's text, as the cells are.
+        # A CSV's header names become stall reasons and the dominant pipe's name on the page: anyone's text, as the cells are.
         kernels = tuple(replace(k, name=text(k.name), stalls_pct=tuple((text(n), v) for n, v in k.stalls_pct),
                                 stalls_raw_cycles={text(n): v for n, v in k.stalls_raw_cycles.items()},
-                                figures={n: replace(f, unit=text(f.unit), formula=text(f.formula)) for n, f in k.figures.items()})
+                                figures={n: replace(f, value=text(f.value) if isinstance(f.value, str) else f.value,
+                                                     unit=text(f.unit), formula=text(f.formula))
+                                         for n, f in k.figures.items()})
                         for k in p.ncu_kernels)
         out[role] = ProfileSet(profiler, kernels, redactor.text(p.ncu_source, counts) if p.ncu_source else None)
     return out
