@@ -71,6 +71,14 @@ def test_a_zero_output_kernel_on_a_softmax_whose_outputs_are_below_atol(tmp_path
     assert run(tmp_path, "check", "softmax_wide", "softmax_honest", got)["verdict"] == "correct"
 
 
+def test_zeros_on_l1norm_at_the_leaderboard_tolerance_are_a_weak_check_not_an_equivalent() -> None:
+    # x / sum|x| over 16,384 columns: every output is ~1e-4, under atol 1e-2, so zeros pass on any input at all.
+    # Zeros are wrong by construction: only a mutant of the reference can be "the same function within tolerance".
+    got = strength.strength_entry((CHEATS / "references" / "l1norm_2025.py").read_text(), "cpu", 42, 1e-2, 1e-2)
+    assert "zeros" in got.passes and "zeros" in got.still_pass and got.weak
+    assert "zeros" not in got.equivalent and "another input's answer" not in got.equivalent
+
+
 def test_mutants_change_one_thing_each() -> None:
     ref = "class Model:\n    def forward(self, x, y):\n        return torch.sum(x * y, dim=1) + x.mean(0)\n"
     labels = [label for label, _ in strength.mutants(ref)]

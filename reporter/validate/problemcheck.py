@@ -29,7 +29,7 @@ from .process import package_env, run_forked
 log = logging.getLogger(__name__)
 
 STRENGTH_DIR = "strength"
-STRENGTH_VERSION = 2  # bump when strength.py's answers, mutants or transforms change: older entries are measured again
+STRENGTH_VERSION = 3  # bump when strength.py's answers, mutants or transforms change: older entries are measured again
 
 
 def strength_key(job: WorkerJob) -> str:

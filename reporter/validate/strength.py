@@ -12,7 +12,7 @@ For a weak check it then looks for inputs under which those answers fail (`TRANS
 inputs). The transforms that do so join the kernel's correctness trials (`worker`), with atol scaled by how
 much the reference's output scaled, so a trial is as strict as at the nominal inputs. A mutant accepted under
 every input tried computes the same function within tolerance (an `+ eps` dropped): it is listed as
-equivalent and not counted. What is still accepted is "weak check" on every "correct" of the problem.
+equivalent and not counted; zeros, another input's answer and the input itself never are. What is still accepted is "weak check" on every "correct" of the problem.
 
 Runs in its own worker process (mode "strength"), on the reference alone: no submitted kernel is loaded, so
 no kernel can touch the result that other kernels of the problem are checked with. Standard library and torch.
@@ -308,8 +308,10 @@ def strength_entry(reference: str, device: str, seed: int, atol: float, rtol: fl
             if usable(out, ref_out):
                 tol = scaled_atol(atol, out, ref_out)
                 killed[name] = {lab for lab in passes if not answers.accepted(lab, inputs, others, out, tol, rtol)}
-    # Accepted under every input tried: the same function within tolerance (a dropped `+ eps`), not a wrong answer.
-    equivalent = [lab for lab in passes if killed and not any(lab in k for k in killed.values())]
+    # A mutant accepted under every input tried is the same function within tolerance (a dropped `+ eps`), not a wrong
+    # answer. Zeros, another input's answer and the input itself are wrong by construction whatever passes them: still
+    # accepted, they leave the check weak (L1Norm's ~1e-4 outputs under atol 1e-2 accept zeros on any input).
+    equivalent = [lab for lab in passes if lab in answers.sources and killed and not any(lab in k for k in killed.values())]
     wrong = [lab for lab in passes if lab not in equivalent]
     chosen: list[str] = []
     left = set(wrong)
