@@ -62,6 +62,9 @@ COLUMNS: dict[str, str] = {
     # verdicts
     "submitted": _BOOL, "recorded_verdict": _STR, "revalidated_verdict": _STR, "verdict": _STR, "verdict_source": _STR,
     "recorded_correct": _BOOL, "revalidated_correct": _BOOL, "correct": _BOOL, "compiled": _BOOL, "verdicts_disagree": _BOOL,
+    # the rules the run was scored under, its verdict replayed under them, and why it differs from our audit (`core.judgement`)
+    "rules": _STR, "rules_from": _STR, "benchmark_verdict": _STR, "benchmark_evidence": _STR,
+    "verdicts_cause_class": _STR, "verdicts_cause": _STR, "at_tolerance": _STR,
     # where it was measured
     "recorded_gpu": _STR, "revalidated_gpu": _STR, "revalidated_at": _STR,
     # recorded timing, converted to ms from the unit the harness claimed (`recorded_unit`)
@@ -118,7 +121,21 @@ def _verdicts(r: RunRecord, res: ValidationResult | None) -> dict[str, Any]:
         # Only a submission can have compiled; an unknown verdict says nothing either way.
         "compiled": (None if verdict in UNJUDGED else verdict != RunVerdict.COMPILE_ERROR) if submitted else False,
         "verdicts_disagree": None if rec_ok is None or reval_ok is None else rec != res.verdict,  # type: ignore[union-attr]
+        **_judged(r, res),
     }
+
+
+def _judged(r: RunRecord, res: ValidationResult | None) -> dict[str, Any]:
+    """The two verdicts as the run page shows them: the run's own rules replayed, and the cause of a disagreement."""
+    from .core.judgement import judge, run_rules
+    from .core.records import DEFAULT_PRECISION
+    run = r.trace.run
+    rules, why = run_rules(run.rules, run.rules_from)
+    j = judge(rules, why, res.benchmark if res else None, res.verdict if res else None, res.reason if res else "",
+              (res.precision if res else None) or run.precision or DEFAULT_PRECISION)
+    return {"rules": rules.name, "rules_from": j.rules_from, "benchmark_verdict": j.benchmark,
+            "benchmark_evidence": j.benchmark_why, "verdicts_cause_class": j.cause_class, "verdicts_cause": j.cause,
+            "at_tolerance": j.at_bound}
 
 
 def _timing(r: RunRecord, res: ValidationResult | None) -> dict[str, Any]:

@@ -22,7 +22,7 @@ TIMING = SWEEP / "results" / "timing" / "L40S_example"
 NOTE = "Example sweep written for reporter: the kernels, eval results and baseline times are illustrative, not measured."
 ARGS = ["--problems", str(SWEEP / "problems"), "--baseline", str(TIMING / "baseline_time_torch.json"),
         "--baseline-compile", str(TIMING / "baseline_time_torch_compile_inductor_default.json"),
-        "--configuration", "example-sweep", "--note", NOTE]
+        "--configuration", "example-sweep", "--rules", "kernelbench-2025-11", "--note", NOTE]
 
 
 def imported(out: Path, *run_dirs: Path) -> Path:

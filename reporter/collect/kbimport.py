@@ -7,9 +7,12 @@ leaderboards divide by, and imports each folder.
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ..core.errors import ConfigError
+from ..core.rules import kernelbench_rules_on, rules_named
 from . import kernelbench as kb
 from . import problemset
 from .imported import same_names
@@ -22,6 +25,8 @@ OPTIONS = (
     Option("gpu", "The GPU the runs were timed on (default: eval_results.json's hardware)."),
     Option("baseline", "KernelBench's results/timing/<hardware>/baseline_time_torch.json: the reference times (ms).", "file"),
     Option("baseline-compile", "The torch.compile baseline file (baseline_time_torch_compile_*.json).", "file"),
+    Option("rules", "The rule set these runs were scored under (kernelbench-2025: the public leaderboard, before "
+           "2025-11-04; kernelbench-2025-11: since). Default: inferred from eval_results.json's date, which a copy may change."),
     Option("note", "A caveat added to every imported run's source note (shown on its page)."),
     Option("allow-missing-reference", "Import kernels whose problem file is not under --problems (they cannot be "
            "re-validated).", "flag"),
@@ -56,9 +61,14 @@ class KernelBenchImporter:
         today, messages = problemset.scan(problems)  # the universe of the leaderboards' denominators
         drift = problemset.record(out, today)[1]
         baseline, compiled = request.path("baseline"), request.path("baseline_compile")
+        if (rules := request.text("rules")) is not None:
+            try:
+                rules = rules_named(rules).name
+            except KeyError as exc:
+                raise ConfigError(f"--rules: {exc.args[0]}; nothing was written") from None
         opts = kb.ImportOptions(request.text("model"), request.text("configuration"), request.text("gpu"),
                                 kb.read_baseline(baseline) if baseline else None,
-                                kb.read_baseline(compiled) if compiled else None, request.text("note"), drift, force)
+                                kb.read_baseline(compiled) if compiled else None, request.text("note"), drift, force, rules)
         done, total = [0], sum(len(kb.kernel_files(f)) for f in folders)
 
         def step() -> None:
@@ -67,13 +77,28 @@ class KernelBenchImporter:
 
         written = 0
         for folder in folders:
-            report = kb.import_kernelbench(folder, problems, out, options=opts, step=step)
+            rules, why = rules_inferred(folder, opts.rules)
+            report = kb.import_kernelbench(folder, problems, out, options=replace(opts, rules=rules, rules_from=why), step=step)
             messages += report.messages
             written += len(report.written)  # attempted failures (an eval entry with no kernel file) too
         return Imported(written, len(folders), tuple(messages))
 
 
 KERNELBENCH = KernelBenchImporter()
+
+
+def rules_inferred(run_dir: Path, given: str | None) -> tuple[str | None, str | None]:
+    """(rule set, what it was inferred from) for a run folder's runs: the user's --rules, else the KernelBench rules
+    in force on eval_results.json's date (a file's date, which a copy may have changed: the page says so)."""
+    if given is not None:
+        return given, "given to reporter import (--rules)"
+    try:
+        when = datetime.fromtimestamp((run_dir / "eval_results.json").stat().st_mtime, UTC).date().isoformat()
+    except OSError:
+        return None, None
+    return (kernelbench_rules_on(when).name,
+            f"inferred from eval_results.json's date, {when} (a copy's date may be the copy's: pass --rules to say)")
+
 
 
 def missing_references(folders: list[Path], problems: Path) -> str | None:

@@ -245,6 +245,8 @@ class ImportOptions:
     note: str | None = None
     drift: Mapping[tuple[int, int], Drift] = field(default_factory=dict)  # (level, problem) -> how it drifted
     force: bool = False  # replace traces no import wrote, or that were edited since (`imported.ImportLog`)
+    rules: str | None = None  # the rule set the runs were scored under (`core.rules`), and what says so
+    rules_from: str | None = None
 
 
 def is_run_dir(path: Path) -> bool:
@@ -311,6 +313,7 @@ def _trace(run_dir: Path, ids: tuple[int, int, int], prob: Path | None, e: EvalE
                 "problem_id": pid, "problem_file": printable(prob.name) if prob else None, "sample": sample, "recorded_gpu": gpu,
                 "backend": _text(cfg.get("backend")) or "cuda", "precision": cfg.get("precision") if cfg.get("precision") in ("fp16", "bf16") else "fp32",
                 "recorded_verdict": _verdict(e), "complete": True,  # no transcript: turns unknown
+                "rules": opts.rules, "rules_from": opts.rules_from,
                 "source_note": f"Imported from KernelBench run folder {folder} (sample {sample}; "
                                f"{'eval results: ' + e.schema + ' schema' if e else 'no eval results: unevaluated'}). "
                                "KernelBench runtimes are milliseconds." + (f" {opts.note}" if opts.note else "")

@@ -10,10 +10,11 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .derive import derived
 from .names import slug
+from .rules import rules_named
 from .schema import Basis, CheckSettings, WorkerResult
 from .units import TimeUnit
 
@@ -33,9 +34,7 @@ class RunInfo(_Model):
 
     benchmark: str | None = Field(None, description="The benchmark the problem comes from: `kernelbench`, `popcorn`, ...")
     configuration: str | None = Field(None, description="Prompt / harness settings the run used, e.g. `l12_default_gpt`; optional.")
-    recorded_gpu: str | None = Field(
-        None, description="The GPU the harness measured on, e.g. `NVIDIA H100` or `NVIDIA L40S`; None when not recorded."
-    )
+    recorded_gpu: str | None = Field(None, description="The GPU the harness measured on, e.g. `NVIDIA H100` or `NVIDIA L40S`; None when not recorded.")
     sample: int | None = Field(None, description="Sample number when a model attempted a problem several times.")
     model: str | None = Field(None, description="The model that wrote the kernel, e.g. `Kimi-K2.6`.")
     level: int | None = Field(None, description="KernelBench level (1-4).")
@@ -53,10 +52,18 @@ class RunInfo(_Model):
     wall_clock_s: float | None = Field(None, description="Wall-clock seconds of the whole run.")
     truncated: bool | None = Field(None, description="Whether the harness cut the run short.")
     complete: bool = Field(True, description="False for partial traces (e.g. reasoning dumps only).")
-    recorded_verdict: str | None = Field(
-        None, description="The harness's verdict: `correct`, `incorrect`, `compile_error`, `no_submission`, ..."
-    )
+    recorded_verdict: str | None = Field(None, description="The harness's verdict: `correct`, `incorrect`, `compile_error`, `no_submission`, ...")
     source_note: str | None = Field(None, description="Where this trace came from and any caveat.")
+    rules: str | None = Field(None, description="The rule set (`core.rules`) the recorded verdict came from; None: the default.")
+    rules_from: str | None = Field(None, description="What `rules` was inferred from (an importer's evidence).")
+
+    @field_validator("rules")
+    @classmethod
+    def _known_rules(cls, v: str | None) -> str | None:
+        try:  # a ValueError, which pydantic reports with the field's place
+            return None if v is None else rules_named(v).name
+        except KeyError as exc:
+            raise ValueError(exc.args[0]) from None
 
 
 class ToolResult(_Model):
@@ -84,9 +91,7 @@ class Turn(_Model):
     chars: int | None = Field(None, description="Characters in the turn as counted by the harness.")
     final: bool = Field(False, description="True for the turn that submitted.")
     reasoning: str = Field("", description="The model's reasoning text (untrusted).")
-    reasoning_format: Literal["text", "markdown"] = Field(
-        "text", description="How `reasoning` is written: `text` is shown as written; only `markdown` is rendered as markdown."
-    )
+    reasoning_format: Literal["text", "markdown"] = Field("text", description="How `reasoning` is written: `text` is shown as written; only `markdown` is rendered as markdown.")
     calls: tuple[ToolCall, ...] = ()
 
 
@@ -104,12 +109,8 @@ class TimingMetrics(_Model):
     ref_mean: float | None = None
     ref_median: float | None = None
     ref_std: float | None = None
-    ref_source: str | None = Field(
-        None, description="Where `ref_runtime` came from when not measured beside the kernel, e.g. a KernelBench baseline file."
-    )
-    ref_gpu: str | None = Field(
-        None, description="The GPU `ref_runtime` was measured on, when known; a GPU other than `run.recorded_gpu` is flagged."
-    )
+    ref_source: str | None = Field(None, description="Where `ref_runtime` came from when not measured beside the kernel, e.g. a KernelBench baseline file.")
+    ref_gpu: str | None = Field(None, description="The GPU `ref_runtime` was measured on, when known; a GPU other than `run.recorded_gpu` is flagged.")
     compile_ref_runtime: float | None = Field(None, description="The reference under torch.compile, same unit.")
     compile_speedup: float | None = Field(None, description="compile_ref_runtime / runtime as recorded.")
 
@@ -173,9 +174,7 @@ class NsightMetrics(_Model):
     peak_fp32_tflops: float | None = None
     peak_fp16_tflops: float | None = None
     warp_stalls_source: str = "nsight"
-    warp_stalls_pct: dict[str, float] = Field(
-        default_factory=dict, description="Top warp stall reasons, as the harness labelled them (percent)."
-    )
+    warp_stalls_pct: dict[str, float] = Field(default_factory=dict, description="Top warp stall reasons, as the harness labelled them (percent).")
 
 
 class RecordedMetrics(_Model):
@@ -215,9 +214,7 @@ class Trace(_Model):
     final_kernel: FinalKernel | None = None
     metrics: RecordedMetrics = Field(default_factory=RecordedMetrics)
     attachments: tuple[Attachment, ...] = ()
-    harness_metadata: dict[str, Any] = Field(
-        default_factory=dict, description="Free-form harness diagnostics kept verbatim (e.g. KernelBench's eval metadata)."
-    )
+    harness_metadata: dict[str, Any] = Field(default_factory=dict, description="Free-form harness diagnostics kept verbatim (e.g. KernelBench's eval metadata).")
 
 
 def migrate_trace(doc: dict[str, Any]) -> dict[str, Any]:
@@ -359,9 +356,7 @@ class _Known(_Result):
     environment: Environment = Field(default_factory=Environment)
     machine: MachineState | None = None
     measured_at: str | None = None
-    precision: Precision | None = Field(
-        None, description="Precision the check used (its tolerance); None in results written before this was kept."
-    )
+    precision: Precision | None = Field(None, description="Precision the check used (its tolerance); None in results written before this was kept.")
     precision_assumed: bool = Field(False, description="True when the trace recorded no precision and the default was used.")
     static_findings: tuple[StaticFinding, ...] = ()
     ncu_files: dict[str, str] = Field(default_factory=dict, description="role -> CSV file beside this result.")

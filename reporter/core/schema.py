@@ -180,6 +180,31 @@ class TrialResult:
     worst_ratio: float | None = None
 
 
+@dataclass(frozen=True)
+class ReplayVariant:
+    """The replay again with one rule changed (`change`: "eval mode", "weights copied"): what explains a disagreement."""
+
+    change: str
+    passed: bool | None
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class BenchmarkReplay:
+    """A kernel judged under the rules that scored its run (`core.rules`), in a worker of its own (`validate.replay`)."""
+
+    rules: str  # the rule set's name
+    passed: bool | None  # None: no verdict (the reference itself failed under these rules)
+    trials_passed: int
+    trials: int
+    problem: str | None = None  # the first failure (an error the benchmark's comparison raises, or values off)
+    # The largest |a − b| / (atol + rtol·|scaled side|) under these rules, every value of every trial (1: the edge).
+    worst_ratio: float | None = None
+    max_abs_error: float | None = None
+    strict_ratio: float | None = None  # the same outputs' worst ratio under the strict rules' tolerance
+    variants: tuple[ReplayVariant, ...] = ()
+
+
 class DynamicCheck(StrEnum):
     """The named run-time checks for known hacks, beside the correctness trials; ids spelled once here."""
 
@@ -217,7 +242,7 @@ class CheckStrength:
 # worker's first line, "cuda" the device's initialisation, "callset" the profiled calls (launch counts,
 # attribution, peak memory), "reference" the reference timed on its own for later kernels of its problem.
 PHASES = ("reference", "start", "cuda", "load", "correctness", "warmup", "wall", "callset", "device", "recheck", "jitter",
-          "dynamic", "graph")
+          "dynamic", "graph", "replay")
 # Totals beside the phases: seconds this check held the GPU to itself (timing windows), of which with the host
 # quiet too (compiles stopped), and seconds it waited for a window.
 EXCLUSIVE, HOST_QUIET, GATE_WAIT = "exclusive", "host_quiet", "gate_wait"
@@ -299,6 +324,7 @@ class WorkerJob:
     role: str | None = None  # profile mode: the side profiled ("kernel" or "reference")
     strength: CheckStrength | None = None  # the problem's check strength: its transforms join the correctness trials
     stored_reference: ReferenceTiming | None = None  # a stored timing of the reference this check may use
+    rules: str | None = None  # the rule set (`core.rules`) the run was scored under: its replay runs after the check
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -337,6 +363,8 @@ class WorkerResult:
     statistics_trials: tuple[TrialResult, ...] = field(default=(), metadata=about(
         "Trials at the nominal shapes on other input distributions."))
     dynamic_checks: tuple[DynamicResult, ...] = ()
+    benchmark: BenchmarkReplay | None = field(default=None, metadata=about(
+        "The kernel replayed under the rules its run was scored by (`core.rules`); None: not replayed."))
     pending: str | None = field(default=None, metadata=about(
         "Saved before an optional step that may still kill the worker: which one."))
     kernel_timing: TimingFigures | None = None

@@ -104,7 +104,8 @@ def make_items(todo: list[tuple[RunRecord, str]], settings: ValidationSettings, 
     for run, key in todo:
         fk, ref = run.source.final_kernel, run.source.reference_source
         assert fk is not None and ref is not None
-        job = WorkerJob(ref, fk.source, check_settings(settings), device, run.source.run.precision or DEFAULT_PRECISION)
+        job = WorkerJob(ref, fk.source, check_settings(settings), device, run.source.run.precision or DEFAULT_PRECISION,
+                        rules=run.source.run.rules)
         items.append(Item(run.run_id, key, buildcache.build_key(fk.source, tools), job))
     # Built kernels first: they reach the GPU at once while the first compiles are still running.
     return sorted(items, key=lambda it: buildcache.built(root, it.build_key) is None)

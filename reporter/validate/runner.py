@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 from ..core import cache
 from ..core.errors import Problem
 from ..core.records import ValidationResult, ValidationSettings
-from ..core.schema import CheckStrength, WorkerJob
+from ..core.rules import STRICT
+from ..core.schema import CheckStrength, Verdict, WorkerJob
 from . import buildcache, problemcheck, throughput
 from .executors.local import LocalExecutor
 from .machine import environment, import_torch
@@ -41,6 +42,19 @@ def _key(run: RunRecord) -> str | None:
     if fk is None or ref is None:
         return None
     return cache.content_key(fk.source, ref)
+
+
+def ncu_or_replay_missing(result: ValidationResult, run: RunRecord, ncu: bool) -> str | None:
+    """Why a cached result cannot stand for this run (None: it can): it lacks the counters `--ncu` asks for, or the
+    replay under the run's own rules (the rules may be newer than the result: an import with `--rules`)."""
+    if ncu and not result.ncu_files:
+        return "the cached result has no ncu counters (--ncu)"
+    rules = run.source.run.rules
+    if result.verdict == Verdict.COMPILE_ERROR:  # nothing to replay: it fails every rule set's build alike
+        return None
+    if rules and rules != STRICT.name and (result.benchmark is None or result.benchmark.rules != rules):
+        return f"the cached result has no replay under the run's rules ({rules})"
+    return None
 
 
 def cached_lookup(data: Path, run: RunRecord, problems: list[Problem] | None = None) -> tuple[ValidationResult, Path] | None:
@@ -133,12 +147,12 @@ def validate_runs(data: Path, runs: Sequence[RunRecord], settings: ValidationSet
         if key is None:
             continue
         hit = None if force else cache.lookup(data, key, env, settings)
-        if hit is not None and (not ncu or hit[0].ncu_files):
+        if hit is not None and not ncu_or_replay_missing(hit[0], run, ncu):
             log.debug("validate %s: cached result for this GPU and settings, not measured again", run.run_id)
             results[run.run_id] = (hit[0], True)
         else:
             log.debug("validate %s: %s", run.run_id, "--force" if force else "no cached result for this GPU and settings"
-                      if hit is None else "the cached result has no ncu counters (--ncu)")
+                      if hit is None else ncu_or_replay_missing(hit[0], run, ncu))
             todo.append((run, key))
     if not todo:
         return results

@@ -15,7 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..core.schema import TOTALS, Verdict, WorkerJob, WorkerResult
+from ..core.rules import STRICT
+from ..core.schema import TOTALS, BenchmarkReplay, Verdict, WorkerJob, WorkerResult
 from . import buildcache, lightbuild
 from .forkserver import ForkServer
 from .process import run_forked
@@ -131,6 +132,13 @@ def check(server: ForkServer, job: WorkerJob, root: Path, key: str, build_env: M
     if refs is not None:
         job, cpu, before = _reference(server, job, refs, shared, job_dir, timeout_s, env, (on_start, on_end))
     out, cpu_s = _attempt(server, "check", job, job_dir, timeout_s, env, on_start, on_end)
+    if job.rules and job.rules != STRICT.name and out.verdict != Verdict.COMPILE_ERROR:
+        # The benchmark's verdict, in a child of its own: a kernel that spoils its context spoils one verdict only.
+        got, replay_cpu = _attempt(server, "replay", job, job_dir, timeout_s, env, on_start, on_end)
+        cpu += replay_cpu
+        out = replace(out, benchmark=got.benchmark or BenchmarkReplay(
+            job.rules, None, 0, 0, problem=f"the replay did not finish: {got.reason or got.verdict.value}"),
+            phase_s={**out.phase_s, **{k: v for k, v in got.phase_s.items() if k == "replay"}})
     stored = job.stored_reference
     if refs is not None and stored is not None and out.reference_not_reused and moved(stored.reading, out.gpu_reading):
         refs.retime(store_key(job, refs.gpu), out.reference_not_reused)
