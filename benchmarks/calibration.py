@@ -60,8 +60,9 @@ def sample(corpus: Path, n: int) -> dict[str, list[str]]:
     return dict(out)
 
 
-def prepare(data: Path, n: int, corpus: Path = CORPUS) -> int:
-    """Copy the sampled run folders (kernels and their eval entries) to a scratch folder and import them into DATA."""
+def prepare(data: Path, n: int, corpus: Path = CORPUS, rules: str | None = None, restore: bool = True) -> int:
+    """Copy the sampled run folders (kernels and their eval entries) to a scratch folder and import them into DATA
+    (`rules`: the rule set they were scored under; `restore`: put back the results kept from earlier sessions)."""
     picked = sample(corpus, n)
     with tempfile.TemporaryDirectory() as tmp:
         runs = Path(tmp) / "runs"
@@ -74,10 +75,10 @@ def prepare(data: Path, n: int, corpus: Path = CORPUS) -> int:
             for name in names:
                 shutil.copy(corpus / "runs" / folder / name, dest / name)
         cmd = [sys.executable, "-m", "reporter.cli", "import", "kernelbench", str(runs), "--problems", str(corpus / "problems"),
-               "--out", str(data)]
+               "--out", str(data), *(["--rules", rules] if rules else [])]
         subprocess.run(cmd, check=True, cwd=ROOT)
     restored = 0
-    for src in sorted(KEPT.glob("*/*.json")):  # results a session before measured: `reporter validate` skips them
+    for src in sorted(KEPT.glob("*/*.json")) if restore else ():  # results a session before measured: `reporter validate` skips them
         dest = data / "validation" / src.parent.name / src.name
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(src, dest)
