@@ -148,3 +148,20 @@ def test_torch_imports_quietly_without_numpy(tmp_path: Path) -> None:
     code = "from reporter.validate.runner import import_torch; import_torch(); import reporter.validate.worker"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_without_numpy(tmp_path), timeout=300)
     assert proc.returncode == 0 and "NumPy" not in proc.stderr, proc.stderr
+
+
+def test_the_sample_data_s_validation_cache_matches_its_manifest() -> None:
+    # The committed results are what a machine without a GPU renders: an entry the manifest lists with no file
+    # beside it (a result removed by hand, its entry left) makes `cache check` fail on a fresh clone.
+    res = CliRunner().invoke(main, ["cache", "check", str(DATA)])
+    assert res.exit_code == 0, res.output
+    assert "every entry matches the manifest" in res.output
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_quiet_works_before_or_after_the_command_s_name(tmp_path: Path, small_data: Path, where: str) -> None:
+    args = ["build", str(small_data), str(tmp_path / "site"), "--no-validate"]
+    res = CliRunner().invoke(main, ["-q", *args] if where == "before" else [*args, "-q"])
+    assert res.exit_code == 0, res.output
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("read 3 runs"), res.output

@@ -32,7 +32,8 @@ def options(group: click.Group, ctx: click.Context) -> dict[str, list[str]]:
         assert cmd is not None
         path = f"{ctx.command_path} {name}"
         sub = cmd.make_context(name, [], parent=ctx, resilient_parsing=True)
-        out[path] = [o for p in cmd.params if isinstance(p, click.Option) and p.name != "help" for o in p.opts]
+        # hidden: the group's -q and -v repeated after a command's name, documented once with the group's
+        out[path] = [o for p in cmd.params if isinstance(p, click.Option) and p.name != "help" and not p.hidden for o in p.opts]
         if isinstance(cmd, click.Group):
             out |= options(cmd, sub)
     return out

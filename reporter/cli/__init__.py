@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from .app import main
+from .app import main, with_verbosity
 from .build import build
 from .cache import cache_group
 from .export import export, schema
@@ -16,6 +16,7 @@ from .validate import result_line, validate
 from .work import work
 
 for _command in (build, validate, work, cache_group, import_group, export, schema, publish, init_workflow, review):
+    with_verbosity(_command)
     main.add_command(_command)
 
 __all__ = ["main", "result_line", "run"]

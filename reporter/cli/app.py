@@ -32,6 +32,7 @@ class State:
     progress: bool  # False under -q: the validator's per-kernel lines are progress too
     bar: Progress  # counts for long phases: on a terminal, or under -v
     quiet: bool = False
+    verbose: int = 0
 
 
 class _EchoHandler(logging.Handler):
@@ -116,4 +117,34 @@ def main(ctx: click.Context, config_file: Path | None, verbose: int, quiet: bool
     """
     counter = _setup_logging(verbose, quiet)
     ctx.obj = State(config.load(config_file), counter, progress=not quiet,
-                    bar=Progress(quiet=quiet, verbose=bool(verbose)), quiet=quiet)
+                    bar=Progress(quiet=quiet, verbose=bool(verbose)), quiet=quiet, verbose=verbose)
+
+
+def _late(ctx: click.Context, param: click.Parameter, value: int | bool) -> None:
+    """-q or -v given after the command's name: the same as before it (parsed before the command runs, so nothing
+    has been logged or counted yet)."""
+    state = ctx.find_object(State)
+    if not value or state is None:
+        return
+    if param.name == "late_quiet":
+        state.quiet = True
+    else:
+        state.verbose += int(value)
+    state.counter = _setup_logging(state.verbose, state.quiet)
+    state.progress = not state.quiet
+    state.bar = Progress(quiet=state.quiet, verbose=bool(state.verbose))
+
+
+def with_verbosity(command: click.Command) -> None:
+    """Give `command` (and each command of a group) the group's -q and -v, so `reporter build DATA SITE -q` works."""
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            with_verbosity(sub)
+        return
+    names = {o for p in command.params for o in getattr(p, "opts", ())}
+    if "-q" not in names:
+        command.params.append(click.Option(["-q", "late_quiet"], is_flag=True, expose_value=False, callback=_late,
+                                           is_eager=True, hidden=True))
+    if "-v" not in names:
+        command.params.append(click.Option(["-v", "late_verbose"], count=True, expose_value=False, callback=_late,
+                                           is_eager=True, hidden=True))
