@@ -40,6 +40,16 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class QuietServer(http.server.ThreadingHTTPServer):
+    """The browser closing a connection mid-response (a page left before its last request was answered) is no error:
+    socketserver would print each BrokenPipeError's traceback at the end of a passing run."""
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        import sys
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)  # type: ignore[arg-type]
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     root = tmp_path_factory.mktemp("www")
@@ -50,7 +60,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         mp.setattr(fulltext, "SHARD_RUNS", 4)
         build(data, root / "project")  # served at /project/, like https://user.github.io/project/
     handler = functools.partial(QuietHandler, directory=str(root))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = QuietServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/project/", root / "project"
@@ -287,7 +297,7 @@ def test_published_branch_serves_the_same_site(tmp_path: Path, site_copy: Path, 
     www = tmp_path / "www"
     subprocess.run(["git", "clone", "-q", "-b", "gh-pages", str(repo), str(www / "project")], check=True)
     handler = functools.partial(QuietHandler, directory=str(www))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = QuietServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         base = f"http://127.0.0.1:{server.server_address[1]}/project/"
