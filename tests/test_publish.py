@@ -117,6 +117,20 @@ def test_push_to_bare_remote_and_check_out_the_same_site(repo: Path, site: Path,
     assert not (out / ".reporter-status.json").exists()
 
 
+def test_a_failed_push_leaves_the_local_branch_as_it_was(repo: Path, site: Path, tmp_path: Path) -> None:
+    git(repo, "remote", "add", "origin", str(tmp_path / "no-such-remote.git"))
+    res = CliRunner().invoke(main, ["publish", str(site), "--repo", str(repo), "--push", "origin"])
+    assert res.exit_code == 4 and "git push origin failed" in res.output
+    assert "gh-pages was not kept" in res.output
+    # No branch was there before, so none is left behind for the next `git branch` to puzzle over.
+    assert git(repo, "branch", "--list", "gh-pages") == ""
+    first = publish_site(site, repo)  # a branch that was there goes back to its tip
+    (site / "index.html").write_text((site / "index.html").read_text() + "<!-- rebuilt -->")
+    res = CliRunner().invoke(main, ["publish", str(site), "--repo", str(repo), "--push", "origin"])
+    assert res.exit_code == 4 and f"gh-pages is back at {first.commit[:12]}" in res.output
+    assert git(repo, "rev-parse", "gh-pages") == first.commit
+
+
 @pytest.mark.parametrize("make", ["missing", "empty", "half"])
 def test_refuses_incomplete_sites(repo: Path, tmp_path: Path, make: str) -> None:
     target = tmp_path / "bad"

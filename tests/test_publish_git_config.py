@@ -353,12 +353,14 @@ def test_no_program_from_the_repositorys_config_runs_when_publishing(world: Worl
     args = ["publish", str(world.site), "--repo", str(world.repo), "--push", "pages", "--cname", "report.example.org"]
     res = CliRunner().invoke(main, args)
     assert not world.ran.exists(), f"ran: {world.ran.read_text()}"
-    files = set(git(world.repo, "ls-tree", "-r", "--name-only", "gh-pages").splitlines())
-    assert {"index.html", ".nojekyll", "CNAME", ".reporter-site"} <= files and ".gitattributes" not in files
-    if refused:  # the transport is the program (or the remote refuses): the branch is committed here all the same
+    if refused:  # the transport is the program (or the remote refuses): the commit made here is not kept either
         assert res.exit_code == 4 and refused in res.output, res.output
+        if "the local gh-pages is back at" not in res.output:  # (a case whose branch was there before)
+            assert "gh-pages was not kept" in res.output and git(world.repo, "branch", "--list", "gh-pages") == ""
         return
     assert res.exit_code == 0, res.output
+    files = set(git(world.repo, "ls-tree", "-r", "--name-only", "gh-pages").splitlines())
+    assert {"index.html", ".nojekyll", "CNAME", ".reporter-site"} <= files and ".gitattributes" not in files
     assert git(world.bare, "rev-parse", "gh-pages") == git(world.repo, "rev-parse", "gh-pages")
     (world.site / "index.html").write_text("<p>rebuilt</p>")
     res = CliRunner().invoke(main, ["publish", str(world.site), "--repo", str(world.repo), "--push", "pages"])  # keeps CNAME
@@ -380,7 +382,7 @@ def test_a_push_that_needed_the_repositorys_own_helper_says_so(world: World) -> 
     assert "this repository's own core.sshcommand, credential.helper are not used" in res.output
     assert "~/.gitconfig (git config --global ...)" in res.output
     assert not world.ran.exists(), world.ran.read_text()
-    assert "index.html" in git(world.repo, "ls-tree", "-r", "--name-only", "gh-pages").splitlines()
+    assert git(world.repo, "branch", "--list", "gh-pages") == ""  # the commit that could not be pushed is not kept
 
 
 def test_hooks_configured_by_name_are_turned_off(world: World) -> None:

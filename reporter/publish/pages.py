@@ -259,8 +259,23 @@ def publish_site(site: Path, repo: Path, branch: str = "gh-pages", cname: str | 
         _git(repo, "update-ref", ref, base, commit)  # the same tree again: drop the empty commit
         done = Published(base, changed=False, left_out=tuple(left_out))
     if remote:
-        push(repo, remote, ref)
+        try:
+            push(repo, remote, ref)
+        except PublishError as exc:
+            raise PublishError(f"{exc}; {_undo(repo, ref, branch, parent, done.commit)}") from exc
     return done
+
+
+def _undo(repo: Path, ref: str, branch: str, parent: str | None, commit: str) -> str:
+    """Put the local branch back where it was before a publish whose push failed (a retry makes the commit again),
+    and say so: a branch left one commit ahead of its remote, or one the user never had, only puzzles."""
+    if commit == parent:
+        return f"the local {branch} is unchanged"
+    if parent is None:
+        _git(repo, "update-ref", "-d", ref, commit)
+        return f"the local {branch} was not kept (it did not exist before)"
+    _git(repo, "update-ref", ref, parent, commit)
+    return f"the local {branch} is back at {parent[:12]}"
 
 
 _ANONYMOUS = "reporter-push-url"  # a name to ask git which URLs a push to a URL (not a remote's name) goes to
