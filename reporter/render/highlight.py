@@ -1,9 +1,9 @@
 """Fast highlighting of kernel sources, cached by content across builds.
 
 Pygments' Python lexer costs ~10 ms per KB; a sweep of 10,000 runs with unique kernels would spend most
-of its build there. Kernel files are Python with CUDA source inside string literals, which Pygments shows
-as one string token anyway, so one regular expression pass (comments, strings, keywords, numbers,
-definitions) gives the same reading at a fraction of the cost. The output uses Pygments' CSS classes,
+of its build there. Kernel files are Python with CUDA source inside string literals: one regular expression
+pass (comments, strings, keywords, numbers, definitions) reads the Python at a fraction of the cost, and a
+triple-quoted string that holds CUDA or C++ (what `load_inline` compiles) is read again as CUDA. The output uses Pygments' CSS classes,
 so `pygments.css` colours it. Every token is escaped; nothing from the source reaches the page raw.
 """
 
@@ -28,6 +28,54 @@ _TOKENS = re.compile(
     r"|(?P<mi>\b\d+(?:\.\d*)?(?:[eE][+-]?\d+)?\b)"
 )
 CLASSES = ("s", "c1", "k", "mi")
+HIGHLIGHTER = "2"  # in each cached fragment's key: a fragment of an older highlighter is made again
+
+# CUDA and C++ inside a triple-quoted string (what `load_inline` compiles) read as CUDA, not as one Python string.
+_C_MARKERS = ("__global__", "__device__", "#include", "torch::", "<<<", "blockIdx", "at::Tensor")
+_C_KEYWORDS = ("break case catch class const constexpr continue default delete do else enum extern false for goto if "
+               "inline namespace new nullptr operator private public return sizeof static static_cast reinterpret_cast "
+               "struct switch template this throw true try typedef typename union using virtual volatile while "
+               "__global__ __device__ __host__ __shared__ __constant__ __restrict__ __forceinline__ __launch_bounds__")
+_C_TYPES = ("auto bool char double float half int long short signed size_t unsigned void int8_t int16_t int32_t int64_t "
+            "uint8_t uint16_t uint32_t uint64_t __half __half2 __nv_bfloat16 float2 float4 int2 int4 dim3 cudaStream_t")
+_C_BUILTINS = ("threadIdx blockIdx blockDim gridDim warpSize __syncthreads __syncwarp __shfl_sync __shfl_down_sync "
+               "__shfl_up_sync __shfl_xor_sync __ldg atomicAdd atomicMax atomicMin atomicCAS")
+
+
+def _words(names: str) -> str:
+    return "|".join(sorted(map(re.escape, names.split()), key=len, reverse=True))
+
+
+_C_TOKENS = re.compile(
+    r"(?P<cm>/\*[\s\S]*?(?:\*/|\Z))|(?P<c1>//[^\n]*)|(?P<cp>^[ \t]*#[^\n]*)"
+    r"""|(?P<s>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')"""
+    rf"|(?P<kt>(?<![\w])(?:{_words(_C_TYPES)})(?![\w]))|(?P<k>(?<![\w])(?:{_words(_C_KEYWORDS)})(?![\w]))"
+    rf"|(?P<nb>(?<![\w])(?:{_words(_C_BUILTINS)})(?![\w]))"
+    r"|(?P<mf>(?<![\w.])\d+\.\d*(?:[eE][+-]?\d+)?[fF]?|(?<![\w.])\d+[eE][+-]?\d+[fF]?)"
+    r"|(?P<mi>(?<![\w.])(?:0[xX][0-9a-fA-F]+|\d+)[uUlL]*(?![\w.]))", re.M)
+_STRING_PARTS = re.compile(r'(?P<head>[rRbBuUfF]{0,2}(?:"""|\'\'\'))(?P<body>[\s\S]*?)(?P<tail>"""|\'\'\'|)\Z')
+
+
+def highlight_c(source: str) -> str:
+    """CUDA / C++ as escaped text with Pygments' classes (comments, preprocessor, strings, keywords, types, CUDA's
+    built-in variables, numbers); spans never nest, as `numbered` needs."""
+    out: list[str] = []
+    pos = 0
+    for m in _C_TOKENS.finditer(source):
+        out.append(escape(source[pos:m.start()], quote=False))
+        out.append(_span(m.lastgroup or "", m.group(0)))
+        pos = m.end()
+    out.append(escape(source[pos:], quote=False))
+    return "".join(out)
+
+
+def _string(text: str) -> str:
+    """A Python string literal: a triple-quoted one holding CUDA or C++ shows its content as such."""
+    m = _STRING_PARTS.match(text)
+    if m is None or not any(marker in m.group("body") for marker in _C_MARKERS):
+        return _span("s", text)
+    tail = m.group("tail")
+    return _span("s", m.group("head")) + highlight_c(m.group("body")) + (_span("s", tail) if tail else "")
 
 
 def _span(cls: str, text: str) -> str:
@@ -38,7 +86,7 @@ def _token(m: re.Match[str]) -> str:
     if m.group("def"):
         return _span("k", m.group("def")) + m.group("ws") + _span("nf", m.group("nf"))
     cls = m.lastgroup or ""
-    return _span(cls, m.group(0))
+    return _string(m.group(0)) if cls == "s" else _span(cls, m.group(0))
 
 
 def highlight_python(source: str) -> str:
@@ -60,7 +108,7 @@ class HighlightCache:
         self.folder = folder
 
     def code(self, source: str) -> Markup:
-        key = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        key = hashlib.sha256(f"{HIGHLIGHTER}\n{source}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
         path = self.folder / key[:2] / f"{key}.frag" if self.folder is not None else None  # not .html: no page
         if path is not None and path.is_file():
             return Markup(path.read_text(encoding="utf-8"))

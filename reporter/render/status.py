@@ -31,8 +31,9 @@ if TYPE_CHECKING:
 
 # 3: the status lists every file the build wrote (`written`), and the marker its hash; 4: typed digests with
 # the runs-table row; 5: listing fingerprints; 6: leaderboards kept per group; 7: a run summary's `correct` and
-# its flags counting suspect findings; 8: its caveats (weak check, checks incomplete); 9: the row's suspect_checks
-STATUS_FORMAT = 9
+# its flags counting suspect findings; 8: its caveats (weak check, checks incomplete); 9: the row's suspect_checks;
+# 10: the row's two verdicts (rules, benchmark_verdict, the cause) and CUDA read as CUDA in kernel sources
+STATUS_FORMAT = 10
 
 Signature = list[Any]  # [size, mtime_ns, sha256]
 SIGNED_LIMIT = "MAX_ATTACHMENT_BYTES"  # the largest input a run has; each reader applies its own, smaller limit
