@@ -40,6 +40,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from benchmarks.page_text import expanded_text_bytes, to_markdown
+from reporter.core.hosts import SiteSize, over_limits
+from reporter.core.sitefiles import published_size
+
+
+def published(site: Path) -> SiteSize:
+    """What `reporter publish` would commit from the built `site` (its caches and state left out)."""
+    size = published_size(site)
+    if size is None:
+        raise SystemExit(f"{site} is not a finished reporter build")
+    return size
+
 
 # The targets of issue 36 (issue 22's before it), on 2 cores; rebuild shares are of the cold build's CPU seconds (wall time
 # depends on what else runs on the machine).
@@ -67,7 +78,9 @@ class Figures:
     peak_pss_mb: float = 0.0
     page_bytes: float = 0.0
     page_over_text: float = 0.0
-    site_bytes: int = 0
+    site_bytes: int = 0  # what `reporter publish` commits (the build's own state and caches left out)
+    site_files: int = 0
+    hosts: tuple[str, ...] = ()  # the static hosts whose limits the site passes
     fenced: float = 0.0  # share of the corpus's reasoning characters in fenced blocks, by the site's own fence rule
     site_over_text: float = 0.0
     same_as_cold: list[str] = field(default_factory=list)  # what each byte-for-byte check found
@@ -204,7 +217,7 @@ def page_figures(site: Path, runs: int, sample: int = 20) -> tuple[float, float,
         sizes.append(size)
         texts.append(max(1, expanded_text_bytes(page, chunks)))
         ratios.append(size / texts[-1])
-    total = sum(p.stat().st_size for p in site.rglob("*") if p.is_file() and not p.name.startswith(".reporter"))
+    total = published(site).bytes
     return sum(sizes) / len(sizes), sum(ratios) / len(ratios), total / runs / (sum(texts) / len(texts))
 
 
@@ -326,7 +339,9 @@ def measure(runs: int, base: Path, venv: Path | None, mkdocs_max: int) -> Figure
         print(f"  (cold build: {fig.cold_s:.1f} s wall, {fig.cold_cpu_s:.2f} CPU s, peak PSS {fig.peak_pss_mb:.0f} MB, "
               f"load {fig.load[0]:.1f})", flush=True)
         fig.page_bytes, fig.page_over_text, fig.site_over_text = page_figures(site, runs)
-        fig.site_bytes = sum(p.stat().st_size for p in site.rglob("*") if p.is_file() and not p.name.startswith(".reporter"))
+        size = published(site)
+        fig.site_bytes, fig.site_files = size.bytes, size.files
+        fig.hosts = over_limits(size)
         fig.fenced = fenced_share(data)
         _rebuilds(fig, data, site, site_files(site))
         if venv is not None and runs <= mkdocs_max:
@@ -364,7 +379,9 @@ def report(f: Figures) -> list[str]:
               "which counts pages forked workers share once per worker)" + (
                   f"  (target <= {PEAK_PSS_MB:g} MB at 10,000 runs): {verdict(f.peak_pss_mb, PEAK_PSS_MB)}" if f.runs >= 10_000 else ""),
               f"run page + chunks    {f.page_bytes / 1e3:8.0f} KB   {f.page_over_text:6.2f}x its expanded visible text",
-              f"site bytes per run   {f.site_bytes / f.runs / 1e3:8.0f} KB (every file of the site, over its runs)",
+              f"site bytes per run   {f.site_bytes / f.runs / 1e3:8.0f} KB, {f.site_files / f.runs:.2f} files a run (what "
+              f"reporter publish commits: {f.site_bytes / 1e6:,.1f} MB, {f.site_files:,} files)",
+              *(f"host limits          {h}" for h in f.hosts or ("the site fits GitHub Pages, GitLab.com Pages and Cloudflare Pages (Free)",)),
               f"site bytes per run   {f.site_over_text:8.2f}x a run's visible text (target <= {SITE_OVER_TEXT:g}x): "
               f"{verdict(f.site_over_text, SITE_OVER_TEXT)}"]
     if f.mkdocs_s is not None:

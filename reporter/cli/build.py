@@ -9,6 +9,8 @@ import click
 
 from .. import config
 from ..core.errors import LOGGER, StrictError
+from ..core.hosts import SiteSize, over_limits
+from ..core.sitefiles import published_size
 from .app import DATA, OUT, State, given_all
 
 
@@ -40,6 +42,8 @@ def build(state: State, data: Path | None, site: Path | None, strict: bool, no_v
         click.echo(summary.redaction_line())
     if not summary.committed:
         raise StrictError(f"--strict: {target} was left as it was, because of the problems reported above")
+    for sentence in over_limits(published_size(target) or SiteSize(0, 0, 0, "")):  # before anyone publishes it
+        logging.getLogger(LOGGER).warning("%s (docs/publishing.md: what each host accepts)", sentence)
     click.echo(summary.line())
     if strict and state.counter.total:
         raise StrictError(f"--strict: {state.counter.warnings} warning(s) and {state.counter.errors} error(s) "

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import CollectError
+from .hosts import SiteSize
 from .marker import MARKER  # in every finished build; it names the hash of the status file beside it
 from .safeio import read_bounded
 
@@ -90,3 +91,27 @@ def foreign_files(site: Path, written: frozenset[str]) -> list[str]:
         if here != "." and not dirs and not names and here not in parents and not is_state(here):
             out.append(here + "/")
     return sorted(out)
+
+
+def published_paths(written: frozenset[str]) -> list[str]:
+    """What `reporter publish` commits of a build: every file it wrote but its own state, and the marker (which names
+    the commit the site was built from)."""
+    return [*sorted(w for w in written if not is_state(w)), MARKER]
+
+
+def published_size(site: Path) -> SiteSize | None:
+    """The bytes and files `reporter publish` would commit from `site` (None: not a finished build of ours)."""
+    written = owned_files(site)
+    if written is None:
+        return None
+    total = files = largest_bytes = 0
+    largest = ""
+    for rel in published_paths(written):
+        try:
+            n = os.lstat(site / rel).st_size
+        except OSError:
+            continue
+        total, files = total + n, files + 1
+        if n > largest_bytes:
+            largest_bytes, largest = n, rel
+    return SiteSize(total, files, largest_bytes, largest)

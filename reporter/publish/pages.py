@@ -30,7 +30,7 @@ import ghp_import
 from ..core import __version__
 from ..core.errors import ConfigError, PublishError
 from ..core.marker import MARKER, SOURCE_PREFIX
-from ..core.sitefiles import foreign_files, is_state, owned_files
+from ..core.sitefiles import foreign_files, owned_files, published_paths
 from .gitenv import PROTOCOLS, git_environment, push_settings, receive_pack
 
 
@@ -171,7 +171,7 @@ def _published_files(site: Path) -> Iterator[tuple[Path, list[str]]]:
     with tempfile.TemporaryDirectory(prefix=f".{site.name}.publish-", dir=site.parent) as tmp:
         tree = Path(tmp) / "site"
         tree.mkdir()
-        for rel in [*sorted(w for w in written if not is_state(w)), MARKER]:  # the marker names the source commit
+        for rel in published_paths(written):
             src = site / rel
             try:
                 st = os.lstat(src)
