@@ -119,3 +119,34 @@ def test_a_cached_result_without_the_run_s_replay_is_measured_again_and_one_with
     assert "ncu" in str(ncu_or_replay_missing(result(None), run(None), ncu=True))
     # A kernel that did not compile has nothing to replay: its result stands (else it is measured on every call).
     assert ncu_or_replay_missing(result(None, "compile_error"), run("kernelbench-2025"), ncu=False) is None
+
+
+def test_a_replay_that_disagrees_with_our_audit_shows_wherever_the_run_is_listed(small_data: Path, tmp_path: Path) -> None:
+    # seed 003 is incorrect under our audit; say it was scored under the leaderboard's rules and that the replay passed
+    # them, its largest error 3.2x our bound: every listing beside our verdict names the benchmark's and the cause.
+    import csv
+    import io
+
+    from conftest import validation_entry
+
+    trace = small_data / "seed-003-l2-p8" / "trace.json"
+    doc = json.loads(trace.read_text())
+    doc["run"]["rules"], doc["run"]["rules_from"] = "kernelbench-2025", "given to reporter import (--rules)"
+    trace.write_text(json.dumps(doc))
+    entry = validation_entry(small_data, "seed-003-l2-p8")
+    res = json.loads(entry.read_text())
+    assert res["verdict"] == "incorrect"
+    res["benchmark"] = {"rules": "kernelbench-2025", "passed": True, "trials_passed": 5, "trials": 5, "problem": None,
+                        "worst_ratio": 0.31, "max_abs_error": 0.00033, "strict_ratio": 3.2, "variants": []}
+    entry.write_text(json.dumps(res))
+    site = tmp_path / "site"
+    got = CliRunner().invoke(main, ["build", str(small_data), str(site), "--no-validate"])
+    assert got.exit_code == 0, got.output
+    note = "kernelbench-2025: correct · tolerance"
+    problem = next(p for p in (site / "problems").glob("*.html") if "seed-003-l2-p8" in p.read_text())
+    model = next(p for p in (site / "models").glob("*.html") if "seed-003-l2-p8" in p.read_text())
+    assert note in problem.read_text() and note in model.read_text()
+    page = (site / "runs" / "seed-003-l2-p8.html").read_text()
+    assert "passes at 0.01, fails at 0.0001: largest error 0.00033, 3.2x our bound" in page
+    row = next(r for r in csv.DictReader(io.StringIO((site / "runs.csv").read_text())) if r["run_id"] == "seed-003-l2-p8")
+    assert (row["rules"], row["benchmark_verdict"], row["verdicts_cause_class"]) == ("kernelbench-2025", "correct", "tolerance")

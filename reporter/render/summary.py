@@ -12,6 +12,8 @@ from ..collect.suspicion import evidence_anchor, suspicion
 from ..collect.traces import RunRecord
 from ..core import suspects
 from ..core.checks import Flag, speedup_reported
+from ..core.judgement import judge, run_rules
+from ..core.records import DEFAULT_PRECISION, ValidationResult
 from ..core.schema import Verdict
 from ..core.units import to_ms
 from ..core.vocab import MISSING_KEY, RevalidationState, RunVerdict, Source
@@ -40,6 +42,9 @@ class RunSummary:
     caveats: tuple[str, ...] = ()  # on a re-validated run: "weak check", "checks incomplete" (`core.suspects`)
     sol_value: float | None = None  # the kernel's fraction of speed of light where its speedup is a result
     sol_gpu: str = ""  # the GPU that fraction is of
+    # The run's own rules' verdict where it differs from our audit's ("kernelbench-2025: correct · tolerance"), so a
+    # listing never shows our verdict alone when the benchmark that scored the run said otherwise.
+    benchmark_note: str = ""
 
     @property
     def sol(self) -> str:
@@ -123,7 +128,7 @@ def run_summary(r: RunRecord, v: ValidationView) -> RunSummary:
         caveats = (WEAK_CHECK,) * bool(suspects.weak_check(res)) + (CHECKS_INCOMPLETE,) * bool(suspects.missing_checks(res))
         return RunSummary(shown, Source.RE_VALIDATED, turns, kd.median_ms if kd else None,
                           rd.median_ms if rd else None, "ms", *speed, None, flagged, anchor, res.verdict == Verdict.CORRECT,
-                          caveats, **_sol(r, v, DEFAULT_BASIS.value, speed[1] is not None))
+                          caveats, **_sol(r, v, DEFAULT_BASIS.value, speed[1] is not None), benchmark_note=_benchmark_note(r, res))
     # Recorded times stay in the unit the harness claimed: a ~1000x mix-up is flagged, never "fixed".
     shown, anchor, flagged = _marked(r, v, run.recorded_verdict or RunVerdict.UNKNOWN)
     speed = _reported(r, v, str(run.recorded_verdict), t.speedup if t else None, RECORDED)
@@ -131,6 +136,14 @@ def run_summary(r: RunRecord, v: ValidationView) -> RunSummary:
                       t.runtime if t else None, t.ref_runtime if t else None, t.unit if t else "ms",
                       *speed, flags.get("timing.runtime"), flagged, anchor, run.recorded_verdict == RunVerdict.CORRECT,
                       **_sol(r, v, RECORDED, speed[1] is not None))
+
+
+def _benchmark_note(r: RunRecord, res: ValidationResult) -> str:
+    """The run's own rules' verdict and the cause, where the replay disagrees with our audit (`core.judgement`)."""
+    run = r.trace.run
+    rules, why = run_rules(run.rules, run.rules_from)
+    j = judge(rules, why, res.benchmark, res.verdict, res.reason, res.precision or run.precision or DEFAULT_PRECISION)
+    return f"{rules.name}: {j.benchmark} · {j.cause_class}" if j.disagree else ""
 
 
 def _sol(r: RunRecord, v: ValidationView, basis: str, reported: bool) -> dict[str, Any]:
