@@ -151,3 +151,30 @@ def test_a_key_in_an_nsight_pipe_column_is_redacted_where_the_dominant_pipe_is_n
     assert res.exit_code == 0, res.output
     assert (tmp_path / "site" / "runs" / "ncu.html").is_file(), res.output
     assert leaked(OPENAI, site_text(tmp_path / "site"), res.output) == []
+
+
+def test_a_token_split_between_a_json_key_and_its_value_is_redacted_in_both(tmp_path: Path) -> None:
+    # The blind round's c11: neither half matches a pattern alone, so each was published.
+    data = tmp_path / "data"
+    doc = minimal_trace()
+    doc["harness_metadata"] = {"nested": {GITHUB[:20]: GITHUB[20:]}, "model_v2": "gpt-4o-2024"}
+    write_trace(data, "meta", doc)
+    res = build(data, tmp_path / "site")
+    assert res.exit_code == 0, res.output
+    text = site_text(tmp_path / "site")
+    assert leaked(GITHUB, text) == []
+    assert "model_v2" in text and "gpt-4o-2024" in text  # a key with a digit and its value, no token across them
+
+
+def test_a_token_split_by_an_invisible_character_or_a_lone_surrogate_is_redacted(tmp_path: Path) -> None:
+    # The blind round's c12: the replacement character (or a zero-width space) left two halves too short to match.
+    data = tmp_path / "data"
+    doc = json.dumps(minimal_trace(source_note="NOTE"))
+    doc = doc.replace('"NOTE"', json.dumps(f"surrogate {GITHUB[:18]}") [:-1] + "\\udc00" + GITHUB[18:]
+                      + f" zero-width {OPENAI[:30]}\\u200b{OPENAI[30:]} done\"")
+    write_trace(data, "split", doc)
+    res = build(data, tmp_path / "site")
+    assert res.exit_code == 0, res.output
+    text = site_text(tmp_path / "site")
+    assert leaked(GITHUB, text) == [] and leaked(OPENAI, text) == []
+    assert "done" in (tmp_path / "site" / "runs" / "split.html").read_text()

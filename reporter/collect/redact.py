@@ -39,7 +39,7 @@ from .allowlist import ALLOW_FILE as ALLOW_FILE
 from .allowlist import AllowList as AllowList
 from .allowlist import load_allow_list as load_allow_list
 from .assign import ASSIGNMENT_KIND, SECRET_KEY_NAME, assignment_hits, secret_value
-from .secretrules import linear
+from .secretrules import linear, unseen_as_breaks
 
 _ALNUM_TO_A = bytes(ord("a") if chr(b).isascii() and chr(b).isalnum() else ord(" ") for b in range(256))
 _RUN = b"a" * 16  # a run of 16 letters or digits: most keys' random part has one
@@ -61,7 +61,7 @@ _DECODINGS = 2  # base64 inside base64 is decoded once more; deeper is not looke
 # a comment again (`#`, `//`). Quotes and newlines also as JSON escapes them (`\"`, `\n`) and a CSV cell doubles them.
 _NL = rb"(?:\r?\n|\\n)[ \t]*(?:(?://|#)[ \t]*)?"
 _Q = rb"(?:\"\"|\\\"|[\"'])"
-_BREAK = linear(rb"\\{1,2}" + _NL + rb"|" + _Q + rb"[ \t]*(?:\+[ \t]*)?(?:\\{0,2}" + _NL + rb"(?:\+[ \t]*)?)?" + _Q)
+_BREAK = linear(rb"\x01+|\\{1,2}" + _NL + rb"|" + _Q + rb"[ \t]*(?:\+[ \t]*)?(?:\\{0,2}" + _NL + rb"(?:\+[ \t]*)?)?" + _Q)
 _KEY_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _ACROSS = 200  # characters either side of a break that a key joined over it is looked for in
 
@@ -83,10 +83,21 @@ class Redactor:
         if isinstance(node, str):
             return self.text(node, counts)
         if isinstance(node, dict):
-            return {self.text(k, counts): self._value(k, v, counts) for k, v in node.items()}
+            return dict(self._item(k, v, counts) for k, v in node.items())
         if isinstance(node, list | tuple):  # tuples: the frozen result records' sequences
             return [self.document(v, counts) for v in node]
         return node
+
+    def _item(self, key: Any, value: Any, counts: Counter[str]) -> tuple[Any, Any]:
+        """A key and its value; a token split between them (`{"ghp_AAAA": "BBBB"}`) is redacted in both halves."""
+        k, v = self.text(key, counts) if isinstance(key, str) else key, self._value(key, value, counts)
+        if k == key and v == value and isinstance(key, str) and isinstance(value, str) and _random_looking(key):
+            joined = key + value
+            for start, end, kind in _hits(self.allow, joined.encode("ascii", "replace"), joined, _DECODINGS):
+                if start < len(key) < end:
+                    counts[kind] += 1
+                    return f"{key[:start]}[redacted: {kind}]", f"[redacted: {kind}]{value[end - len(key):]}"
+        return k, v
 
     def _value(self, key: Any, value: Any, counts: Counter[str]) -> Any:
         if isinstance(key, str) and isinstance(value, list | tuple) and SECRET_KEY_NAME.fullmatch(key):
@@ -152,7 +163,7 @@ def _large(allow: AllowList, text: str) -> tuple[str, tuple[tuple[str, int], ...
 def _redact(allow: AllowList, text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
     """`text` with its secrets replaced, and how many of each kind."""
     # One byte per character (anything not ASCII becomes "?"), so a match's byte offsets are the text's.
-    hits = _hits(allow, text.encode("ascii", "replace"), text, _DECODINGS)
+    hits = _hits(allow, unseen_as_breaks(text).encode("ascii", "replace"), text, _DECODINGS)
     if not hits:
         return text, ()
     out, pos, counts = [], 0, Counter[str]()
@@ -186,15 +197,20 @@ def _encoded_hits(allow: AllowList, raw: bytes, decodings: int) -> Iterator[tupl
                 break
 
 
+def _random_looking(key: str) -> bool:
+    """A key that could be the first part of a token: long, with a digit, no space (field names have neither)."""
+    return len(key) >= 8 and " " not in key and any(c.isdigit() for c in key)
+
+
 def _joined_hits(raw: bytes) -> Iterator[tuple[int, int, str]]:
     """Keys split by a break (`_BREAK`) between two of their characters: the text around the breaks is scanned
     with them taken out, and each key that spans one is a hit from its first character to its last."""
     groups: list[list[tuple[int, int]]] = []  # breaks near enough that one key could span them all
-    if b"\\" not in raw and b'"' not in raw and b"'" not in raw:
+    if b"\\" not in raw and b'"' not in raw and b"'" not in raw and b"\x01" not in raw:
         return
     for m in _BREAK.finditer(raw):
         s, e = m.span()
-        if (e - s > 2 or raw[s] == 92) and s > 0 and e < len(raw) and raw[s - 1] in _KEY_CHARS and raw[e] in _KEY_CHARS:
+        if (e - s > 2 or raw[s] in (1, 92)) and s > 0 and e < len(raw) and raw[s - 1] in _KEY_CHARS and raw[e] in _KEY_CHARS:
             if groups and s - groups[-1][-1][1] < 2 * _ACROSS:
                 groups[-1].append((s, e))
             else:
