@@ -42,3 +42,9 @@ def test_cuda_text_is_escaped_and_its_spans_never_nest() -> None:
     lines = numbered(f'<div class="hl"><pre>{html}</pre></div>', "k")
     # the comment over two lines is closed at the end of the first and reopened on the second
     assert '<span class="cm">/* one</span></span>' in lines and '<span class="cm">    thread each */</span>' in lines
+
+
+def test_a_string_holding_only_torch_s_cpp_api_is_read_as_cpp() -> None:
+    html = highlight_python('cpp = """torch::Tensor scale(torch::Tensor x, int n);"""\n')
+    assert ('<span class="s">"""</span>torch::Tensor scale(torch::Tensor x, <span class="kt">int</span> n);'
+            '<span class="s">"""</span>') in html

@@ -178,3 +178,10 @@ def test_a_token_split_by_an_invisible_character_or_a_lone_surrogate_is_redacted
     text = site_text(tmp_path / "site")
     assert leaked(GITHUB, text) == [] and leaked(OPENAI, text) == []
     assert "done" in (tmp_path / "site" / "runs" / "split.html").read_text()
+
+
+def test_a_soft_hyphen_alone_is_a_break_a_token_is_read_past() -> None:
+    from reporter.collect.secretrules import unseen_as_breaks
+
+    assert unseen_as_breaks("ghp_AB\u00adCD") == "ghp_AB\x01CD"
+    assert unseen_as_breaks("caf\u00e9 \u4e2d") == "caf\u00e9 \u4e2d"  # other non-ASCII text is left as it is

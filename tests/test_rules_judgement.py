@@ -150,3 +150,12 @@ def test_a_replay_that_disagrees_with_our_audit_shows_wherever_the_run_is_listed
     assert "passes at 0.01, fails at 0.0001: largest error 0.00033, 3.2x our bound" in page
     row = next(r for r in csv.DictReader(io.StringIO((site / "runs.csv").read_text())) if r["run_id"] == "seed-003-l2-p8")
     assert (row["rules"], row["benchmark_verdict"], row["verdicts_cause_class"]) == ("kernelbench-2025", "correct", "tolerance")
+
+
+def test_the_tolerance_change_day_itself_is_judged_under_the_new_rules() -> None:
+    from reporter.core.rules import kernelbench_rules_on
+
+    # KernelBench's fp32 tolerance went from 1e-2 to 1e-4 on 2025-11-04: that day is already the new rules.
+    assert kernelbench_rules_on("2025-11-04").name == "kernelbench-2025-11"
+    assert kernelbench_rules_on("2025-11-03T23:59:59").name == "kernelbench-2025"
+    assert kernelbench_rules_on("2025-03-01").tolerance("fp32") == (1e-2, 1e-2)

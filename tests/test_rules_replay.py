@@ -202,3 +202,11 @@ def test_validate_replays_a_run_under_its_own_rules_and_measures_again_once_they
     assert changed["wrong"][1] is False
     wrong = changed["wrong"][0].benchmark
     assert (wrong.rules, wrong.passed, wrong.trials_passed) == ("kernelbench-2025-11", False, 0)
+
+
+def test_rtol_scales_the_kernel_s_output_as_torch_allclose_ref_out_does() -> None:
+    # torch.allclose(ref, out) tests |ref - out| <= atol + rtol * |out|: with ref 1.0 and out 1.9 at rtol 0.5 the bound
+    # is 0.95 and the error 0.9, so it passes (0.9 / 0.95 = 0.947); rtol on the reference would allow 0.5 only (1.8).
+    ref, out = torch.tensor([1.0]), torch.tensor([1.9])
+    assert torch.allclose(ref, out, atol=0.0, rtol=0.5)
+    assert replay._ratio_on_output(ref, out, 0.0, 0.5) == pytest.approx(0.9 / 0.95)
