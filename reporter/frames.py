@@ -127,13 +127,9 @@ def _verdicts(r: RunRecord, res: ValidationResult | None) -> dict[str, Any]:
 
 def _judged(r: RunRecord, res: ValidationResult | None) -> dict[str, Any]:
     """The two verdicts as the run page shows them: the run's own rules replayed, and the cause of a disagreement."""
-    from .core.judgement import judge, run_rules
-    from .core.records import DEFAULT_PRECISION
-    run = r.trace.run
-    rules, why = run_rules(run.rules, run.rules_from)
-    j = judge(rules, why, res.benchmark if res else None, res.verdict if res else None, res.reason if res else "",
-              (res.precision if res else None) or run.precision or DEFAULT_PRECISION)
-    return {"rules": rules.name, "rules_from": j.rules_from, "benchmark_verdict": j.benchmark,
+    from .core.judgement import judge_run
+    j = judge_run(r.trace.run, res)
+    return {"rules": j.rules.name, "rules_from": j.rules_from, "benchmark_verdict": j.benchmark,
             "benchmark_evidence": j.benchmark_why, "verdicts_cause_class": j.cause_class, "verdicts_cause": j.cause,
             "at_tolerance": j.at_bound}
 

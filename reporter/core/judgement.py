@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .records import DEFAULT_PRECISION, RunInfo, ValidationResult
 from .rules import AT_BOUND_BAND, DEFAULT_RULES, STRICT, Rules, rules_named
 from .schema import BenchmarkReplay, Verdict
 
@@ -108,6 +109,13 @@ def judge(rules: Rules, rules_from: str, rep: BenchmarkReplay | None, audit: str
         return out
     cls, sentence = _cause(rep, rules, precision, audit == Verdict.CORRECT, audit_reason)
     return Judgement(rules, rules_from, bench, why, audit, cls, sentence, at)
+
+
+def judge_run(run: RunInfo, res: ValidationResult | None) -> Judgement:
+    """A run's two verdicts from its trace's rules and its cached result: what every page and the runs table show."""
+    rules, why = run_rules(run.rules, run.rules_from)
+    return judge(rules, why, res.benchmark if res else None, res.verdict if res else None, res.reason if res else "",
+                 (res.precision if res else None) or run.precision or DEFAULT_PRECISION)
 
 
 def rules_rows(rules: Rules) -> tuple[tuple[str, str, str], ...]:

@@ -15,8 +15,7 @@ from ..collect.validation import CachedValidation
 from ..core import suspects
 from ..core.checks import speedup_reported
 from ..core.frozen import freeze
-from ..core.judgement import judge, rules_rows, run_rules, verdict_rules
-from ..core.records import DEFAULT_PRECISION
+from ..core.judgement import judge_run, rules_rows, verdict_rules
 from ..core.schema import BASIS_LABEL, Verdict
 from ..core.vocab import MISSING_KEY, RevalidationState, RunVerdict, Source, shown
 from . import charts, text
@@ -164,11 +163,9 @@ def run_page(r: RunRecord, cached: CachedValidation | None, urls: Urls, prev: st
     pkey = problem_key(r)
     fk = trace.final_kernel
     res = v.result
-    rules, rules_from = run_rules(run.rules, run.rules_from)
-    judged = judge(rules, rules_from, res.benchmark if res else None, res.verdict if res else None,
-                   res.reason if res else "", (res.precision if res else None) or run.precision or DEFAULT_PRECISION)
+    judged = judge_run(run, res)
     return Page(urls.run(r.run_id), "run.html", {
-        "j": judged, "rules_rows": rules_rows(rules), "verdict_rules": verdict_rules(summary.verdict_source == Source.RE_VALIDATED, judged),
+        "j": judged, "rules_rows": rules_rows(judged.rules), "verdict_rules": verdict_rules(summary.verdict_source == Source.RE_VALIDATED, judged),
         "title": title(r), "r": r, "run": run, "summary": summary, "summary_rows": _summary_rows(r, summary, sv), "sol": sv,
         "crumbs": [HOME, (group_label(key), urls.group(key)), (shown(model), urls.model(key, model))],
         "who": " · ".join((run.model or "— model not recorded", run.benchmark or text.DASH, run.configuration or text.DASH)),

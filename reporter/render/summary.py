@@ -12,8 +12,8 @@ from ..collect.suspicion import evidence_anchor, suspicion
 from ..collect.traces import RunRecord
 from ..core import suspects
 from ..core.checks import Flag, speedup_reported
-from ..core.judgement import judge, run_rules
-from ..core.records import DEFAULT_PRECISION, ValidationResult
+from ..core.judgement import judge_run
+from ..core.records import ValidationResult
 from ..core.schema import Verdict
 from ..core.units import to_ms
 from ..core.vocab import MISSING_KEY, RevalidationState, RunVerdict, Source
@@ -140,10 +140,8 @@ def run_summary(r: RunRecord, v: ValidationView) -> RunSummary:
 
 def _benchmark_note(r: RunRecord, res: ValidationResult) -> str:
     """The run's own rules' verdict and the cause, where the replay disagrees with our audit (`core.judgement`)."""
-    run = r.trace.run
-    rules, why = run_rules(run.rules, run.rules_from)
-    j = judge(rules, why, res.benchmark, res.verdict, res.reason, res.precision or run.precision or DEFAULT_PRECISION)
-    return f"{rules.name}: {j.benchmark} · {j.cause_class}" if j.disagree else ""
+    j = judge_run(r.trace.run, res)
+    return f"{j.rules.name}: {j.benchmark} · {j.cause_class}" if j.disagree else ""
 
 
 def _sol(r: RunRecord, v: ValidationView, basis: str, reported: bool) -> dict[str, Any]:
