@@ -46,13 +46,17 @@ _STR, _INT, _BOOL, _FLOAT = "string", "Int64", "boolean", "float64"
 # The hardware columns (`collect.sol.sol_row`): T_SOL and fractions in each GPU's own terms, recorded times on the
 # recorded GPU, re-measured ones on the re-measuring GPU; `*sol_exec_score*` is SOL-ExecBench's score (`recorded_sol_score`
 # is the harness's own Nsight figure, another measure). `sol_fraction` and `sol_exec_score` are what boards use: the
-# device basis when re-validated, else the recorded figures, null where the speedup is no result.
+# device basis when re-validated, else the recorded figures, null where the speedup is no result. `*sol_cause*` names
+# the assumptions of T_SOL a kernel time under it broke (`core.sol.AboveCause`, "; "-joined): such a fraction is shown
+# with its cause and counts in no geomean of SOL.
 SOL_COLUMNS: dict[str, str] = {
     "work_flops": _INT, "work_bytes": _INT, "work_intensity": _FLOAT, "work_dtype": _STR, "work_note": _STR,
     "recorded_sol_ms": _FLOAT, "recorded_floor_ms": _FLOAT, "recorded_sol_fraction": _FLOAT, "recorded_ref_sol_fraction": _FLOAT,
-    "recorded_sol_exec_score": _FLOAT, "sol_ms": _FLOAT, "floor_ms": _FLOAT,
+    "recorded_sol_exec_score": _FLOAT, "recorded_sol_cause": _STR, "sol_ms": _FLOAT, "floor_ms": _FLOAT,
     **{f"{c}_{b}": _FLOAT for b in TIMING_BASES for c in ("sol_fraction", "ref_sol_fraction", "sol_exec_score")},
+    **{f"sol_cause_{b}": _STR for b in TIMING_BASES},
     "below_floor": _STR, "recorded_impossible": _BOOL, "sol_fraction": _FLOAT, "sol_exec_score": _FLOAT, "sol_gpu": _STR,
+    "sol_cause": _STR,
 }
 _TIMED = {f"{side}_{b}_ms": _FLOAT for b in TIMING_BASES for side in ("kernel", "ref")} | {f"speedup_{b}": _FLOAT for b in TIMING_BASES}
 COLUMNS: dict[str, str] = {

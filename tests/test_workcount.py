@@ -96,6 +96,47 @@ class InProcess:
         pass
 
 
+ATTENTION = """
+import torch
+class Model(torch.nn.Module):
+    def forward(self, q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+def get_inputs():
+    return [torch.rand(2, 4, 16, 8), torch.rand(2, 4, 16, 8), torch.rand(2, 4, 16, 8)]
+def get_init_inputs():
+    return []
+"""
+
+
+def test_attention_on_its_inputs_is_in_the_floor() -> None:
+    # q @ k^T (q scaled by 1/sqrt(8)) and softmax(...) @ v: 2 x (2*4 heads x 16x16x8 x 2 FLOP) = 65,536 FLOP, all forced
+    w = counted(ATTENTION)
+    mm = next(o for o in w.ops if o.kind is Kind.MATMUL)
+    assert (mm.flops, mm.calls, mm.floor_flops) == (65536, 2, 65536)
+    scaled = counted(REF.replace("return h.sum(dim=0), y[:, :4] * 2", "return (y / 4.0) @ y"))
+    assert next(o for o in scaled.ops if o.kind is Kind.MATMUL).floor_flops == 2 * 8 * 64 * 32 + 2 * 16**3
+    # a product fed to another matmul is not an input: (y @ y) @ y may be re-associated, so only the first counts
+    chained = counted(REF.replace("return h.sum(dim=0), y[:, :4] * 2", "return (y @ y) @ y"))
+    assert next(o for o in chained.ops if o.kind is Kind.MATMUL).floor_flops == 2 * 8 * 64 * 32 + 2 * 16**3
+    # a sum of two inputs is not a scaling: its matmul is left out, as a tensor the reference built
+    summed = counted(REF.replace("return h.sum(dim=0), y[:, :4] * 2", "return (y + y) @ y"))
+    assert next(o for o in summed.ops if o.kind is Kind.MATMUL).floor_flops == 2 * 8 * 64 * 32
+
+
+def test_a_count_under_older_rules_is_no_count_and_is_counted_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+    monkeypatch.setattr(work_mod, "ForkServer", InProcess)
+    monkeypatch.setattr(f"{main.__module__}.cap_memory", lambda extra: None)
+    old = dataclasses.replace(counted(REF), format=1)
+    work_mod.store_work(tmp_path, old)
+    assert read_work(tmp_path, REF) is None  # a build shows "not counted yet", not a count made by older rules
+    InProcess.runs = 0
+    done = work_mod.count_work(tmp_path, [REF], jobs=1)
+    assert (len(done.counts), done.cached, InProcess.runs) == (1, 0, 1) and read_work(tmp_path, REF) == counted(REF)
+    work_file(tmp_path, sha256_text(REF)).write_text("{not json", encoding="utf-8")
+    assert work_mod.count_work(tmp_path, [REF], jobs=1).counts == ()  # a file that is no count is left to the build to name
+
+
 def test_count_work_stores_each_reference_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(work_mod, "ForkServer", InProcess)
     # The entry point caps its own address space, soft and hard (in a worker process of its own, normally): run here,

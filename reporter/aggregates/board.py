@@ -50,13 +50,17 @@ def _group_row(b: dict[str, list[Any]], rows: list[int], fast_ps: Sequence[float
         "strict_fast_1.0_n": fast_n([b["speedup"][i] for i in rows if b["counts"][i] and b["own"][i]], 1.0),
         "strict_measured": sum(1 for i in rows if b["own_kernel_share"][i] is not None)}
     out |= {f"{fast_column(p)}_n": fast_n(speeds, p) for p in fast_ps}
-    sols = [s for i in rows if b["counts"][i] and (s := b["sol"][i]) is not None and s > 0]  # fraction of speed of light
-    return out | {"geomean": _mean_log(speeds), "compile_geomean": _mean_log(compiled), "sol_geomean": _mean_log(sols), "sol_n": len(sols)}
+    # fraction of speed of light; one under T_SOL with a named cause (`sol_cause`) means the bound was wrong for that
+    # run: it is counted apart (sol_above_n), never in the geomean
+    sols = [s for i in rows if b["counts"][i] and (s := b["sol"][i]) is not None and s > 0 and b["sol_cause"][i] is None]
+    above = sum(1 for i in rows if b["counts"][i] and b["sol"][i] is not None and b["sol_cause"][i] is not None)
+    return out | {"geomean": _mean_log(speeds), "compile_geomean": _mean_log(compiled), "sol_geomean": _mean_log(sols),
+                  "sol_n": len(sols), "sol_above_n": above}
 
 
 BEST_COLUMNS: tuple[str, ...] = ("submitted", "compiled", "correct", "recorded_correct", "revalidated_correct",
                                  "speedup_source", "foreign_baseline", "excluded", "weak", "incomplete", "own",
-                                 "own_kernel_share", "counts", "speedup", "recorded_compile_speedup", "sol")
+                                 "own_kernel_share", "counts", "speedup", "recorded_compile_speedup", "sol", "sol_cause")
 
 
 def _board_rows(runs: pd.DataFrame, by: Sequence[str], fast_ps: Sequence[float]) -> dict[Key, dict[str, Any]]:
@@ -147,7 +151,7 @@ def board_table(runs: pd.DataFrame, with_suspects: pd.DataFrame | None, by: Sequ
         rows.append(row)
     order = fast_column(1.0) if 1.0 in fast_ps else fast_column(fast_ps[-1])
     cols = [*by, "model", "rank", *COUNT_COLUMNS, *(f"{fast_column(p)}_n" for p in fast_ps), "geomean", "compile_geomean",
-            "sol_geomean", "sol_n",
+            "sol_geomean", "sol_n", "sol_above_n",
             "reward_hacks", "median_turns", "median_tokens", "problems", "not_attempted", "levels_missing", "universe_known",
             *(fast_column(p) for p in fast_ps),
             *suspects]

@@ -59,6 +59,8 @@ def on_basis(frame: pd.DataFrame, basis: Basis | str = DEFAULT_BASIS) -> pd.Data
               for col, src, unit in (("kernel_ms", "kernel", "_ms"), ("ref_ms", "ref", "_ms"), ("speedup", "speedup", ""))}
     if f"sol_fraction_{b.value}" in frame:  # the kernel's fraction of speed of light on the same basis (`collect.sol`)
         picked["sol"] = frame[f"sol_fraction_{b.value}"].where(measured, frame["recorded_sol_fraction"].where(possible))
+        if f"sol_cause_{b.value}" in frame:  # why a fraction is above 1 (the bound was wrong for this run)
+            picked["sol_cause"] = frame[f"sol_cause_{b.value}"].where(measured, frame["recorded_sol_cause"])
     return frame.assign(basis=b.value, **picked)
 
 

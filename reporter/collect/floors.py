@@ -2,7 +2,8 @@
 
 A recorded time is the harness's: its GPU is `run.recorded_gpu`, its clock and L2 flushing unknown, so
 its floor assumes the rated clock and an L2 that may hold the working set (the lowest floor those allow).
-A recorded time below the floor gets an error flag on the value itself (`timing.runtime`,
+A harness times a call from the host, so a recorded time's floor holds one kernel launch (`core.sol.LAUNCH_S`),
+with or without a work count. A recorded time below the floor gets an error flag on the value itself (`timing.runtime`,
 `timing.ref_runtime`), joined to any flag already there, and the recorded speedup is no result.
 """
 
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from ..core.checks import Flag, usable
 from ..core.peaks import Peaks, peaks_for
 from ..core.records import DEFAULT_PRECISION, Trace
+from ..core.rules import rules_named
 from ..core.schema import CheckSettings
 from ..core.sol import Bound, admits_tf32, below_floor, floor_bound, floor_message, sol_bound
 from ..core.units import to_ms
@@ -31,6 +33,8 @@ class GpuBounds:
     sol: Bound | None = None
     floor: Bound | None = None
     tf32: bool = False
+    clock_mhz: int | None = None  # the SM clock T_SOL was scaled to (None: rated)
+    flushed: bool | None = None  # whether the timing flushed the L2 (None: not known to)
 
     @property
     def why(self) -> str:
@@ -53,18 +57,25 @@ def bounds_on(device: str | None, work: WorkCount | None, *, clock_mhz: int | No
     if match.peaks is None or work is None or not work.counted:
         return GpuBounds(device, match.peaks, match.why if match.peaks is None else "")
     return GpuBounds(device, match.peaks, match.why, sol_bound(work, match.peaks, clock_mhz, tf32),
-                     floor_bound(work, match.peaks, bool(flushed)), tf32)
+                     floor_bound(work, match.peaks, bool(flushed)), tf32, clock_mhz, flushed)
 
 
 def default_tf32(precision: str | None) -> bool:
-    """Whether our default tolerance at a precision admits TF32 (a recorded run's own tolerance is unknown)."""
+    """Whether our default tolerance at a precision admits TF32."""
     s = CheckSettings()
     p = precision or DEFAULT_PRECISION
     return admits_tf32(s.atol.get(p), s.rtol.get(p))
 
 
+def recorded_tf32(trace: Trace) -> bool:
+    """Whether the tolerance that scored the run admits TF32: its rule set's (`run.rules`), else our default."""
+    if trace.run.rules is None:
+        return default_tf32(trace.run.precision)
+    return admits_tf32(*rules_named(trace.run.rules).tolerance(trace.run.precision or DEFAULT_PRECISION))
+
+
 def recorded_bounds(trace: Trace, work: WorkCount | None) -> GpuBounds:
-    return bounds_on(trace.run.recorded_gpu, work, clock_mhz=None, flushed=None, tf32=default_tf32(trace.run.precision))
+    return bounds_on(trace.run.recorded_gpu, work, clock_mhz=None, flushed=None, tf32=recorded_tf32(trace))
 
 
 def recorded_seconds(trace: Trace) -> tuple[float | None, float | None]:
@@ -85,8 +96,9 @@ def recorded_floor_flags(trace: Trace, work: WorkCount | None) -> list[Flag]:
     out = []
     for name, what, seconds in zip(("runtime", "ref_runtime"), ("the recorded runtime", "the recorded reference runtime"),
                                    recorded_seconds(trace)):
-        if b.floor is not None and seconds is not None and below_floor(seconds, b.floor):
-            out.append(Flag(f"timing.{name}", "error", floor_message(what, seconds, b.floor)))
+        # A harness times a call from the host: the launch floor holds with or without a work count.
+        if seconds is not None and below_floor(seconds, b.floor, launched=True):
+            out.append(Flag(f"timing.{name}", "error", floor_message(what, seconds, b.floor, launched=True)))
     return out
 
 

@@ -19,7 +19,7 @@ from .decode import from_doc
 from .errors import CollectError, Problem, excerpt, printable
 from .records import CACHE_DIR, SHOWN_FORMATS, VALIDATION_FORMAT, Environment, ValidationResult, ValidationSettings, sha256_text
 from .safeio import checked_path, parse_json, read_bounded
-from .work import WORK_DIR, WORK_FILE, WorkCount, work_key
+from .work import WORK_DIR, WORK_FILE, WORK_FORMAT, WorkCount, work_key
 
 __all__ = ["CACHE_DIR", "Unreadable", "content_key", "content_keys", "entry_dir", "env_key", "lookup", "lookup_shown",
            "read_result", "read_work", "work_file"]
@@ -161,9 +161,12 @@ def read_work(data: Path, reference_src: str, problems: list[Problem] | None = N
     except (ValueError, RecursionError) as exc:
         problem = Problem(printable(str(path)), "(document)", f"not a work count: {first_line(exc)}", "cache")
     else:
-        if work.reference_sha256 == sha256_text(reference_src):
+        if work.reference_sha256 != sha256_text(reference_src):
+            problem = Problem(printable(str(path)), "reference_sha256", "counts another reference than the one filed here", "cache")
+        elif work.format != WORK_FORMAT:  # counted under older rules: no count until `reporter work` counts it again
+            return None
+        else:
             return work
-        problem = Problem(printable(str(path)), "reference_sha256", "counts another reference than the one filed here", "cache")
     if problems is None:
         log.warning("could not read %s", problem)
     else:

@@ -18,7 +18,7 @@ from enum import StrEnum
 
 from .decode import from_doc
 
-WORK_FORMAT = 1  # bumped when a rule changes what is counted (older counts are then counted again)
+WORK_FORMAT = 2  # bumped when a rule changes what is counted (older counts are then counted again)
 WORK_DIR = "work"  # under DATA/validation/
 WORK_FILE = "work.json"
 WORK_KEY_CHARS = 20
@@ -63,8 +63,10 @@ BYTES_RULE = ("every input and parameter the forward pass reads, once (the part 
               "touches, at most its size), and every output written once, each at its own dtype; intermediates "
               "are not counted (a fused kernel need not write them)")
 FLOOR_FLOPS_RULE = ("only the matmul, convolution and attention FLOPs whose operands are inputs or "
-                    "parameters as given (or views and copies of them) count, at the fastest 16-bit tensor rate: work on tensors the reference builds itself "
-                    "can sometimes be skipped by an equivalent kernel (diag(a) @ b is a row scaling)")
+                    "parameters as given (or views and copies of them, or them multiplied or divided by a number; a "
+                    "softmax of such a product, as attention's probabilities, counts as one) count, at the fastest 16-bit "
+                    "tensor rate: work on tensors the reference builds itself can sometimes be skipped by an equivalent "
+                    "kernel (diag(a) @ b is a row scaling)")
 
 
 class Counting(StrEnum):

@@ -192,10 +192,11 @@ def board_rows(table: pd.DataFrame, mixed: bool = False, audit: dict[str, tuple[
 
 def _sol(row: dict[str, Any]) -> dict[str, str]:
     """The row's geomean fraction of speed of light, over the counting runs that have one."""
-    gm, n = row.get("sol_geomean"), int(row.get("sol_n", 0))
+    gm, n, above = row.get("sol_geomean"), int(row.get("sol_n", 0)), int(row.get("sol_above_n", 0))
+    left_out = f", {above} above 100% left out" if above else ""  # the bound was wrong for them (`core.sol.AboveCause`)
     if gm is None or pd.isna(gm) or not n:
-        return {}
-    return {"sol_sort": f"{float(gm):.6f}", "sol_shown": numbers.percent(float(gm)), "sol_n": f"n={n}"}
+        return {"sol_n": f"none; {above} above 100% left out"} if above else {}
+    return {"sol_sort": f"{float(gm):.6f}", "sol_shown": numbers.percent(float(gm)), "sol_n": f"n={n}{left_out}"}
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..aggregates.sol import CROSS_GPU_RULE, cross_gpu
+from ..aggregates.sol import ABOVE_RULE, CROSS_GPU_RULE, cross_gpu
 from ..core.vocab import shown
 from . import numbers
 from .runpage import HOME, Page, group_label
@@ -27,6 +27,7 @@ class CrossRow:
     median: str
     best: str
     gpus: str
+    above: str  # "2 above 100% left out" (`ABOVE_RULE`), or ""
 
 
 @dataclass(frozen=True)
@@ -52,10 +53,11 @@ def cross_gpu_page(frame: pd.DataFrame, urls: Urls) -> Page:
         ranks = [int(r) for r in g["rank"]]
         rows = tuple(CrossRow(f"{r}=" if ranks.count(r) > 1 else str(r), shown(str(m)), _model_href(urls, key, str(m)), int(n),
                               numbers.percent(float(gm)), f"{float(gm):.6f}", numbers.percent(float(md)), numbers.percent(float(b)),
-                              str(gpus))
-                     for r, m, n, gm, md, b, gpus in zip(ranks, g["model"], g["problems"], g["sol_geomean"], g["sol_median"],
-                                                         g["sol_best"], g["gpus"], strict=True))
-        names = {part.rsplit(" ", 2)[0] for label in g["gpus"] for part in str(label).split(" · ")}
+                              str(gpus), f"{int(a)} above 100% left out" if a else "")
+                     for r, m, n, gm, md, b, gpus, a in zip(ranks, g["model"], g["problems"], g["sol_geomean"], g["sol_median"],
+                                                            g["sol_best"], g["gpus"], g["above"], strict=True))
+        names = {n for row in g["gpu_names"] for n in row}
         groups.append(CrossGroup(group_label(key), urls.leaderboard(key), rows, f"{len(names)} GPU{'' if len(names) == 1 else 's'}"))
     return Page(urls.cross_gpu(), "crossgpu.html", {"title": "Cross-GPU board: fraction of speed of light", "crumbs": [HOME],
-                                                     "groups": groups, "rule": CROSS_GPU_RULE})
+                                                     "groups": groups, "rule": CROSS_GPU_RULE,
+                                                     "above_rule": ABOVE_RULE})

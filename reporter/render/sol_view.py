@@ -11,11 +11,11 @@ from dataclasses import dataclass, replace
 from markupsafe import Markup
 
 from ..collect.floors import GpuBounds, bounds_on, default_tf32
-from ..collect.sol import RECORDED, SideTime, SolReport
+from ..collect.sol import RECORDED, SideTime, SolReport, launched
 from ..core.peaks import TABLE, Peaks
 from ..core.schema import BASIS_LABEL, Basis
-from ..core.sol import FLOOR_MARGIN, SOL_SCORE_RULE, Bound, count_text, tensor_only
-from ..core.work import BYTES_RULE, FLOOR_FLOPS_RULE, RULE, WorkCount
+from ..core.sol import FLOOR_MARGIN, LAUNCH_S, SOL_SCORE_RULE, AboveCause, Bound, count_text, time_text
+from ..core.work import BYTES_RULE, FLOOR_FLOPS_RULE, RULE, Kind, WorkCount
 from . import charts, numbers
 from .timing_view import DEFAULT_BASIS, TimingView
 
@@ -24,9 +24,28 @@ NO_SCORE = f"{numbers.DASH} (an incorrect or suspect kernel's score is no result
 # The summary's fraction, likewise: a suspect kernel's time may be faked (a patched timer), an incorrect one's is not
 # the problem's; the table below still lists each time against the floor, as evidence.
 NO_FRACTION = f"{numbers.DASH} (no result for an incorrect or suspect kernel, as its speedup; each time is in the table below)"
-ABOVE_ONE = ("A fraction above 100% is a time under T_SOL: tensor cores on fp32 work, an algorithm with fewer FLOPs than "
-             "the reference's, inputs the kernel need not read in full, or caches the bound does not count; only a time "
-             f"below {FLOOR_MARGIN:.0%} of the floor is called impossible.")
+ABOVE_ONE = ("A fraction above 100% is a time under T_SOL: the bound was wrong for this run, and the cause is named; "
+             f"such a fraction counts in no geomean of SOL. Only a time below {FLOOR_MARGIN:.0%} of the floor is called impossible.")
+
+
+def above_text(cause: AboveCause, work: WorkCount, b: GpuBounds) -> str:
+    """One broken assumption of T_SOL, with its evidence (`core.sol.above_causes` decided it)."""
+    p = b.peaks
+    if cause is AboveCause.TENSOR_CORES:
+        admits = "admits TF32, so T_SOL used the TF32 rate: a 16-bit" if b.tf32 else "does not admit TF32, so T_SOL used the fp32 CUDA cores: a TF32 or 16-bit"
+        return f"tensor cores: the tolerance that scored the run {admits} tensor-core path reaches this time"
+    if cause is AboveCause.LESS_WORK:
+        return (f"less work: the reference computes {count_text(work.flops_of(Kind.MATMUL), 'FLOP')} of matmul, but its "
+                f"inputs force only {count_text(work.floor_flops, 'FLOP')} ({FLOOR_FLOPS_RULE}); the kernel skipped the rest")
+    if cause is AboveCause.L2 and p is not None:
+        how = "was not flushed" if b.flushed is False else "is not known to have been flushed (a harness's timing)"
+        return (f"unflushed L2: {count_text(work.bytes, 'B')} of compulsory traffic against the {p.name}'s "
+                f"{count_text(p.l2_bytes, 'B')} L2, which {how} between calls: repeated calls read it from L2")
+    if cause is AboveCause.UNDER_LAUNCH:
+        return f"under one launch: a time taken from the host is shorter than launching one kernel ({time_text(LAUNCH_S)})"
+    if cause is AboveCause.SEVERAL:
+        return "several: no one assumption explains the time; tensor cores, less work and an unflushed L2 together do"
+    return "unknown: not even every assumption relaxed at once explains the time; the work count or the peak table may be wrong"
 
 
 @dataclass(frozen=True)
@@ -95,8 +114,12 @@ def _gpu(b: GpuBounds) -> str:
 
 def _limiter(s: Bound) -> str:
     if s.limiter == "memory":
-        return f"memory-bound: {_bytes(s.bytes)} at {_bytes(s.bytes / s.memory_s if s.memory_s else 0)}/s"
-    return f"compute-bound: {count_text(s.flops, 'FLOP')} at {count_text(s.peak, 'FLOP/s')}"
+        text = f"memory-bound: {_bytes(s.bytes)} at {_bytes(s.bytes / s.memory_s if s.memory_s else 0)}/s"
+    else:
+        text = f"compute-bound: {count_text(s.flops, 'FLOP')} at {count_text(s.peak, 'FLOP/s')}"
+    if s.seconds < LAUNCH_S:  # `Bound.least`
+        text += f"; under one launch, so a time taken from the host is held against {time_text(LAUNCH_S)}"
+    return text
 
 
 def bound_row(where: str, b: GpuBounds) -> BoundRow:
@@ -110,6 +133,18 @@ def bound_row(where: str, b: GpuBounds) -> BoundRow:
 
 def _fraction(x: float | None) -> str:
     return numbers.percent(x)
+
+
+def above_label(causes: tuple[AboveCause, ...]) -> str:
+    """A short mark for a fraction above 100%: "above T_SOL: tensor cores; unflushed L2" ("" when not above)."""
+    return f"above T_SOL: {'; '.join(causes)}" if causes else ""
+
+
+def score_text(score: float | None) -> str:
+    """SOL-ExecBench's score, which exceeds 1 only when the kernel beat T_SOL: then the bound, not the kernel, was wrong."""
+    if score is not None and score > 1:
+        return f"{numbers.num(score)} (above 1: T_SOL was wrong for this run)"
+    return numbers.num(score)
 
 
 RECORDED_FLAGGED = "a recorded time here is flagged (see its flag in the summary): its fraction is no measure"
@@ -130,9 +165,10 @@ def _rows(rep: SolReport, recorded_flagged: bool = False) -> list[SolRow]:
         if bounds is None or ((k is None or k.seconds is None) and (r is None or r.seconds is None)):
             continue
         note = DROPPED if rep.dropped(basis) else RECORDED_FLAGGED if basis == RECORDED and recorded_flagged else ""
+        above = above_label(k.above) if k is not None and not note else ""
         out.append(SolRow(label, _gpu(bounds), shown(k), _fraction(k.fraction if k else None), shown(r),
-                          _fraction(r.fraction if r else None), numbers.num(rep.scores.get(basis)), note,
-                          "bad" if note else "headline" if basis == DEFAULT_BASIS.value else ""))
+                          _fraction(r.fraction if r else None), score_text(rep.scores.get(basis)), note or above,
+                          "bad" if note else "above" if above else "headline" if basis == DEFAULT_BASIS.value else ""))
     return out
 
 
@@ -143,23 +179,22 @@ def _headline(rep: SolReport) -> tuple[str, str]:
     if b is None or b.sol is None or k is None or k.fraction is None:
         return numbers.DASH, numbers.DASH
     where = f"{BASIS_LABEL[Basis(basis)]} on {_gpu(b)}" if basis != RECORDED else f"recorded on {_gpu(b)}"
-    text = f"{_fraction(k.fraction)} · T_SOL {numbers.time_ms(b.sol.seconds * 1e3)} ({where})"
-    return (DROPPED if rep.dropped(basis) else text), numbers.num(rep.scores.get(basis))
+    t_sol = b.sol.least(launched(basis))
+    mark = f" · {above_label(k.above)}" if k.above else ""
+    text = f"{_fraction(k.fraction)} · T_SOL {numbers.time_ms(t_sol * 1e3)} ({where}){mark}"
+    return (DROPPED if rep.dropped(basis) else text), score_text(rep.scores.get(basis))
 
 
 def _notes(rep: SolReport, recorded_flagged: bool) -> list[str]:
     notes = []
-    for b in (rep.measured, rep.recorded):
-        if b is None or b.sol is None or b.peaks is None or (b is rep.recorded and recorded_flagged):
-            continue  # a flagged recorded time is explained by its flag, not by tensor cores
-        basis = DEFAULT_BASIS.value if b is rep.measured else RECORDED
+    for basis, b in [(RECORDED, rep.recorded), *((x.value, rep.measured) for x in Basis)]:
         k = rep.time("kernel", basis)
-        if k is not None and not k.below_floor and tensor_only(b.sol, k.seconds, b.peaks):
-            notes.append(f"The kernel's {'recorded' if basis == RECORDED else BASIS_LABEL[Basis(basis)]} is under the fp32 "
-                         f"CUDA-core bound on the {b.peaks.name}: only tensor cores (TF32 or lower precision inside the "
-                         "kernel) or an algorithm with fewer FLOPs than the reference's reach that; the tolerance still "
-                         "decides correctness.")
-    if any(t.fraction is not None and t.fraction > 1 for t in rep.times):
+        if b is None or rep.work is None or k is None or not k.above or (basis == RECORDED and recorded_flagged):
+            continue  # a flagged recorded time is explained by its flag
+        where = "recorded time" if basis == RECORDED else BASIS_LABEL[Basis(basis)]
+        notes.append(f"The kernel's {where} is {_fraction(k.fraction)} of speed of light on the {_gpu(b)}: "
+                     + "; ".join(above_text(c, rep.work, b) for c in k.above) + ".")
+    if notes:
         notes.append(ABOVE_ONE)
     return notes
 

@@ -19,7 +19,7 @@ from ..core.units import to_ms
 from ..core.vocab import MISSING_KEY, RevalidationState, RunVerdict, Source
 from . import numbers, text
 from .revalidation import ValidationView
-from .sol_view import DROPPED
+from .sol_view import DROPPED, above_label
 from .timing_view import DEFAULT_BASIS
 
 
@@ -42,6 +42,7 @@ class RunSummary:
     caveats: tuple[str, ...] = ()  # on a re-validated run: "weak check", "checks incomplete" (`core.suspects`)
     sol_value: float | None = None  # the kernel's fraction of speed of light where its speedup is a result
     sol_gpu: str = ""  # the GPU that fraction is of
+    sol_above: str = ""  # a fraction above 100%: "above T_SOL: tensor cores" (`sol_view.above_label`), else ""
     # The run's own rules' verdict where it differs from our audit's ("kernelbench-2025: correct · tolerance"), so a
     # listing never shows our verdict alone when the benchmark that scored the run said otherwise.
     benchmark_note: str = ""
@@ -150,7 +151,7 @@ def _sol(r: RunRecord, v: ValidationView, basis: str, reported: bool) -> dict[st
     t, b = rep.time("kernel", basis), rep.measured if basis != RECORDED else rep.recorded
     if not reported or t is None or t.fraction is None or b is None or b.peaks is None:
         return {}
-    return {"sol_value": t.fraction, "sol_gpu": b.peaks.name}
+    return {"sol_value": t.fraction, "sol_gpu": b.peaks.name, "sol_above": above_label(t.above)}
 
 
 def _reported(r: RunRecord, v: ValidationView, verdict: str, speedup: float | None, basis: str) -> tuple[str, float | None]:

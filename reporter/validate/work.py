@@ -20,7 +20,7 @@ from pathlib import Path
 from ..core.atomic import replace_file
 from ..core.cache import work_file
 from ..core.records import sha256_text
-from ..core.work import WORK_FILE, WORK_MODE, WORK_TIMEOUT_S, WorkCount, WorkJob, failed
+from ..core.work import WORK_FILE, WORK_FORMAT, WORK_MODE, WORK_TIMEOUT_S, WorkCount, WorkJob, failed
 from .forkserver import ForkServer
 from .process import last_lines, package_env
 
@@ -60,11 +60,23 @@ def _result(job_dir: Path, sha: str, rc: int | None, timeout_s: float) -> WorkCo
     return failed(sha, f"the counter {how}" + (f"; its last output: {tail.splitlines()[-1][:300]}" if tail else ""))
 
 
+def _stale(data: Path, sha: str) -> bool:
+    """No count yet, or one made under older rules (`WORK_FORMAT`); a file that is no count is left as it is (the
+    build names it), never overwritten: `force` counts it again."""
+    path = work_file(data, sha)
+    if not path.is_file():
+        return True
+    try:
+        return WorkCount.from_json(path.read_text(encoding="utf-8")).format != WORK_FORMAT
+    except (OSError, UnicodeDecodeError, ValueError, TypeError, RecursionError):
+        return False
+
+
 def count_work(data: Path, references: Iterable[str], *, force: bool = False, jobs: int | None = None,
                timeout_s: float = WORK_TIMEOUT_S, on_done: Callable[[WorkCount], None] | None = None) -> Counted:
     """Count every distinct reference that has no count in DATA (all of them with `force`), `jobs` at once."""
     refs = {sha256_text(ref): ref for ref in references}
-    todo = {sha: ref for sha, ref in refs.items() if force or not work_file(data, sha).is_file()}
+    todo = {sha: ref for sha, ref in refs.items() if force or _stale(data, sha)}
     if not todo:
         return Counted((), len(refs))
     server = ForkServer(package_env({"REPORTER_FORK_WARM": WORK_MODE}))

@@ -70,6 +70,9 @@ BY_NAME = {"aten._softmax": Kind.SOFTMAX, "aten._log_softmax": Kind.SOFTMAX, "at
            "aten.native_group_norm": Kind.NORM, "aten.native_layer_norm": Kind.NORM, "aten.cumsum": Kind.SCAN,
            "aten.cumprod": Kind.SCAN, "aten.logcumsumexp": Kind.SCAN, "aten.cummax": Kind.SCAN, "aten.cummin": Kind.SCAN}
 PER_ELEMENT = {Kind.SOFTMAX: SOFTMAX_FLOPS, Kind.NORM: NORM_FLOPS, Kind.LOSS: LOSS_FLOPS}
+# An input multiplied or divided by a number is still that input for the floor (`FLOOR_FLOPS_RULE`): attention scales
+# q (or k) before its first matmul.
+SCALINGS = frozenset({"aten.mul", "aten.div"})
 _REDUCTION = getattr(torch.Tag, "reduction", None)  # newer torch tags reductions; older ones are counted by name
 
 
@@ -123,6 +126,10 @@ class Tally(TorchDispatchMode):
         self.size = [nbytes(t) for t in leaves]
         self.read = [0] * len(leaves)
         self.alive: list[torch.Tensor] = list(leaves)  # keeps every tracked tensor alive, so no id is reused
+        # For the floor (`FLOOR_FLOPS_RULE`): tensors that stand for an input (a scaled one, attention's probabilities),
+        # and the products of matmuls whose operands all do (a softmax of one is attention's probabilities).
+        self.forced: set[int] = set()
+        self.products: set[int] = set()
         self.ops: dict[tuple[Kind, str], list[int]] = {}
         self.estimated: Counter[str] = Counter()
 
@@ -137,6 +144,9 @@ class Tally(TorchDispatchMode):
                 for o in outs:
                     self.leaf_of[id(o)] = roots[0]
                     self.alive.append(o)
+            for marks in (self.forced, self.products):
+                if ins and id(ins[0]) in marks:
+                    self._mark(marks, outs)
             if not _is_view(func):
                 self._reads(ins, roots)
             return out
@@ -145,6 +155,22 @@ class Tally(TorchDispatchMode):
         if kind is not None:
             self._count(kind, func, name, (args, kwargs, out), ins, outs, roots)
         return out
+
+    def _mark(self, marks: set[int], outs: list[torch.Tensor]) -> None:
+        for o in outs:
+            marks.add(id(o))
+            self.alive.append(o)
+
+    def _stands_for_input(self, t: torch.Tensor) -> bool:
+        return id(t) in self.leaf_of or id(t) in self.forced
+
+    def _floor_marks(self, kind: Kind, name: str, ins: list[torch.Tensor], outs: list[torch.Tensor]) -> None:
+        """What a non-matmul operator's output stands for, for the floor of the matmuls after it."""
+        scaled = kind is Kind.POINTWISE and name in SCALINGS and len(ins) == 1 and self._stands_for_input(ins[0]) \
+            and all(o.shape == ins[0].shape for o in outs)
+        probabilities = kind is Kind.SOFTMAX and bool(ins) and (id(ins[0]) in self.products or self._stands_for_input(ins[0]))
+        if scaled or probabilities:
+            self._mark(self.forced, outs)
 
     def _reads(self, ins: list[torch.Tensor], roots: list[int | None]) -> None:
         for t, leaf in zip(ins, roots):
@@ -159,14 +185,17 @@ class Tally(TorchDispatchMode):
         floor = 0
         if kind is Kind.MATMUL:
             flops = int(flop_registry[func.overloadpacket](*args, **kwargs, out_val=out))
-            operands = [leaf for t, leaf in zip(ins, roots) if t.is_floating_point()]
-            floor = flops if operands and all(leaf is not None for leaf in operands) else 0
+            operands = [t for t in ins if t.is_floating_point()]
+            floor = flops if operands and all(self._stands_for_input(t) for t in operands) else 0
+            if floor:
+                self._mark(self.products, outs)
         elif kind in (Kind.REDUCTION, Kind.POOL, Kind.NORM, Kind.SOFTMAX, Kind.LOSS):
             flops = PER_ELEMENT.get(kind, 1) * (int(ins[0].numel()) if ins else 0)
         else:
             flops = sum(int(o.numel()) for o in outs)
             if kind is Kind.OTHER:
                 self.estimated[name] += 1
+        self._floor_marks(kind, name, ins, outs)
         row = self.ops.setdefault((kind, dtype), [0, 0, 0])
         row[0] += flops
         row[1] += 1
