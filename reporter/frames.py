@@ -181,7 +181,7 @@ def _ncu(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
 def run_row(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
     """Everything one run contributes to the table, as plain values."""
     from .collect.sol import RECORDED, sol_report, sol_row
-    from .collect.suspicion import evidence_anchor, suspicion
+    from .collect.suspicion import evidence_anchor, flag_count, suspicion
     run, m = r.trace.run, r.trace.metrics
     res = cached.result if cached is not None else None
     statics = sum(1 for f in res.static_findings if f.severity == "error") if res else 0
@@ -192,7 +192,7 @@ def run_row(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
         "sample": run.sample, "complete": run.complete, "backend": run.backend, "precision": run.precision,
         "recorded_gpu": run.recorded_gpu, "revalidated_gpu": res.environment.gpu if res else None,
         "revalidated_at": res.measured_at if res else None,
-        "flags": len(r.flags), "flag_fields": "; ".join(f.field for f in r.flags) or None, "static_errors": statics,
+        "flags": flag_count(r, sus), "flag_fields": "; ".join(f.field for f in r.flags) or None, "static_errors": statics,
         # suspect: left out of fast_p and the geomean: an error-level finding (static, transcript, or measured at
         # re-validation) that no reviewer cleared, or a reviewer's reward-hack verdict
         "measured_flags": sum(1 for x in sus.reasons if x.source in ("launches", "dynamic", "floor")),

@@ -43,7 +43,7 @@ def test_best_slowest_and_failures_are_picked_by_counting_speedup_and_verdict() 
     assert [(r.href, r.shown) for r in v.failures] == [("runs/f.html#evidence-verdict", "incorrect"),
                                                        ("runs/h.html#evidence-verdict", "compile error")]
     assert v.failures_n == 2 and v.board == () and v.board_href is None
-    assert v.verdicts == "5 correct · 1 compile error · 1 incorrect · 1 suspect"
+    assert v.verdicts == "6 correct (1 of them suspect) · 1 compile error · 1 incorrect"  # as the tile: 6/8
     facts = {f.label: (f.value, f.sub) for f in v.facts}
     assert facts["runs"] == ("8", "8 re-validated by us · 0 as recorded")
     assert facts["correct"] == ("6/8", "0.75 · 6 by us · 0 as recorded")

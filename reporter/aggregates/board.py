@@ -78,16 +78,23 @@ def _board_rows(runs: pd.DataFrame, by: Sequence[str], fast_ps: Sequence[float])
     return out
 
 
+# The torch.compile comparison counted KernelBench's way too (suspect runs and weak-check wins in)
+COMPILE_WITH_SUSPECTS = ("compile_geomean_with_suspects", "compile_with_suspects_n", "compile_fast_1.0_with_suspects_n")
+
+
 def _with_suspects(runs: pd.DataFrame, by: Sequence[str], fast_ps: Sequence[float]) -> dict[Key, dict[str, Any]]:
     """fast_p's numerators and the geomean with suspect runs counted (`fast_<p>_with_suspects_n`,
     `geomean_with_suspects`): KernelBench's own scoring, by each model's best run per problem."""
     best = best_per_problem(runs, by)
-    counts, speed = best["counts"].tolist(), column_values(best, "speedup")
+    counts, speed, comp = best["counts"].tolist(), column_values(best, "speedup"), column_values(best, "recorded_compile_speedup")
     out: dict[Key, dict[str, Any]] = {}
     for k, rows in positions(key_tuples(best, [*by, "model"])).items():
         speeds = [speed[i] for i in rows if counts[i]]
+        compiled = [c for i in rows if counts[i] and (c := comp[i]) is not None and c > 0]
         out[k] = {f"{fast_column(p)}_with_suspects_n": fast_n(speeds, p) for p in fast_ps}
-        out[k] |= {"geomean_with_suspects": _mean_log(speeds), "geomean_with_suspects_n": len(speeds)}
+        out[k] |= {"geomean_with_suspects": _mean_log(speeds), "geomean_with_suspects_n": len(speeds),
+                   "compile_geomean_with_suspects": _mean_log(compiled), "compile_with_suspects_n": len(compiled),
+                   "compile_fast_1.0_with_suspects_n": fast_n(compiled, 1.0)}
     return out
 
 
@@ -137,7 +144,7 @@ def board_table(runs: pd.DataFrame, with_suspects: pd.DataFrame | None, by: Sequ
     den = denominator_map(runs, by, space)
     kb = _with_suspects(with_suspects, by, fast_ps) if with_suspects is not None else {}
     suspects = [*(f"{fast_column(p)}_with_suspects{n}" for p in fast_ps for n in ("_n", "")), "geomean_with_suspects",
-                "geomean_with_suspects_n"] if with_suspects is not None else []
+                "geomean_with_suspects_n", *COMPILE_WITH_SUSPECTS] if with_suspects is not None else []
     rows = []
     for k, counted in _board_rows(runs, by, fast_ps).items():
         n, missing, levels, known = den[k]
@@ -147,7 +154,7 @@ def board_table(runs: pd.DataFrame, with_suspects: pd.DataFrame | None, by: Sequ
         for p in fast_ps if suspects else ():
             col = f"{fast_column(p)}_with_suspects_n"
             row |= {col: kb[k][col], f"{fast_column(p)}_with_suspects": kb[k][col] / n}
-        row |= {c: kb[k][c] for c in ("geomean_with_suspects", "geomean_with_suspects_n") if suspects}
+        row |= {c: kb[k][c] for c in ("geomean_with_suspects", "geomean_with_suspects_n", *COMPILE_WITH_SUSPECTS) if suspects}
         rows.append(row)
     order = fast_column(1.0) if 1.0 in fast_ps else fast_column(fast_ps[-1])
     cols = [*by, "model", "rank", *COUNT_COLUMNS, *(f"{fast_column(p)}_n" for p in fast_ps), "geomean", "compile_geomean",
@@ -158,7 +165,7 @@ def board_table(runs: pd.DataFrame, with_suspects: pd.DataFrame | None, by: Sequ
     ranked = _ranked(rows, by, order)
     ints = ["rank", *COUNT_COLUMNS, *(c for c in cols if c.endswith("_n")), "reward_hacks", "problems", "not_attempted"]
     floats = ["geomean", "compile_geomean", "sol_geomean",
-              "geomean_with_suspects", "median_turns", "median_tokens", *(c for c in cols if c.startswith("fast_") and not c.endswith("_n"))]
+              "geomean_with_suspects", "compile_geomean_with_suspects", "median_turns", "median_tokens", *(c for c in cols if c.startswith("fast_") and not c.endswith("_n"))]
     dtypes = ({c: runs[c].dtype for c in by if c == "level"} | dict.fromkeys(ints, "int64")
               | dict.fromkeys(floats, "float64") | {"universe_known": "bool"})
     # typed column by column, numbers as numpy arrays: a frame of rows cast afterwards cost ~8x more, mostly

@@ -123,3 +123,9 @@ def evidence_anchor(sus: Suspicion, result: ValidationResult | None) -> str:
     if result is not None and result.verdict != Verdict.CORRECT:
         return VERDICT_ANCHOR
     return ""
+
+
+def flag_count(r: RunRecord, sus: Suspicion) -> int:
+    """A run's flags as every page and the runs table count them: its flagged recorded values and, when it is
+    suspect, the findings that make it so (never "0" beside "suspect")."""
+    return len(r.flags) + (len(sus.reasons) if sus.suspect else 0)

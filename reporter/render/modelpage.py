@@ -178,9 +178,23 @@ def model_view(xs: Sequence[Listed], rows: Mapping[str, Mapping[str, Any]], fiel
     slowest = tuple(_link(x, numbers.speedup(s)) for s, x in sorted(rest, key=lambda p: (p[0], p[1].run_id))[:SHOWN_RUNS])
     failed = [x for x in xs if not x.summary.correct]
     failures = tuple(_link(x, x.summary.verdict.replace("_", " "), x.summary.evidence) for x in failed[:SHOWN_FAILURES])
-    verdicts = Counter(x.summary.verdict for x in xs)
-    words = " · ".join(f"{n} {v.replace('_', ' ')}" for v, n in sorted(verdicts.items(), key=lambda kv: (-kv[1], kv[0])))
     return ModelView(counts(xs), board_facts(board) if board else (), board.href if board else None,
                      board.heading if board else "", board.sentence if board else "",
                      "rank among the board's models by fast₁, then the geomean", flag_kinds(xs, rows, fields),
-                     best, slowest, failures, len(failed), len(failed) > len(failures), words)
+                     best, slowest, failures, len(failed), len(failed) > len(failures), verdict_words(xs))
+
+
+def verdict_words(xs: Sequence[Listed]) -> str:
+    """"69 correct (1 of them suspect) · 3 incorrect": correct runs counted as the tile above counts them, a
+    suspect mark never taking a correct run out of that count."""
+    correct = [x for x in xs if x.summary.correct]
+    marked = sum(1 for x in correct if x.summary.verdict != RunVerdict.CORRECT)
+    others = Counter(x.summary.verdict for x in xs if not x.summary.correct)
+    words = [f"{len(correct)} correct" + (f" ({marked} of them {_marks(correct)})" if marked else "")] if correct else []
+    words += [f"{n} {v.replace('_', ' ')}" for v, n in sorted(others.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return " · ".join(words)
+
+
+def _marks(correct: Sequence[Listed]) -> str:
+    """What the marks on correct runs say: "suspect", or "suspect or reward hack" where they differ."""
+    return " or ".join(sorted({x.summary.verdict.replace("_", " ") for x in correct if x.summary.verdict != RunVerdict.CORRECT}))

@@ -128,7 +128,8 @@ def grid_page(key: GroupKey, runs: pd.DataFrame, urls: Urls, space: pd.DataFrame
     return Page(urls.grid(key), "grid.html", {
         "bases": views,
         "title": f"Problems × models · {group_label(key)}", "crumbs": [HOME, (group_label(key), urls.group(key))],
-        "models": [shown(m) for m in models], "rows": rows, "states": ag.STATES, "leaderboard": urls.leaderboard(key)})
+        "models": [shown(m) for m in models], "rows": rows, "states": ag.STATES, "leaderboard": urls.leaderboard(key),
+        "timed": timed_on(runs)})
 
 
 @dataclass(frozen=True)
@@ -150,7 +151,7 @@ def problem_page(pkey: ProblemKey, runs: pd.DataFrame, rows: dict[str, Listed], 
     return Page(urls.problem(pkey), "problem.html", {
         "title": f"L{pkey[0]} · problem {pkey[1]}", "name": pkey[2], "crumbs": [HOME], "entries": entries,
         "count": f"{len(entries)} run{'s' if len(entries) != 1 else ''}", "kernels": kernels,
-        "can_compare": len(kernels) > 1, "works": problem_works([e.row.work for e in entries])})
+        "can_compare": len(kernels) > 1, "works": problem_works([e.row.work for e in entries]), "timed": timed_on(runs)})
 
 
 PAGE_PROBLEM = ("level", "problem_id", "problem")  # problem pages gather a problem across benchmarks
@@ -176,6 +177,20 @@ def _problem_pages(runs: pd.DataFrame, rows: dict[str, Listed], urls: Urls, by_i
         index.append({"href": urls.problem(pkey), "label": f"L{pkey[0]} · problem {pkey[1]}", "file": pkey[2],
                       "runs": int(c["runs"]), "correct": int(c["correct"])})
     return pages, index
+
+
+def timed_on(frame: pd.DataFrame) -> str:
+    """Where a page's speedups come from, GPU and baseline: re-measured ones on our GPU against the reference we ran,
+    recorded ones on the harness's GPU against the reference time it recorded (a speedup means nothing without both)."""
+    def names(col: pd.Series) -> str:
+        return ", ".join(sorted({shown(str(x)) for x in col.dropna()})) or "a GPU the trace does not name"
+    measured = frame["revalidated_gpu"].notna()
+    parts = [f"re-measured by us on {names(frame.loc[measured, 'revalidated_gpu'])}: the kernel against the reference in eager "
+             "PyTorch, run by us on the same GPU"] if measured.any() else []
+    if (~measured).any():
+        parts.append(f"as recorded on {names(frame.loc[~measured, 'recorded_gpu'])}: the harness's kernel time against the "
+                     "reference time it recorded (its baseline)")
+    return "; ".join(parts)
 
 
 def gpu_words(frame: pd.DataFrame) -> dict[GroupKey, str]:

@@ -96,14 +96,22 @@ def _dollars(r: dict[str, Any], price: float | None) -> Cell:
                 f"per correct · per fast kernel, at ${price:g} per million tokens ([tool.reporter.prices])")
 
 
+def _audited(audited: int, counting: int, reviewed: int) -> str:
+    """"2/3", and the reviews that judged runs outside the count (a reward hack leaves it): never a bare "0/0"
+    beside verdicts a reviewer gave."""
+    outside = reviewed - audited
+    return f"{audited}/{counting}" + (f" · {outside} reviewed, not counting" if outside else "")
+
+
 def _row(model: str, r: dict[str, Any], problems: int, pending: bool, price: float | None) -> SampleRow:
     lo, hi = int(r["samples_min"]), int(r["samples_max"])
     counting, audited = int(r["counting"]), int(r["audited"])
     fa = int(r["fast_1.0_audited_n"])
     return SampleRow(
         shown(model), f"{lo}–{hi} per problem" if lo != hi else f"{lo} per problem", _k_cells(r), *_tokens(r), _dollars(r, price),
-        Cell(str(audited), f"{audited}/{counting}", f"{audited} of the {counting} counting samples have a reviewer's verdict "
-                                                    f"on their exact kernel; {int(r['reviewed'])} samples reviewed in all"),
+        Cell(str(audited), _audited(audited, counting, int(r["reviewed"])),
+             f"{audited} of the {counting} counting samples have a reviewer's verdict on their exact kernel; "
+             f"{int(r['reviewed'])} samples reviewed in all"),
         Cell(f"{fa / problems:.6f}" if problems else "0", numbers.share(fa, problems),
              f"{fa}/{problems}: fast₁ counting only runs a reviewer has judged (the audited-only view)"), pending)
 

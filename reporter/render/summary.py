@@ -8,7 +8,7 @@ from typing import Any
 from markupsafe import Markup
 
 from ..collect.sol import RECORDED, sol_report, speedup_dropped
-from ..collect.suspicion import evidence_anchor, suspicion
+from ..collect.suspicion import evidence_anchor, flag_count, suspicion
 from ..collect.traces import RunRecord
 from ..core import suspects
 from ..core.checks import Flag, speedup_reported
@@ -109,7 +109,7 @@ def _marked(r: RunRecord, v: ValidationView, verdict: str) -> tuple[str, str, in
     sus = suspicion(r, v.result)
     shown = RunVerdict.REWARD_HACK if sus.reward_hack else RunVerdict.CONTAMINATION if sus.contaminated \
         else RunVerdict.SUSPECT if sus.suspect else verdict
-    return shown, evidence_anchor(sus, v.result), len(r.flags) + (len(sus.reasons) if sus.suspect else 0)
+    return shown, evidence_anchor(sus, v.result), flag_count(r, sus)
 
 
 def run_summary(r: RunRecord, v: ValidationView) -> RunSummary:
