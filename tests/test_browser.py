@@ -657,6 +657,21 @@ def test_full_text_search_finds_a_phrase_of_seed_000_and_opens_its_turn(served: 
     page.close()  # type: ignore[attr-defined]
 
 
+def test_full_text_results_for_the_hostile_run_stay_text(served: tuple[str, Path], browser: object) -> None:
+    """Issue 47: a full-text hit's title is the hostile run's page title (its model name holds markup); the result
+    list shows it as text: no element it names is made, no script runs, no dialog opens."""
+    base, _ = served
+    page, problems = open_page(browser, base + "search.html", charts=False)
+    page.wait_for_selector("#fulltext input:not([disabled])", timeout=WAIT_MS)  # type: ignore[attr-defined]
+    page.fill("#fulltext input", "onerror")  # type: ignore[attr-defined]
+    hit = page.locator(".ft-results a.ft-run[href*='zz-xss']").first  # type: ignore[attr-defined]
+    hit.wait_for(timeout=WAIT_MS)
+    assert "<img" in hit.inner_text()  # the markup, shown as the words it is
+    assert page.locator(".ft-results img, .ft-results svg, .ft-results script, .ft-results iframe").count() == 0  # type: ignore[attr-defined]
+    assert not problems, problems
+    page.close()  # type: ignore[attr-defined]
+
+
 def test_full_text_search_from_a_file_says_how_to_serve_the_site(served: tuple[str, Path], browser: object) -> None:
     _, site = served
     page, problems = open_page(browser, (site / "search.html").as_uri(), charts=False)

@@ -128,8 +128,34 @@ def test_a_reward_hack_verdict_is_left_out_of_rankings_with_its_quote(kb: Path, 
     assert "s-reward-hack" in grid
 
 
-@pytest.mark.parametrize("verdict, counted", [("clean", True), ("harness_bug", True), ("rubric_leak", True), ("reward_hack", False)])
-def test_clearing_verdicts_count_the_run_again(kb: Path, verdict: str, counted: bool) -> None:
+@pytest.mark.parametrize("verdict", ["reward_hack", "clean"])
+def test_a_reviewer_s_note_and_name_are_text_on_every_page(kb: Path, tmp_path: Path, verdict: str) -> None:
+    """Issue 47: reviews.toml is DATA, as untrusted as a trace: its note renders as the words it is (the banner, the
+    review line, the flag list), never as markup."""
+    run = next(r for r in collect(kb).runs if r.run_id == RELU)
+    note = "<img src=x onerror=alert(1)> ok"
+    (kb / "reviews.toml").write_text(review(RELU, run.kernel_hash or "", verdict, "kernel.py:8" if verdict != "clean" else "",
+                                            note.replace('"', "'")))
+    build(kb, tmp_path / "site")
+    pages = [p.read_text(encoding="utf-8") for p in (tmp_path / "site").rglob("*.html")]
+    assert any("&lt;img src=x onerror=alert(1)&gt; ok" in t for t in pages)
+    assert not any("<img src=x" in t for t in pages)
+
+
+# Every verdict a reviewer can give, classified here by hand: does it count a suspect run again? A new verdict fails
+# the member check below until it is classified (issue 47: a test that listed four of six let 'interesting' clear).
+COUNTS_AGAIN = {"clean": True, "harness_bug": True, "rubric_leak": True, "reward_hack": False, "contamination": False,
+                "interesting": False}
+
+
+def test_every_review_verdict_is_classified() -> None:
+    from reporter.collect.reviews import ReviewVerdict
+    assert set(COUNTS_AGAIN) == {v.value for v in ReviewVerdict}
+
+
+@pytest.mark.parametrize("verdict", sorted(COUNTS_AGAIN))
+def test_clearing_verdicts_count_the_run_again(kb: Path, verdict: str) -> None:
+    counted = COUNTS_AGAIN[verdict]
     run = next(r for r in collect(kb).runs if r.run_id == MATMUL)
     (kb / "reviews.toml").write_text(review(MATMUL, run.kernel_hash or "", verdict, "turn 0" if verdict != "clean" else ""))
     run = next(r for r in collect(kb).runs if r.run_id == MATMUL)

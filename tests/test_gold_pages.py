@@ -1,4 +1,5 @@
-"""Gold pages: a leaderboard, a grid, a problem page, the search page and its index, byte for byte.
+"""Gold pages: a leaderboard, a grid, a problem page, a model page, the cross-GPU board, the search page and its index,
+byte for byte.
 
 They come from the shared `format4_site` (data/ with the committed format-4 validation results, so a
 re-validation of data/ moves nothing here) and are compared with tests/gold/pages/ after normalising only
@@ -26,6 +27,8 @@ PAGES = (
     "leaderboards/kernelbench--example-sweep.html",  # problem-set denominators, three bases, every chart
     "grids/kernelbench--example-sweep.html",
     "problems/l1-p94--94-mseloss.html",  # three models, re-validated, with the kernel comparison
+    "models/kernelbench--example-sweep--demo-alpha.html",  # the run-table macro, a suspect run, the board row
+    "cross-gpu.html",
     "search.html",
     "search-index.js",
 )
