@@ -53,11 +53,12 @@ class BuildSummary:
 
 def build(data: Path, site: Path, settings: ValidationSettings, *, validate: bool = True, ncu: bool = False,
           strict: bool = False, progress: ProgressFn | None = None, redact: bool = True,
-          jobs: int | None = None, options: PageOptions = DEFAULT_OPTIONS) -> BuildSummary:
+          jobs: int | None = None, options: PageOptions = DEFAULT_OPTIONS, default_rules: str | None = None) -> BuildSummary:
     """Build SITE from DATA; the problems are logged (as warnings) and returned in the summary. With
     `strict`, any problem leaves the previous SITE as it was (`committed` is then False). With `redact`
     every published text (trace fields, downloads, cached validation logs and findings) has its secrets
-    replaced; the validator still gets the original sources.
+    replaced; the validator still gets the original sources. `default_rules` judges runs whose trace names no rule
+    set (`[tool.reporter] rules`).
 
     The build streams: worker processes read the runs, and a rebuild re-renders only what changed
     (`render.incremental`). Validating on a GPU needs every run at once, so that step reads them all."""
@@ -73,12 +74,13 @@ def build(data: Path, site: Path, settings: ValidationSettings, *, validate: boo
         from .collect import collect
         from .validate import validate_runs
         log.debug("validate: a CUDA device is here, so kernels without a cached result are re-validated first")
-        validate_runs(data, collect(data, redact=redact).runs, settings, ncu=ncu, progress=progress is not None)
+        validate_runs(data, collect(data, redact=redact, default_rules=default_rules).runs, settings, ncu=ncu,
+                      progress=progress is not None)
     elif validate:
         log.info("no CUDA device here: showing cached re-validation results (see `reporter validate`)")
     else:
         log.debug("validate: skipped (--no-validate); cached re-validation results are shown")
-    built = build_incremental(data, site, jobs, {**settings.model_dump(mode="json"), "redact": redact},
+    built = build_incremental(data, site, jobs, {**settings.model_dump(mode="json"), "redact": redact, "rules": default_rules},
                               strict=strict, redact=redact, progress=progress, options=options.to_json())
     problems = [e.problem("trace") for e in built.errors] + [e.problem("config") for e in built.config_errors]
     # A run's problems name its files relative to DATA, as its page shows them; the terminal gets the whole path.

@@ -9,6 +9,7 @@ file and the key::
     [tool.reporter]
     data = "data"                 # DATA for build / validate / cache
     site = "site"                 # SITE for build / publish
+    rules = "kernelbench-2025"    # the rule set of runs whose trace names none (default: strict, our audit's)
 
     [tool.reporter.validation]    # any field of ValidationSettings, plus jobs and ncu
     nominal_trials = 3
@@ -34,11 +35,12 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from .core.audit import PENDING_TOP, PageOptions
 from .core.errors import ConfigError
 from .core.records import ValidationSettings
+from .core.rules import rules_named
 
 PYPROJECT = "pyproject.toml"
 TABLE = ("tool", "reporter")
@@ -93,6 +95,15 @@ class AuditConfig(_Table):
 class ReporterConfig(_Table):
     data: str | None = None
     site: str | None = None
+    rules: str | None = None  # `core.rules`: the rule set of runs whose trace names none
+
+    @field_validator("rules")
+    @classmethod
+    def _known_rules(cls, v: str | None) -> str | None:
+        try:
+            return None if v is None else rules_named(v).name
+        except KeyError as exc:
+            raise ValueError(str(exc.args[0])) from None
     validation: ValidationConfig = Field(default_factory=ValidationConfig)
     publish: PublishConfig = Field(default_factory=PublishConfig)
     audit: AuditConfig = Field(default_factory=AuditConfig)

@@ -147,3 +147,26 @@ def test_a_result_of_the_previous_format_is_shown_but_measured_again(format4_dat
     assert current == cache.content_keys(fk.source, ref)[0] and shown[1].parent.name == cache.content_keys(fk.source, ref)[1]
     res = shown[0]
     assert cache.lookup(sample_data, current, res.environment, res.settings) is None  # what `reporter validate` asks
+
+
+def test_runs_of_one_kernel_under_two_rule_sets_share_the_stored_replays(sample_data: Path) -> None:
+    """Issue 42: one stored result per kernel and reference keeps a replay per rule set; a run scored by KernelBench
+    2025 and another by 2025-11 each find their own (they replaced each other before, and each build replayed again)."""
+    from reporter.core.judgement import replay_for
+    from reporter.core.schema import BenchmarkReplay
+    key, path = next(iter(results(sample_data).items()))
+    old = ValidationResult.model_validate_json(path.read_text())
+    under = {name: BenchmarkReplay(name, passed, 5 if passed else 2, 5) for name, passed in
+             (("kernelbench-2025", True), ("kernelbench-2025-11", False))}
+    stored = manifest.store(sample_data, key, old.model_copy(update={"benchmark": under["kernelbench-2025"]}))
+    again = manifest.store(sample_data, key, old.model_copy(update={"benchmark": under["kernelbench-2025-11"]}))
+    assert again == stored
+    now = ValidationResult.model_validate_json(stored.read_text())
+    assert now.benchmark == under["kernelbench-2025-11"] and now.other_benchmarks == (under["kernelbench-2025"],)
+    assert replay_for(now, "kernelbench-2025") == under["kernelbench-2025"]
+    assert replay_for(now, "kernelbench-2025-11") == under["kernelbench-2025-11"]
+    # a third store under the first rules again replaces that replay and keeps the other
+    manifest.store(sample_data, key, old.model_copy(update={"benchmark": BenchmarkReplay("kernelbench-2025", False, 0, 5)}))
+    last = ValidationResult.model_validate_json(stored.read_text())
+    assert last.benchmark.passed is False and last.other_benchmarks == (under["kernelbench-2025-11"],)  # type: ignore[union-attr]
+    assert manifest.check(sample_data) == []

@@ -107,3 +107,27 @@ def test_a_bad_config_stops_every_command_before_it_starts(tmp_path: Path, monke
     assert res.exit_code == 2
     assert "validation.warmup" in res.output and "validation.seed" in res.output
     assert not (tmp_path / "site").exists()
+
+
+def test_the_project_names_the_rules_of_runs_whose_trace_names_none(tmp_path: Path) -> None:
+    """Issue 42, item 1: `[tool.reporter] rules` judges a run that names no rule set, and its page says so; a run that
+    names its own keeps it; an unknown name is refused with the known ones."""
+    import csv
+
+    from conftest import minimal_trace, write_trace
+    data = tmp_path / "data"
+    write_trace(data, "plain", minimal_trace(problem_id=1))
+    write_trace(data, "named", minimal_trace(problem_id=2, rules="kernelbench-2025-11", rules_from="--rules at import"))
+    bad = write(tmp_path, '[tool.reporter]\nrules = "kernelbench-2019"\n')
+    with pytest.raises(ConfigError) as exc:
+        config.load(bad)
+    assert "tool.reporter.rules" in exc.value.message and "kernelbench-2025, kernelbench-2025-11, strict" in exc.value.message
+    for name, project in (("strict", ""), ("kernelbench-2025", 'rules = "kernelbench-leaderboard"\n')):  # an alias is its name
+        cfg = write(tmp_path, f"[tool.reporter]\n{project}")
+        res = CliRunner().invoke(main, ["--config", str(cfg), "build", str(data), str(tmp_path / name), "--no-validate"])
+        assert res.exit_code == 0, res.output
+        with (tmp_path / name / "runs.csv").open(encoding="utf-8") as f:
+            rows = {r["run_id"]: r for r in csv.DictReader(f)}
+        assert (rows["plain"]["rules"], rows["named"]["rules"]) == (name, "kernelbench-2025-11")
+        page = (tmp_path / name / "runs" / "plain.html").read_text(encoding="utf-8")
+        assert ("[tool.reporter] rules" in page) is bool(project)

@@ -105,14 +105,17 @@ def test_a_cached_result_without_the_run_s_replay_is_measured_again_and_one_with
     def run(rules: str | None) -> SimpleNamespace:
         return SimpleNamespace(source=SimpleNamespace(run=SimpleNamespace(rules=rules)))
 
-    def result(replayed: str | None, verdict: str = "correct") -> SimpleNamespace:
+    def result(replayed: str | None, verdict: str = "correct", others: tuple[str, ...] = ()) -> SimpleNamespace:
         rep = None if replayed is None else BenchmarkReplay(replayed, True, 5, 5)
-        return SimpleNamespace(ncu_files={}, benchmark=rep, verdict=verdict)
+        return SimpleNamespace(ncu_files={}, benchmark=rep, verdict=verdict,
+                               other_benchmarks=tuple(BenchmarkReplay(o, True, 5, 5) for o in others))
 
     # A result measured before the run was imported with --rules: no replay, so the benchmark verdict would never come.
     assert "kernelbench-2025" in str(ncu_or_replay_missing(result(None), run("kernelbench-2025"), ncu=False))
     assert ncu_or_replay_missing(result("kernelbench-2025-11"), run("kernelbench-2025"), ncu=False) is not None
     assert ncu_or_replay_missing(result("kernelbench-2025"), run("kernelbench-2025"), ncu=False) is None
+    # A replay kept from another run of the same kernel under its rules stands too (one result, a replay per rule set).
+    assert ncu_or_replay_missing(result("kernelbench-2025-11", others=("kernelbench-2025",)), run("kernelbench-2025"), ncu=False) is None
     # Our own rules need no replay, nor does a run that names none.
     assert ncu_or_replay_missing(result(None), run("strict"), ncu=False) is None
     assert ncu_or_replay_missing(result(None), run(None), ncu=False) is None

@@ -34,7 +34,7 @@ def build(state: State, data: Path | None, site: Path | None, strict: bool, no_v
     summary = run_build(source, target, config.settings(cfg),
                         validate=not no_validate, ncu=bool(ncu if ncu is not None else cfg.validation.ncu),
                         strict=strict, progress=state.bar if state.progress else None, redact=not no_redact, jobs=jobs,
-                        options=config.page_options(cfg))
+                        options=config.page_options(cfg), default_rules=cfg.rules)
     if summary.redaction is not None:
         for line in summary.redaction.lines():
             logging.getLogger(LOGGER).debug("redacted in %s", line)  # -v lists them run by run

@@ -67,7 +67,7 @@ def validate(state: State, data: Path | None, run_ids: tuple[str, ...], ncu: boo
                             "(docs/gpu-setup.md), then commit DATA/validation/ so that any machine can build the site")
     if address and executor != "ray":
         raise ConfigError("--address joins a Ray cluster: use it with --executor ray")
-    collection = collect(data)
+    collection = collect(data, default_rules=cfg.rules)
     runs = [r for r in collection.runs if not run_ids or r.run_id in run_ids]
     missing = set(run_ids) - {r.run_id for r in runs}
     if missing:

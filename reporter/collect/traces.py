@@ -22,6 +22,7 @@ from ..core.cheats import Finding, scan
 from ..core.checks import Flag, check_trace
 from ..core.errors import CollectError, Problem
 from ..core.frozen import freeze
+from ..core.judgement import PROJECT_DEFAULT
 from ..core.names import hidden_characters, unique_slugs, visible
 from ..core.records import Trace, sha256_text, unknown_fields
 from ..core.safeio import checked_path
@@ -279,9 +280,20 @@ def redacted_profiles(profiles: Mapping[str, ProfileSet], redactor: Redactor, co
     return out
 
 
-def _placed(record: RunRecord, slug: str, reviews: Reviews | None, redactor: Redactor | None = None) -> RunRecord:
-    """`record` with its slug among the collection's runs and the reviewers' word on its kernel (its words redacted:
-    reviews.toml is anyone's text, and a note holding a key once cost the run its page)."""
+def _with_rules(t: Trace, rules: str | None) -> Trace:
+    """A trace that names no rule set takes the project's default (`[tool.reporter] rules`), saying so."""
+    if rules is None or t.run.rules is not None:
+        return t
+    return t.model_copy(update={"run": t.run.model_copy(update={"rules": rules, "rules_from": PROJECT_DEFAULT})})
+
+
+def _placed(record: RunRecord, slug: str, reviews: Reviews | None, redactor: Redactor | None = None,
+            default_rules: str | None = None) -> RunRecord:
+    """`record` with its slug among the collection's runs, the reviewers' word on its kernel (its words redacted:
+    reviews.toml is anyone's text, and a note holding a key once cost the run its page) and the rule set it is
+    judged under where the trace names none (`default_rules`, the project's)."""
+    record = replace(record, trace=_with_rules(record.trace, default_rules),
+                     original=_with_rules(record.original, default_rules) if record.original is not None else None)
     review, problem = reviews.for_run(record.run_id, record.kernel_hash) if reviews is not None else (None, "")
     if redactor is not None:
         counts: Counter[str] = Counter()
@@ -292,16 +304,17 @@ def _placed(record: RunRecord, slug: str, reviews: Reviews | None, redactor: Red
 
 
 def load_run(data: Path, path: Path, run_id: str, slug: str, reviews: Reviews | None,
-             redactor: Redactor | None) -> RunRecord:
+             redactor: Redactor | None, default_rules: str | None = None) -> RunRecord:
     """One run as `collect` reads it (checks, findings, attachments, redaction), with its slug and clearance."""
-    return _placed(_read_run(data, path, run_id, redactor), slug, reviews, redactor)
+    return _placed(_read_run(data, path, run_id, redactor), slug, reviews, redactor, default_rules)
 
 
-def collect(data: Path, *, redact: bool = True) -> Collection:
+def collect(data: Path, *, redact: bool = True, default_rules: str | None = None) -> Collection:
     """Read every trace under `data`; a bad one becomes an error naming file and field, never a traceback.
 
     With `redact` (the default) every text field of the published traces has its secrets replaced,
     except what `DATA/redact-allow.txt` allows; `RunRecord.source` keeps the original for validation.
+    `default_rules` names the rule set of runs whose trace names none (`[tool.reporter] rules`; None: `core.rules`'s).
     """
     runs: list[RunRecord] = []
     errors: list[CollectError] = []
@@ -323,7 +336,8 @@ def collect(data: Path, *, redact: bool = True) -> Collection:
     errors = [redactor.error(e, Counter()) for e in errors] if redactor is not None else errors
     reviews = load_reviews(data)
     reviews = replace(reviews, errors=(*reviews.errors, *unknown_clearances(reviews, {r.run_id for r in runs})))
-    return Collection([_placed(r, slugs[r.run_id], reviews, redactor) for r in runs], errors, reviews, redactor, config_errors)
+    return Collection([_placed(r, slugs[r.run_id], reviews, redactor, default_rules) for r in runs], errors, reviews, redactor,
+                      config_errors)
 
 
 def unknown_clearances(reviews: Reviews, run_ids: set[str]) -> list[CollectError]:

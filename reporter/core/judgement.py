@@ -16,6 +16,8 @@ from .schema import BenchmarkReplay, Verdict
 TOLERANCE, MODE, CONSTRUCTION, COMPARISON, INPUTS, EXTRA_CHECKS = (
     "tolerance", "model mode", "construction", "comparison", "inputs", "our extra checks")
 UNKNOWN_HARNESS = "the trace names no rule set, so the project default judges it"
+# The same, where the project named its default (`[tool.reporter] rules`, applied by `collect`).
+PROJECT_DEFAULT = "the trace names no rule set, so the project default ([tool.reporter] rules) judges it"
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,7 @@ class Judgement:
     @property
     def harness_rules_known(self) -> bool:
         """Whether the run says which rules scored it (else the harness's own rules are unknown)."""
-        return self.rules_from != UNKNOWN_HARNESS
+        return self.rules_from not in (UNKNOWN_HARNESS, PROJECT_DEFAULT)
 
     @property
     def replayed(self) -> bool:
@@ -111,10 +113,16 @@ def judge(rules: Rules, rules_from: str, rep: BenchmarkReplay | None, audit: str
     return Judgement(rules, rules_from, bench, why, audit, cls, sentence, at)
 
 
+def replay_for(res: ValidationResult, rules: str) -> BenchmarkReplay | None:
+    """The stored replay under `rules` (one result keeps a replay per rule set its runs were scored by: two runs of one
+    kernel under different rules share it); else the latest replay, whose rules `judge` then names as another's."""
+    return next((b for b in (res.benchmark, *res.other_benchmarks) if b is not None and b.rules == rules), res.benchmark)
+
+
 def judge_run(run: RunInfo, res: ValidationResult | None) -> Judgement:
     """A run's two verdicts from its trace's rules and its cached result: what every page and the runs table show."""
     rules, why = run_rules(run.rules, run.rules_from)
-    return judge(rules, why, res.benchmark if res else None, res.verdict if res else None, res.reason if res else "",
+    return judge(rules, why, replay_for(res, rules.name) if res else None, res.verdict if res else None, res.reason if res else "",
                  (res.precision if res else None) or run.precision or DEFAULT_PRECISION)
 
 

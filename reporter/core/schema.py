@@ -363,8 +363,8 @@ class WorkerResult:
     statistics_trials: tuple[TrialResult, ...] = field(default=(), metadata=about(
         "Trials at the nominal shapes on other input distributions."))
     dynamic_checks: tuple[DynamicResult, ...] = ()
-    benchmark: BenchmarkReplay | None = field(default=None, metadata=about(
-        "The kernel replayed under the rules its run was scored by (`core.rules`); None: not replayed."))
+    benchmark: BenchmarkReplay | None = field(default=None, metadata=about("The kernel replayed under its run's rules (`core.rules`)."))
+    other_benchmarks: tuple[BenchmarkReplay, ...] = field(default=(), metadata=about("Earlier replays under other rule sets, kept."))
     pending: str | None = field(default=None, metadata=about(
         "Saved before an optional step that may still kill the worker: which one."))
     kernel_timing: TimingFigures | None = None

@@ -34,7 +34,8 @@ def globals_of(data: Path, settings: dict[str, Any] | None, redact: bool) -> tup
     reviews, allow = ((status.signature(data / name, None, data) or [None] * 3)[2] for name in (REVIEWS_FILE, ALLOW_FILE))
     g = status.global_hash([asset_dir("templates"), asset_dir("static")],
                            {**(settings or {}), "reviews": reviews, "allow": allow, "redact": redact})
-    return g, {"data": str(data), "reviews": reviews, "redact": redact, "allow": allow}
+    # The project's default rule set (`[tool.reporter] rules`) judges every run whose trace names none.
+    return g, {"data": str(data), "reviews": reviews, "redact": redact, "allow": allow, "rules": (settings or {}).get("rules")}
 
 
 def _config_errors(data: Path, shared: dict[str, Any], run_ids: set[str]) -> tuple[list[CollectError], list[str]]:

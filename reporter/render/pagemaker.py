@@ -84,7 +84,8 @@ def reviews(data: Path, content: str | None) -> Any:
 def _load(data: Path, rel: str, run_id: str, slug: str) -> RunRecord:
     from ..collect.traces import load_run
     st = parallel.state()
-    return load_run(data, data / rel, run_id, slug, reviews(data, st["reviews"]), redactor(data, st["redact"], st["allow"])[0])
+    return load_run(data, data / rel, run_id, slug, reviews(data, st["reviews"]), redactor(data, st["redact"], st["allow"])[0],
+                    st.get("rules"))
 
 
 def _lookup(data: Path, r: RunRecord, problems: list[Any]) -> CachedValidation | None:

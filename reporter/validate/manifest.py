@@ -25,6 +25,7 @@ from ..core.atomic import replace_file
 from ..core.errors import CollectError, Problem
 from ..core.records import PROBLEMS_DIR, VALIDATION_FORMAT, ValidationResult
 from ..core.safeio import hash_bounded, read_bounded
+from ..core.schema import BenchmarkReplay
 from ..core.work import WORK_DIR
 
 log = logging.getLogger(__name__)
@@ -269,6 +270,13 @@ def _move(path: Path, result: ValidationResult, dest: Path) -> None:
         path.unlink()
 
 
+def kept_replays(old: ValidationResult, new: ValidationResult) -> tuple[BenchmarkReplay, ...]:
+    """The replays `old` holds under rule sets `new` did not replay, by rule set name."""
+    mine = {b.rules for b in (new.benchmark, *new.other_benchmarks) if b is not None}
+    kept = {b.rules: b for b in (*old.other_benchmarks, old.benchmark) if b is not None and b.rules not in mine}
+    return (*new.other_benchmarks, *(kept[k] for k in sorted(kept)))
+
+
 def store(data: Path, key: str, result: ValidationResult, extra_files: Mapping[str, Path] | None = None) -> Path:
     folder = cache.entry_dir(data, key)
     folder.mkdir(parents=True, exist_ok=True)
@@ -279,16 +287,19 @@ def store(data: Path, key: str, result: ValidationResult, extra_files: Mapping[s
         (folder / name).write_bytes(src.read_bytes())
         names[role] = name
     path = folder / f"{ek}.json"
-    if not names and path.is_file():
-        # A re-measure without --ncu keeps the counters already profiled for this same content and machine.
+    old = None
+    if path.is_file():
         try:
             old = cache.read_result(path)
-            names = {role: n for role, n in old.ncu_files.items() if (folder / n).is_file()}
         except cache.Unreadable as exc:
             log.warning("replacing unreadable cache entry %s", exc.problem)
-            names = {}
+    if not names and old is not None:
+        # A re-measure without --ncu keeps the counters already profiled for this same content and machine.
+        names = {role: n for role, n in old.ncu_files.items() if (folder / n).is_file()}
     if names:
         result = result.model_copy(update={"ncu_files": names})
+    if old is not None:  # replays under other rule sets stay: runs of one kernel scored by two benchmarks share them
+        result = result.model_copy(update={"other_benchmarks": kept_replays(old, result)})
     write_result(path, result)
     update(data, path, result)
     return path

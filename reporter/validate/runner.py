@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from ..core import cache
 from ..core.errors import Problem
+from ..core.judgement import replay_for
 from ..core.records import ValidationResult, ValidationSettings
 from ..core.rules import STRICT
 from ..core.schema import CheckStrength, Verdict, WorkerJob
@@ -52,7 +53,7 @@ def ncu_or_replay_missing(result: ValidationResult, run: RunRecord, ncu: bool) -
     rules = run.source.run.rules
     if result.verdict == Verdict.COMPILE_ERROR:  # nothing to replay: it fails every rule set's build alike
         return None
-    if rules and rules != STRICT.name and (result.benchmark is None or result.benchmark.rules != rules):
+    if rules and rules != STRICT.name and ((rep := replay_for(result, rules)) is None or rep.rules != rules):
         return f"the cached result has no replay under the run's rules ({rules})"
     return None
 
