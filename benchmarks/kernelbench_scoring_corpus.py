@@ -44,7 +44,7 @@ def kernelbench_scores(corpus: Path) -> dict[tuple[str, int], dict[str, float]]:
         n = len(list((corpus / "problems" / f"level{level}").glob("*.py")))
         evals = json.loads((folder / "eval_results.json").read_text())
         speeds = []
-        for pid, samples in evals.items():
+        for samples in evals.values():
             for s in samples if isinstance(samples, list) else [samples]:
                 if s.get("correctness") and s.get("runtime", -1) > 0 and s.get("ref_runtime", -1) > 0:
                     speeds.append(s["ref_runtime"] / s["runtime"])
