@@ -50,7 +50,45 @@ def test_each_check_trips_on_its_cheat_only(tmp_path: Path, reference: str, chea
     assert tripped(bad) == {c: c == check_id for c in tripped(bad)}
     assert tripped(good) == dict.fromkeys(tripped(good), False)
     assert set(tripped(bad)) == {"output_changes_after_return", "output_aliases_input", "output_reuses_earlier_output",
-                                 "input_statistics"}
+                                 "input_statistics", "harness_patched", "nondeterministic_output"}
+
+
+def test_a_timer_replaced_through_names_built_at_run_time_is_seen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 48, item 2: the cheat builds its target's name from strings (no pattern names it); the worker holds the
+    objects from before the kernel loaded and finds both replaced, named, as soon as the module loaded."""
+    import time
+    monkeypatch.setattr(torch.cuda.Event, "elapsed_time", torch.cuda.Event.elapsed_time)  # put back after the test
+    monkeypatch.setattr(time, "perf_counter", time.perf_counter)
+    out = check(tmp_path, "linear_relu", "timer_patch_hidden")
+    found = next(d for d in out["dynamic_checks"] if d["check"] == "harness_patched")
+    assert found["tripped"] is True, found
+    assert "torch.cuda.Event.elapsed_time (seen after the kernel's module loaded)" in found["detail"]
+    assert "time.perf_counter (seen after the kernel's module loaded)" in found["detail"]
+    assert tripped(out) == {c: c == "harness_patched" for c in tripped(out)}
+
+
+def _counter(values: list[Any]) -> Any:
+    calls = iter(values * 4)
+    return lambda x: next(calls)(x)
+
+
+def test_determinism_trips_only_beyond_the_tolerance_and_only_where_the_reference_is_steady() -> None:
+    """Issue 48, item 3, on fake kernels: two calls on the same inputs."""
+    from reporter.validate import integrity
+    x = torch.ones(4, 4)
+    steady = lambda t: t * 2  # noqa: E731
+    racy = _counter([lambda t: t * 2, lambda t: t * 2 + 1])  # the second call's answer is off by 1
+    atomics = _counter([lambda t: t * 2, lambda t: t * 2 + 1e-6])  # bits differ (2 + 1e-6 in fp32), values within 1e-4
+    wild_ref = _counter([lambda t: t * 2, lambda t: t * 3])
+    race = integrity.determinism(steady, racy, [x], "cpu", 1e-4, 1e-4)
+    assert race.tripped is True and "differ in 16 values" in race.detail
+    near = integrity.determinism(steady, atomics, [x], "cpu", 1e-4, 1e-4)
+    assert near.tripped is False and "16 values differ bitwise" in near.detail and "unordered reduction" in near.detail
+    both = integrity.determinism(wild_ref, _counter([lambda t: t * 2, lambda t: t * 2 + 1]), [x], "cpu", 1e-4, 1e-4)
+    assert both.tripped is False and "reference's own output varies" in both.detail
+    same = integrity.determinism(steady, steady, [x], "cpu", 1e-4, 1e-4)
+    assert same.tripped is False and same.detail == "two calls on the same inputs returned the same bits"
+    assert integrity.same_bits(steady, [x], "cpu") and not integrity.same_bits(_counter([steady, lambda t: t * 2 + 1e-6]), [x], "cpu")
 
 
 def test_a_stateful_reference_is_compared_from_one_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -152,9 +190,9 @@ def test_a_dynamic_check_that_cannot_run_never_becomes_the_verdict(tmp_path: Pat
     out = check(tmp_path, "linear_relu", "internal_buffers")
     assert out["verdict"] == "correct" and out["reason"].startswith("all ")
     assert [(d["check"], d["tripped"]) for d in out["dynamic_checks"]] == [
-        ("output_changes_after_return", False), ("output_aliases_input", None), ("output_reuses_earlier_output", None),
-        ("input_statistics", None)]
-    assert out["dynamic_checks"][1]["detail"] == "not run: OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB"
+        ("harness_patched", False), ("nondeterministic_output", False), ("output_changes_after_return", False),
+        ("output_aliases_input", None), ("output_reuses_earlier_output", None), ("input_statistics", None)]
+    assert out["dynamic_checks"][3]["detail"] == "not run: OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB"
 
 
 def test_a_near_miss_on_moved_inputs_is_a_numerical_difference_not_a_suspect_finding() -> None:

@@ -4,9 +4,9 @@ The parent writes a `WorkerJob` (`to_json`) and the worker reads it (`from_json`
 library and torch only: the GPU image has no pydantic) fills a `WorkerResult` and writes it with
 `WorkerResult.to_json`, which the parent reads back with `WorkerResult.from_json`. These methods are the
 only places either record is serialised, and `from_doc` is the one decoder behind them. The parent's
-pydantic models `records.ValidationResult` and `records.ValidationSettings` are derived from
-`WorkerResult` and `CheckSettings` (`core.derive`), so their fields are declared here once. Nothing here
-imports anything outside the standard library (`decode` is the decoder behind `from_json`).
+pydantic models `records.ValidationResult` and `records.ValidationSettings` are derived from `WorkerResult` and
+`CheckSettings` (`core.derive`), so their fields are declared here once. Nothing here imports anything outside the
+standard library (`decode` is the decoder behind `from_json`).
 """
 
 from __future__ import annotations
@@ -212,6 +212,8 @@ class DynamicCheck(StrEnum):
     OUTPUT_ALIASES_INPUT = "output_aliases_input"  # the output is memory the harness owns: an input or the reference's output
     OUTPUT_REUSED = "output_reuses_earlier_output"  # a later call returns (and overwrites) an earlier call's output
     INPUT_STATISTICS = "input_statistics"  # right on the problem's input distribution only
+    HARNESS_PATCHED = "harness_patched"  # a timer, comparison or harness function replaced while the kernel ran
+    NONDETERMINISTIC = "nondeterministic_output"  # two calls on the same inputs differ beyond the tolerance
 
 
 @dataclass(frozen=True)
@@ -378,10 +380,8 @@ class WorkerResult:
     reference_from: ReferenceTiming | None = field(default=None, metadata=about(
         "The stored reference timing the speedup used, timed in a worker that ran no submission; None: the reference "
         "was timed in this check, interleaved with the kernel."))
-    reference_not_reused: str | None = field(default=None, metadata=about(
-        "Why a stored reference timing was not used (the GPU's clock or temperature had moved, other shapes)."))
-    gpu_reading: GpuReading | None = field(default=None, metadata=about(
-        "The GPU's SM clock and temperature after the warm-up, before the timed calls."))
+    reference_not_reused: str | None = field(default=None, metadata=about("Why a stored reference timing was not used (the GPU's clock or temperature had moved, other shapes)."))
+    gpu_reading: GpuReading | None = field(default=None, metadata=about("The GPU's SM clock and temperature after the warm-up, before the timed calls."))
     build_note: str | None = field(default=None, metadata=about(
         "How the kernel's extension was built: light torch headers, or exactly as written (and why)."))
     phase_s: Mapping[str, float] = field(default_factory=dict, metadata=about(

@@ -68,6 +68,10 @@ RULES: tuple[SuspectRule, ...] = (
                 "a kernel that keeps internal scratch buffers and returns a new output"),
     SuspectRule("input_statistics", "dynamic", "right only on the problem's own input distribution: skips work its inputs never exercise",
                 "an unshifted softmax or fast-math exp at 8x and 2^-10 magnitudes; a stateful model stepped from the same state"),
+    SuspectRule("harness_patched", "dynamic", "replaces a timer, a comparison or a harness function while it runs (names built "
+                "from strings at run time, which no pattern sees)", "a kernel that calls torch.cuda.synchronize() or records its own events"),
+    SuspectRule("nondeterministic_output", "dynamic", "two calls on the same inputs differ beyond the tolerance: a race or "
+                "uninitialised memory that a trial happened to pass", "an atomicAdd reduction whose bits differ within the tolerance"),
 )
 
 

@@ -13,7 +13,9 @@ from . import numbers, text
 DYNAMIC_LABEL = {DynamicCheck.OUTPUT_AFTER_RETURN: "output changes after the call returned",
                  DynamicCheck.OUTPUT_ALIASES_INPUT: "output is an input's or the reference's memory",
                  DynamicCheck.OUTPUT_REUSED: "output reuses an earlier call's output",
-                 DynamicCheck.INPUT_STATISTICS: "right on other input distributions"}
+                 DynamicCheck.INPUT_STATISTICS: "right on other input distributions",
+                 DynamicCheck.HARNESS_PATCHED: "a timer, comparison or harness function replaced",
+                 DynamicCheck.NONDETERMINISTIC: "two calls on the same inputs differ beyond the tolerance"}
 NOT_MEASURED = "not measured: this result was written before the check existed (re-validate to measure it)"
 
 

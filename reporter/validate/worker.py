@@ -29,7 +29,7 @@ import torch  # noqa: E402
 from ..core import schema  # noqa: E402
 from ..core.atomic import replace_file  # noqa: E402
 from ..core.schema import NO_JITTER_HOOK, NOT_MEASURED, NOT_RUN, CheckSettings, DynamicCheck, DynamicResult, TimingFigures, TrialResult, Verdict, WorkerJob, WorkerResult  # noqa: E402
-from . import dynamic, lightbuild, reftiming, replay, strength  # noqa: E402
+from . import dynamic, integrity, lightbuild, reftiming, replay, strength  # noqa: E402
 from .allclose import compare, judge  # noqa: E402, F401 - `compare` is part of this module's interface
 from .attribution import extension_kernels_in, source_kernels  # noqa: E402
 from .inputs import PopcornJitter, build_models, clone, load, make_inputs, poison_allocator, problem_names_used, shape_of, stateful, tensors  # noqa: E402, F401
@@ -203,6 +203,7 @@ def _dynamic_checks(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitte
     try:
         first = make_inputs(ns, jitter, nominal[0], False, device)
         second = make_inputs(ns, jitter, nominal[-1] if len(nominal) > 1 else nominal[0] + 1, False, device)
+        done += [integrity.harness_result(), integrity.determinism(ref, new, first, device, s.atol, s.rtol)]
         done.append(dynamic.output_after_return(new, first, device))
         done += dynamic.aliasing(ref, new, first, second, device)
         rows, found = dynamic.statistics_trials(ref, new, first, nominal[0], device, s.atol, s.rtol)
@@ -268,7 +269,9 @@ def run_check(job: WorkerJob, out: Draft, save: Callable[[], None] = lambda: Non
     atol, rtol = s.atol, s.rtol
     jitter = PopcornJitter(s.check.jitter_fraction)
     phase = time.perf_counter()
+    integrity.remember()  # the timers and the harness's functions, before any trace content runs
     ns, problem_names = load(job.reference, job.kernel, jitter)
+    integrity.look("after the kernel's module loaded")
     ref, new, weights_note = build_models(ns, device, s.check.seed)
     out.result = replace(out.result, problem_names=tuple(problem_names), weights_note=weights_note)
     names = (source_kernels(job.kernel), extension_kernels_in(job.extensions_dir))
@@ -286,10 +289,7 @@ def run_check(job: WorkerJob, out: Draft, save: Callable[[], None] = lambda: Non
         out.timed("correctness", phase)
         if failed:
             return
-        first = make_inputs(ns, jitter, nominal[0], False, device)
-        a, b = cmp_new(*clone(first)), cmp_new(*clone(first))
-        sync(device)
-        out.result = replace(out.result, deterministic=all(torch.equal(x, y) for x, y in zip(tensors(a), tensors(b))))
+        out.result = replace(out.result, deterministic=integrity.same_bits(cmp_new, make_inputs(ns, jitter, nominal[0], False, device), device))
         sets = _time_and_count(ns, ref, new, jitter, nominal, s, device, out, names)
         phase = time.perf_counter()
         recheck = _recheck(cmp_ref, cmp_new, sets[-1], device, atol, rtol)
