@@ -116,8 +116,10 @@ def roofline(peak_tflops: float, peak_bw_gbps: float, points: list[tuple[str, fl
                                  hovertemplate=f"{label}<br>%{{x:.2f}} FLOP/B<br>%{{y:.3f}} TFLOP/s<extra></extra>"))
     layout = {**LAYOUT, "title": {"text": f"{title} (ridge {ridge:.1f} FLOP/B)", "x": 0},
               "xaxis": {"type": "log", "title": {"text": "arithmetic intensity (FLOP/byte)"}},
-              "yaxis": {"type": "log", "title": {"text": f"TFLOP/s ({compute})"},
-                        "range": [math.log10(peak_tflops) - 4, math.log10(peak_tflops) + 0.3]}}
+              "yaxis": {"type": "log", "title": {"text": f"TFLOP/s ({compute.split(' (')[0]})"},
+                        # up to the highest point: a time under T_SOL sits above the roof, and must be seen there
+                        "range": [math.log10(peak_tflops) - 4,
+                                  max([math.log10(peak_tflops) + 0.3] + [math.log10(t) + 0.6 for _, _, t in points if t > 0])]}}
     return {"data": data, "layout": layout}
 
 

@@ -35,8 +35,9 @@ def above_text(cause: AboveCause, work: WorkCount, b: GpuBounds) -> str:
         admits = "admits TF32, so T_SOL used the TF32 rate: a 16-bit" if b.tf32 else "does not admit TF32, so T_SOL used the fp32 CUDA cores: a TF32 or 16-bit"
         return f"tensor cores: the tolerance that scored the run {admits} tensor-core path reaches this time"
     if cause is AboveCause.LESS_WORK:
-        return (f"less work: the reference computes {count_text(work.flops_of(Kind.MATMUL), 'FLOP')} of matmul, but its "
-                f"inputs force only {count_text(work.floor_flops, 'FLOP')} ({FLOOR_FLOPS_RULE}); the kernel skipped the rest")
+        return (f"less work: the reference computes {count_text(work.flops_of(Kind.MATMUL), 'FLOP')} of matmul, of which its "
+                f"inputs force {count_text(work.floor_flops, 'FLOP')}; the rest is work on tensors the reference builds itself, "
+                "which an equivalent kernel may skip (diag(a) @ b is a row scaling)")
     if cause is AboveCause.L2 and p is not None:
         how = "was not flushed" if b.flushed is False else "is not known to have been flushed (a harness's timing)"
         return (f"unflushed L2: {count_text(work.bytes, 'B')} of compulsory traffic against the {p.name}'s "
