@@ -204,3 +204,19 @@ def test_a_pass_above_rtol_names_what_reads_like_a_failure() -> None:
     assert passes_beyond_tolerance(2e-4, 2e-3, 1e-4, 1e-3) == "max rel error 2.00e-03 > rtol 0.001 and max abs error 2.00e-04 > atol 0.0001"
     assert passes_beyond_tolerance(1e-4, 1e-4, 1e-4, 1e-4) is None  # at the bound is within it
     assert passes_beyond_tolerance(None, None, 1e-4, 1e-4) is None
+
+
+def test_a_runtime_a_thousand_times_its_reference_is_a_hint_on_the_page_as_the_importer_says() -> None:
+    """The importer warns 'runtime 908 ms is ~1,000x its reference's 1.25 ms ... its page flags what does not add up';
+    the page must then say it (the dev corpus's claude L1 p34 showed no flag)."""
+    from reporter.core.checks import check_trace
+    from reporter.core.records import Trace
+
+    def flags(runtime: float, ref: float) -> list[object]:
+        t = Trace.model_validate({"schema_version": 2, "run": {"model": "m", "recorded_verdict": "correct"}, "turns": [],
+                                  "metrics": {"timing": {"unit": "ms", "runtime": runtime, "ref_runtime": ref}}})
+        return [f for f in check_trace(t) if f.field == "timing.runtime"]
+    (hint,) = flags(908.0, 1.25)
+    assert hint.severity == "warn" and hint.message == ("908 ms is ~1,000x the reference's 1.25 ms: if it was recorded in μs, "
+                                                        "the speedup is 1.38x, not 0.00138x; shown as written")
+    assert flags(12.0, 1.25) == [] and flags(1.25, 1.3) == []  # 10x slower is a slow kernel, not a unit

@@ -177,6 +177,13 @@ def _timing_flags(m: RecordedMetrics) -> list[Flag]:
             flags.append(Flag(f"timing.{name}", "error",
                               "; ".join(reasons) + f". The value is likely in ms, not {UNIT_LABEL[t.unit]}: KernelBench stores ms "
                               "under a field commented `# in us`."))
+    likely = unit_hint(t.runtime, t.ref_runtime, t.unit) if t.runtime is not None and t.ref_runtime is not None else None
+    if likely is not None and not any(f.field == "timing.runtime" for f in flags):
+        # What the importer warns of, on the page too: a hint, never a fix (the value stays as written).
+        alt = t.ref_runtime / (t.runtime * UNIT_TO_US[likely] / to_us)  # type: ignore[operator]
+        flags.append(Flag("timing.runtime", "warn", f"{t.runtime:g} {UNIT_LABEL[t.unit]} is ~1,000x the reference's "
+                          f"{t.ref_runtime:g} {UNIT_LABEL[t.unit]}: if it was recorded in {UNIT_LABEL[likely]}, the speedup "
+                          f"is {alt:.3g}x, not {t.ref_runtime / t.runtime:.3g}x; shown as written"))  # type: ignore[operator]
     return flags
 
 
