@@ -55,3 +55,14 @@ def test_every_command_and_option_is_in_the_doc() -> None:
         part = text.split(head)[1].split("\n### ")[0] if head in text else None  # the command's own section
         missing += [path] if part is None else [f"{path} {o}" for o in opts if not re.search(rf"[`,] ?{re.escape(o)}(?![\w-])", part)]
     assert missing == []
+
+
+def test_the_feature_map_names_files_that_exist() -> None:
+    """docs/architecture.md's feature map (issue 47, item 7): a renamed module or test must be renamed there too."""
+    root = ROOT
+    doc = (root / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = doc.split("## Features, floor by floor", 1)[1].split("\n## ", 1)[0]
+    named = re.findall(r"`((?:core|collect|aggregates|validate|render|templates|static|tests)/[\w./]+|frames\.py)`", table)
+    assert len(named) > 60
+    missing = [n for n in named if not ((root / n).exists() or (root / "reporter" / n).exists())]
+    assert not missing, missing
