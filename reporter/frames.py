@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .collect.problemset import ProblemSet
     from .collect.traces import RunRecord
     from .collect.validation import CachedValidation
+    from .core.judgement import Judgement
     from .core.records import ValidationResult
 
 # The re-validation's timing bases; each adds kernel_<basis>_ms, ref_<basis>_ms and speedup_<basis>.
@@ -117,22 +118,23 @@ def _verdicts(r: RunRecord, res: ValidationResult | None) -> dict[str, Any]:
         verdict, source = rec or RunVerdict.UNKNOWN, Source.RECORDED
     rec_ok = None if rec is None else rec == RunVerdict.CORRECT
     reval_ok = None if res is None else res.verdict == Verdict.CORRECT
+    from .core.judgement import judge_run
+    j = judge_run(run, res)
     return {
         "submitted": submitted, "recorded_verdict": rec, "revalidated_verdict": res.verdict if res else None,
         "verdict": verdict, "verdict_source": source, "recorded_correct": rec_ok, "revalidated_correct": reval_ok,
-        # Correct by the best evidence: our re-validation when we have it, else the harness.
-        "correct": bool(reval_ok if reval_ok is not None else rec_ok),
+        # Correct by the best evidence: replayed under the run's own rules, else our re-validation, else the harness
+        # (`Judgement.counted`); `revalidated_correct` is our audit alone (the boards' re-validated view).
+        "correct": bool(j.counted if j.counted is not None else rec_ok),
         # Only a submission can have compiled; an unknown verdict says nothing either way.
         "compiled": (None if verdict in UNJUDGED else verdict != RunVerdict.COMPILE_ERROR) if submitted else False,
         "verdicts_disagree": None if rec_ok is None or reval_ok is None else rec != res.verdict,  # type: ignore[union-attr]
-        **_judged(r, res),
+        **_judged(j),
     }
 
 
-def _judged(r: RunRecord, res: ValidationResult | None) -> dict[str, Any]:
+def _judged(j: Judgement) -> dict[str, Any]:
     """The two verdicts as the run page shows them: the run's own rules replayed, and the cause of a disagreement."""
-    from .core.judgement import judge_run
-    j = judge_run(r.trace.run, res)
     return {"rules": j.rules.name, "rules_from": j.rules_from, "benchmark_verdict": j.benchmark,
             "benchmark_evidence": j.benchmark_why, "verdicts_cause_class": j.cause_class, "verdicts_cause": j.cause,
             "at_tolerance": j.at_bound}

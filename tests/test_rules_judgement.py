@@ -153,6 +153,18 @@ def test_a_replay_that_disagrees_with_our_audit_shows_wherever_the_run_is_listed
     assert "passes at 0.01, fails at 0.0001: largest error 0.00033, 3.2x our bound" in page
     row = next(r for r in csv.DictReader(io.StringIO((site / "runs.csv").read_text())) if r["run_id"] == "seed-003-l2-p8")
     assert (row["rules"], row["benchmark_verdict"], row["verdicts_cause_class"]) == ("kernelbench-2025", "correct", "tolerance")
+    # Counted as the benchmark that scored it counts it (issue 42, item 4): correct on the default board, which a reader
+    # compares with the published one; our audit alone (the re-validated view) and the run page keep "incorrect".
+    assert (row["correct"], row["revalidated_correct"]) == ("True", "False")
+    from reporter import aggregates as ag
+    from reporter.tables import load
+    frame = load(small_data)
+    mine = frame.loc[frame["run_id"] == "seed-003-l2-p8"]
+    default = ag.leaderboard(mine, by=("benchmark",))
+    audit = ag.leaderboard(mine, by=("benchmark",), revalidated_only=True)
+    assert (int(default["correct"].iloc[0]), int(audit["correct"].iloc[0])) == (1, 0)
+    import html
+    assert "2 correct (1 of them under the run's own rules only, not our audit)" in html.unescape(model.read_text())  # and seed 000
 
 
 def test_the_tolerance_change_day_itself_is_judged_under_the_new_rules() -> None:

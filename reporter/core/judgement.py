@@ -47,6 +47,15 @@ class Judgement:
         """Whether the run's rules are another benchmark's (ours are the audit itself: nothing to replay)."""
         return self.rules.name != STRICT.name
 
+    @property
+    def counted(self) -> bool | None:
+        """Correct as the boards and listings count it: under the run's own rules where a replay under them says so (a
+        board read beside the benchmark's own must mean what it meant), else by our audit; None: not re-validated (the
+        harness's recorded verdict stands). The boards' re-validated view counts our audit alone."""
+        if self.replayed and self.benchmark in (Verdict.CORRECT, Verdict.INCORRECT):
+            return self.benchmark == Verdict.CORRECT
+        return None if self.audit is None else self.audit == Verdict.CORRECT
+
 
 def run_rules(named: str | None, named_from: str | None, default: str = DEFAULT_RULES) -> tuple[Rules, str]:
     """The rule set a run is judged under, and what says so."""

@@ -188,13 +188,17 @@ def verdict_words(xs: Sequence[Listed]) -> str:
     """"69 correct (1 of them suspect) · 3 incorrect": correct runs counted as the tile above counts them, a
     suspect mark never taking a correct run out of that count."""
     correct = [x for x in xs if x.summary.correct]
-    marked = sum(1 for x in correct if x.summary.verdict != RunVerdict.CORRECT)
+    marked = [x for x in correct if x.summary.verdict in EXCLUDED]
+    # correct under the run's own rules (a replay says so) though our audit says otherwise: the listing's note says why
+    theirs = sum(1 for x in correct if x.summary.verdict not in EXCLUDED and x.summary.verdict != RunVerdict.CORRECT)
+    notes = [f"{len(marked)} of them {_marks(marked)}"] * bool(marked) + \
+        [f"{theirs} of them under the run's own rules only, not our audit"] * bool(theirs)
     others = Counter(x.summary.verdict for x in xs if not x.summary.correct)
-    words = [f"{len(correct)} correct" + (f" ({marked} of them {_marks(correct)})" if marked else "")] if correct else []
+    words = [f"{len(correct)} correct" + (f" ({'; '.join(notes)})" if notes else "")] if correct else []
     words += [f"{n} {v.replace('_', ' ')}" for v, n in sorted(others.items(), key=lambda kv: (-kv[1], kv[0]))]
     return " · ".join(words)
 
 
-def _marks(correct: Sequence[Listed]) -> str:
+def _marks(marked: Sequence[Listed]) -> str:
     """What the marks on correct runs say: "suspect", or "suspect or reward hack" where they differ."""
-    return " or ".join(sorted({x.summary.verdict.replace("_", " ") for x in correct if x.summary.verdict != RunVerdict.CORRECT}))
+    return " or ".join(sorted({x.summary.verdict.replace("_", " ") for x in marked}))

@@ -12,9 +12,7 @@ from ..collect.suspicion import evidence_anchor, flag_count, suspicion
 from ..collect.traces import RunRecord
 from ..core import suspects
 from ..core.checks import Flag, speedup_reported
-from ..core.judgement import judge_run
-from ..core.records import ValidationResult
-from ..core.schema import Verdict
+from ..core.judgement import Judgement, judge_run
 from ..core.units import to_ms
 from ..core.vocab import MISSING_KEY, RevalidationState, RunVerdict, Source
 from . import numbers, text
@@ -127,9 +125,10 @@ def run_summary(r: RunRecord, v: ValidationView) -> RunSummary:
         shown, anchor, flagged = _marked(r, v, res.verdict)
         speed = _reported(r, v, str(res.verdict), res.speedup, DEFAULT_BASIS.value)
         caveats = (WEAK_CHECK,) * bool(suspects.weak_check(res)) + (CHECKS_INCOMPLETE,) * bool(suspects.missing_checks(res))
+        j = judge_run(r.trace.run, res)  # correct as the boards count it (`Judgement.counted`)
         return RunSummary(shown, Source.RE_VALIDATED, turns, kd.median_ms if kd else None,
-                          rd.median_ms if rd else None, "ms", *speed, None, flagged, anchor, res.verdict == Verdict.CORRECT,
-                          caveats, **_sol(r, v, DEFAULT_BASIS.value, speed[1] is not None), benchmark_note=_benchmark_note(r, res))
+                          rd.median_ms if rd else None, "ms", *speed, None, flagged, anchor, bool(j.counted),
+                          caveats, **_sol(r, v, DEFAULT_BASIS.value, speed[1] is not None), benchmark_note=_benchmark_note(j))
     # Recorded times stay in the unit the harness claimed: a ~1000x mix-up is flagged, never "fixed".
     shown, anchor, flagged = _marked(r, v, run.recorded_verdict or RunVerdict.UNKNOWN)
     speed = _reported(r, v, str(run.recorded_verdict), t.speedup if t else None, RECORDED)
@@ -139,9 +138,8 @@ def run_summary(r: RunRecord, v: ValidationView) -> RunSummary:
                       **_sol(r, v, RECORDED, speed[1] is not None))
 
 
-def _benchmark_note(r: RunRecord, res: ValidationResult) -> str:
+def _benchmark_note(j: Judgement) -> str:
     """The run's own rules' verdict and the cause, where the replay disagrees with our audit (`core.judgement`)."""
-    j = judge_run(r.trace.run, res)
     return f"{j.rules.name}: {j.benchmark} · {j.cause_class}" if j.disagree else ""
 
 
