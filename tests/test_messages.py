@@ -160,3 +160,16 @@ def test_progress_draws_a_bar_only_on_a_terminal_or_when_asked() -> None:
         assert pipe.getvalue() == ""
     assert Progress(quiet=True, verbose=False, stream=_Terminal()).mode == "off"
     assert Progress(quiet=False, verbose=True, stream=io.StringIO()).mode == "log"
+
+
+def test_a_build_by_changed_code_renders_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """reporter's version string does not move with every commit: a site built by older code (columns, causes, page
+    parts it did not know) is rendered again by newer code, never reported up to date with stale pages."""
+    from reporter.render import status
+    data, site = small_data(tmp_path), tmp_path / "site"
+    assert CliRunner().invoke(main, ["build", str(data), str(site), "--no-validate"]).exit_code == 0
+    assert "is up to date" in CliRunner().invoke(main, ["build", str(data), str(site), "--no-validate"]).output
+    monkeypatch.setattr(status, "code_hash", lambda: "other code")
+    again = CliRunner().invoke(main, ["-v", "build", str(data), str(site), "--no-validate"])
+    assert again.exit_code == 0 and "is up to date" not in again.output
+    assert "collect: 2 traces under" in again.output and "0 unchanged since the last build, 2 to read" in again.output

@@ -12,6 +12,7 @@ its recorded hash without being read again, like git's index. Anything else is r
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -52,9 +53,20 @@ def signature(path: Path, known: Signature | None, root: Path) -> Signature | No
         return None
 
 
+@functools.lru_cache(maxsize=1)
+def code_hash() -> str:
+    """reporter's own Python source, hashed once per process: a checkout or install whose code changed renders its
+    pages and digests again, though its version string did not move (a site built by the older code kept them)."""
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
 def global_hash(asset_folders: list[Path], settings: dict[str, Any]) -> str:
-    """One hash of every file that shapes every page, the settings, the reporter version and status format."""
-    h = hashlib.sha256(json.dumps([__version__, STATUS_FORMAT, settings], sort_keys=True).encode())
+    """One hash of every file that shapes every page, the settings, reporter's code, version and status format."""
+    h = hashlib.sha256(json.dumps([__version__, STATUS_FORMAT, code_hash(), settings], sort_keys=True).encode())
     for folder in asset_folders:
         for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
             h.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
@@ -63,7 +75,7 @@ def global_hash(asset_folders: list[Path], settings: dict[str, Any]) -> str:
 
 def sources_hash(shared: dict[str, Any]) -> str:
     """What a digest depends on besides its run's own files: clearances, the allow-list, redaction on or off."""
-    return context_hash([__version__, STATUS_FORMAT, shared["reviews"], shared["allow"], shared["redact"]])
+    return context_hash([__version__, STATUS_FORMAT, code_hash(), shared["reviews"], shared["allow"], shared["redact"]])
 
 
 def context_hash(value: Any) -> str:
