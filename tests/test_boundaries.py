@@ -153,7 +153,8 @@ def test_a_loose_or_mutable_record_is_found() -> None:
 STORED_ORDER = [
     "format", "kernel_sha256", "reference_sha256", "settings", "environment", "machine", "measured_at", "verdict",
     "precision", "precision_assumed", "reason", "log", "output_tail", "weights_note", "jitter_note", "problem_names",
-    "trials", "check_strength", "stateful_reference", "recheck", "statistics_trials", "dynamic_checks", "benchmark", "pending",
+    "trials", "check_strength", "stateful_reference", "recheck", "statistics_trials", "dynamic_checks", "benchmark", "other_benchmarks",
+    "pending",
     "kernel_timing", "reference_timing",
     "compile_timing", "kernel_launches", "reference_launches", "kernel_peak_bytes", "reference_peak_bytes",
     "deterministic", "reference_from", "reference_not_reused", "gpu_reading", "build_note", "static_findings", "phase_s",
