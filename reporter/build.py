@@ -73,9 +73,11 @@ def build(data: Path, site: Path, settings: ValidationSettings, *, validate: boo
     if validate and gpu_available():
         from .collect import collect
         from .validate import validate_runs
+        from .validate.work import count_missing
         log.debug("validate: a CUDA device is here, so kernels without a cached result are re-validated first")
-        validate_runs(data, collect(data, redact=redact, default_rules=default_rules).runs, settings, ncu=ncu,
-                      progress=progress is not None)
+        runs = collect(data, redact=redact, default_rules=default_rules).runs
+        log.info("%s", count_missing(data, runs))  # each run's hardware floor, as `reporter validate` counts it
+        validate_runs(data, runs, settings, ncu=ncu, progress=progress is not None)
     elif validate:
         log.info("no CUDA device here: showing cached re-validation results (see `reporter validate`)")
     else:

@@ -30,11 +30,13 @@ def _option(o: registry.Option) -> click.Option:
 def command(imp: registry.Importer) -> click.Command:
     """`reporter import NAME SOURCES... --out DATA [--options]` for one importer."""
     @click.pass_obj
-    def callback(state: State, /, sources: tuple[Path, ...], out: Path, **options: Any) -> None:
+    def callback(state: State, /, sources: tuple[Path, ...], out: Path, no_work: bool, **options: Any) -> None:
         from collections import Counter
 
+        from ..collect import collect
         from ..collect.redact import Redactor, load_allow_list
         from ..core.names import visible
+        from ..validate.work import count_missing
         done = imp.run(registry.Request(tuple(sources), out, options), state.bar)
         # A message quotes what it found in the runs (a key of eval_results.json, a file name): anyone's text, so
         # redacted as the site's text is, and with no control character left to act on the terminal.
@@ -42,10 +44,14 @@ def command(imp: registry.Importer) -> click.Command:
         for msg in done.messages:
             logging.getLogger(LOGGER).warning(visible(redactor.text(msg, Counter())))
         click.echo(f"wrote {done.written} traces from {done.folders} run folders under {out} ({len(done.messages)} messages)")
+        if not no_work and done.written:  # the hardware floor needs each reference's work: counted now, not later
+            click.echo(count_missing(out, collect(out).runs))
 
     sources = click.Argument(["sources"], nargs=-1, required=True, type=click.Path(exists=True, path_type=Path), metavar=imp.sources)
     out = click.Option(["--out"], type=_TYPES["out"], required=True, help="The data folder to write into.")
-    return click.Command(imp.name, callback=callback, params=[sources, out, *map(_option, imp.options)], help=imp.help,
+    no_work = click.Option(["--no-work"], is_flag=True,
+                           help="Do not count the references' FLOPs and bytes now (the hardware floor); `reporter work` can later.")
+    return click.Command(imp.name, callback=callback, params=[sources, out, no_work, *map(_option, imp.options)], help=imp.help,
                          short_help=imp.summary)
 
 

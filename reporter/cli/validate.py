@@ -53,6 +53,7 @@ def validate(state: State, data: Path | None, run_ids: tuple[str, ...], ncu: boo
     from ..collect import collect
     from ..validate import gpu_available, torch_installed, validate_runs
     from ..validate.throughput import Summary, lines, one_line
+    from ..validate.work import count_missing
 
     cfg = state.config
     data = given(data, cfg.data_dir, "DATA")
@@ -74,6 +75,9 @@ def validate(state: State, data: Path | None, run_ids: tuple[str, ...], ncu: boo
         raise ConfigError(f"no run with id {', '.join(sorted(missing))} under {data}")
     summaries: list[Summary] = []
     quiet = quiet or state.quiet
+    counted = count_missing(data, runs)  # no GPU needed: the floor of every run checked here, with no extra command
+    if not quiet:
+        click.echo(counted)
     results = validate_runs(data, runs, settings, ncu=bool(ncu if ncu is not None else cfg.validation.ncu), force=force,
                             progress=state.progress and not quiet, jobs=jobs or cfg.validation.jobs, executor=executor,
                             address=address, gate=not compile_during_timing, summaries=summaries)

@@ -16,17 +16,24 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core.atomic import replace_file
 from ..core.cache import work_file
 from ..core.records import sha256_text
 from ..core.work import WORK_FILE, WORK_FORMAT, WORK_MODE, WORK_TIMEOUT_S, WorkCount, WorkJob, failed
 from .forkserver import ForkServer
+from .machine import torch_installed
 from .process import last_lines, package_env
+
+if TYPE_CHECKING:
+    from ..collect.traces import RunRecord
 
 log = logging.getLogger(__name__)
 # No GPU for the counter: it runs on meta (or small CPU) tensors, and a problem file must not reach a device.
 COUNT_ENV: dict[str, str | None] = {"CUDA_VISIBLE_DEVICES": "", "REPORTER_THREADS": "1"}
+NO_TORCH = ("torch is not installed, and counting runs each reference under it (no GPU needed: "
+            "pip install torch --index-url https://download.pytorch.org/whl/cpu)")
 
 
 @dataclass(frozen=True)
@@ -98,3 +105,21 @@ def count_work(data: Path, references: Iterable[str], *, force: bool = False, jo
     finally:
         server.close()
     return Counted(counts, len(refs) - len(todo))
+
+
+def count_missing(data: Path, runs: Iterable[RunRecord], *, force: bool = False, jobs: int | None = None,
+                  on_done: Callable[[WorkCount], None] | None = None) -> str:
+    """Count the work of the references of `runs` that have no count in DATA yet; the line that says what was done.
+
+    `reporter import` calls it for what it wrote, `reporter validate` and a re-validating build for what they check,
+    so the hardware floor needs no command of its own. Without torch nothing is counted and the line says how to
+    count later (the caller decides whether that is an error: for `reporter work` it is)."""
+    refs = [ref for r in runs if (ref := r.source.reference_source) is not None]
+    if not refs:
+        return "no reference to count the work of"
+    if not torch_installed():
+        return f"work not counted: {NO_TORCH}; then `reporter work {data}` counts it for the hardware floor"
+    done = count_work(data, refs, force=force, jobs=jobs, on_done=on_done)
+    failed = sum(not w.counted for w in done.counts)
+    return (f"counted {len(done.counts)} references ({failed} failed); "
+            f"{done.cached} already had a count in {data / 'validation' / 'work'}")
