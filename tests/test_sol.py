@@ -58,10 +58,27 @@ def test_datasheet_figures_and_clock_scaling() -> None:
     h100 = TABLE["H100 SXM"]
     assert (h100.fp32, h100.bf16, h100.dram, h100.l2_bytes) == pytest.approx((66.9e12, 989.4e12, 3.35e12, 50 * 2**20))
     assert (TABLE["H200 SXM"].dram, TABLE["H200 SXM"].fp32) == pytest.approx((4.8e12, 66.9e12))
-    half = h100.at_clock(990)  # half the rated 1980 MHz: compute and L2 halve, DRAM does not
-    assert half.fp32 == pytest.approx(33.45e12) and half.tf32 == pytest.approx(494.7e12 / 2) and half.dram == 3.35e12
+    half = h100.at_clock(990)  # half the rated 1980 MHz: CUDA cores and L2 halve, DRAM does not
+    assert half.fp32 == pytest.approx(33.45e12) and half.l2_bw == pytest.approx(5120 * 990e6) and half.dram == 3.35e12
+    assert half.tf32 == pytest.approx(494.7e12 * 990 / 1830)  # tensor cores: from their own rated 1,830 MHz
     assert h100.at_clock(2100) is h100 and h100.at_clock(None) is h100  # never above the rated per-clock width
     assert TABLE["RTX 4090"].fastest_16bit == pytest.approx(330.3e12)  # FP16 with FP16 accumulate, twice its FP32-accumulate rate
+
+
+@pytest.mark.parametrize(("gpu", "clock", "tensor_mhz", "bf16", "fp32"), [
+    ("H100 SXM", 1830, 1830, 989.4e12, 66.9e12 * 1830 / 1980),  # 989.4 TF = 132 SMs x 4,096 FLOP x 1,830 MHz
+    ("H100 PCIe", 1620, 1620, 756.0e12, 51.2e12 * 1620 / 1755),  # 114 SMs x 4,096 x 1,620 MHz
+    ("H100 NVL", 1545, 1545, 835.5e12, 60.0e12 * 1545 / 1785),  # 132 SMs x 4,096 x 1,545 MHz: 13% under the boost
+    ("H200 NVL", 1200, 1545, 835.5e12 * 1200 / 1545, 60.0e12 * 1200 / 1785),
+    ("A100 SXM 80", 1200, 1410, 312.0e12 * 1200 / 1410, 19.5e12 * 1200 / 1410),  # one rated clock for both
+])
+def test_tensor_rates_scale_from_the_clock_they_are_rated_at(gpu: str, clock: int, tensor_mhz: int, bf16: float,
+                                                             fp32: float) -> None:
+    at = TABLE[gpu].at_clock(clock)
+    assert (at.bf16, at.fp16, at.fp32) == pytest.approx((bf16, bf16, fp32))
+    # between the tensor cores' rated clock and the boost, they run at their rated figure, never above it
+    between = TABLE[gpu].at_clock(tensor_mhz + 50) if tensor_mhz + 50 < TABLE[gpu].boost_mhz else None
+    assert between is None or between.bf16 == pytest.approx(TABLE[gpu].bf16)
 
 
 def test_t_sol_is_the_slower_of_compute_and_memory() -> None:

@@ -1,8 +1,11 @@
 """What each GPU can do at most: the datasheet peaks a speed-of-light bound divides by, named once.
 
 Every figure is dense (no 2:4 sparsity: datasheets quote tensor rates "with sparsity", twice these) and
-at the clock the vendor rates it at (`boost_mhz`). `Peaks.at_clock` scales the SM-clocked figures
-(compute and L2) by a recorded SM clock; DRAM bandwidth has its own clock and is never scaled. A GPU not
+at the clock the vendor rates it at: `boost_mhz` for the CUDA cores and L2, `tensor_mhz` for the tensor
+cores, which Hopper's datasheets rate at a lower clock than the boost (their dense rate / (SMs x 4,096
+FLOP per SM per clock, the Hopper whitepaper's width): 1,830 MHz on the SXM parts, 1,620 on the PCIe
+card, 1,545 on NVL, against boosts of 1,980, 1,755 and 1,785). `Peaks.at_clock` scales each figure by
+a recorded SM clock below the clock it is rated at; DRAM bandwidth has its own clock and is never scaled. A GPU not
 in the table gets no bound: `peaks_for` says why instead of guessing.
 
 Sources (each row's `source` names its own):
@@ -49,6 +52,7 @@ class Peaks:
     source: str
     fp16_acc16: float | None = None  # GeForce parts run FP16 with FP16 accumulate at twice the FP32-accumulate rate
     dies: int = 1
+    tensor_mhz: int | None = None  # the clock the tensor rates are rated at, where lower than `boost_mhz`
     note: str = ""  # what was assumed where a source is silent
 
     def tensor(self, dtype: str) -> float | None:
@@ -62,15 +66,17 @@ class Peaks:
         return max(x for x in (self.tf32, self.bf16, self.fp16, self.fp16_acc16) if x is not None)
 
     def at_clock(self, sm_mhz: int | None) -> Peaks:
-        """These peaks at a recorded SM clock (compute and L2 scale with it; DRAM does not); the rated ones when
-        the clock is unknown or above the rated boost (no part beats its rated per-clock width)."""
+        """These peaks at a recorded SM clock: the CUDA cores and L2 scale by it below `boost_mhz`, the tensor cores
+        below `tensor_mhz` (their own rated clock); DRAM does not. A figure is never scaled above its rated value
+        (a datasheet's rate is the most the part sustains), and an unknown clock leaves all of them rated."""
         if sm_mhz is None or sm_mhz <= 0 or sm_mhz >= self.boost_mhz:
             return self
         f = sm_mhz / self.boost_mhz
+        t = min(1.0, sm_mhz / (self.tensor_mhz or self.boost_mhz))
 
         def s(x: float | None) -> float | None:
-            return None if x is None else x * f
-        return replace(self, fp32=self.fp32 * f, tf32=self.tf32 * f, bf16=self.bf16 * f, fp16=self.fp16 * f, fp8=s(self.fp8),
+            return None if x is None else x * t
+        return replace(self, fp32=self.fp32 * f, tf32=self.tf32 * t, bf16=self.bf16 * t, fp16=self.fp16 * t, fp8=s(self.fp8),
                        fp16_acc16=s(self.fp16_acc16), l2_bw=self.l2_bw * f)
 
 
@@ -85,13 +91,13 @@ def _gpu(name: str, mhz: int, fp32: float, tf32: float, b16: float, fp8: float |
                  int(l2_mb * 1024 * 1024), _l2(mhz, dies), source, dies=dies, **more)  # type: ignore[arg-type]
 
 
-_H100 = _gpu("H100 SXM5 80GB", 1980, 66.9, 494.7, 989.4, 1978.9, 3.35, 50, "[h100] SXM5 column")
+_H100 = _gpu("H100 SXM5 80GB", 1980, 66.9, 494.7, 989.4, 1978.9, 3.35, 50, "[h100] SXM5 column", tensor_mhz=1830)
 TABLE: dict[str, Peaks] = {
     "H100 SXM": _H100,
-    "H100 PCIe": _gpu("H100 PCIe 80GB", 1755, 51.2, 378.0, 756.0, 1513.0, 2.0, 50, "[h100] PCIe column"),
-    "H100 NVL": _gpu("H100 NVL 94GB", 1785, 60.0, 417.5, 835.5, 1670.5, 3.9, 50, "[nvl] H100 NVL"),
+    "H100 PCIe": _gpu("H100 PCIe 80GB", 1755, 51.2, 378.0, 756.0, 1513.0, 2.0, 50, "[h100] PCIe column", tensor_mhz=1620),
+    "H100 NVL": _gpu("H100 NVL 94GB", 1785, 60.0, 417.5, 835.5, 1670.5, 3.9, 50, "[nvl] H100 NVL", tensor_mhz=1545),
     "H200 SXM": replace(_H100, name="H200 SXM 141GB", dram=4.8 * TB, source="[h200] H200 SXM column"),
-    "H200 NVL": _gpu("H200 NVL 141GB", 1785, 60.0, 417.5, 835.5, 1670.5, 4.8, 50, "[nvl] H200 NVL"),
+    "H200 NVL": _gpu("H200 NVL 141GB", 1785, 60.0, 417.5, 835.5, 1670.5, 4.8, 50, "[nvl] H200 NVL", tensor_mhz=1545),
     "A100 SXM 80": _gpu("A100 SXM4 80GB", 1410, 19.5, 156.0, 312.0, None, 2.039, 40, "[a100] 80GB SXM column"),
     "A100 SXM 40": _gpu("A100 SXM4 40GB", 1410, 19.5, 156.0, 312.0, None, 1.555, 40, "[a100] 40GB SXM column"),
     "A100 PCIe 80": _gpu("A100 PCIe 80GB", 1410, 19.5, 156.0, 312.0, None, 1.935, 40, "[a100] 80GB PCIe column"),
