@@ -218,6 +218,8 @@ def run_row(r: RunRecord, cached: CachedValidation | None) -> dict[str, Any]:
     row.update(sol_row(rep, speedup_reported(row["correct"], row["suspect"])))
     for b in TIMING_BASES:  # a time under the hardware floor gives no speedup on its basis
         row[f"speedup_{b}"] = None if rep.dropped(b) else row[f"speedup_{b}"]
+    if row["recorded_impossible"]:  # nor the harness's: the times stay, as the evidence the page shows
+        row["recorded_speedup"] = row["recorded_compile_speedup"] = None
     if rep.dropped(PRIMARY_BASIS if row.get("speedup_source") == Source.RE_VALIDATED else RECORDED):
         row["speedup"] = None
     if m.launches:

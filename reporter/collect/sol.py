@@ -92,7 +92,8 @@ def _side(b: GpuBounds, side: str, basis: str, seconds: float | None, work: Work
     above: tuple[AboveCause, ...] = ()
     if seconds is not None and not low and work is not None and b.peaks is not None and b.sol is not None:
         above = above_causes(work, b.peaks, b.clock_mhz, b.tf32, b.flushed, seconds, launched(basis))
-    return SideTime(side, basis, seconds, fraction(b.sol, seconds, launched(basis)), low, above)
+    # A time under the floor has no fraction of speed of light either: it counts nowhere, as its speedup does not.
+    return SideTime(side, basis, seconds, None if low else fraction(b.sol, seconds, launched(basis)), low, above)
 
 
 def sol_report(r: RunRecord, res: ValidationResult | None) -> SolReport:
@@ -103,7 +104,8 @@ def sol_report(r: RunRecord, res: ValidationResult | None) -> SolReport:
     k, ref = recorded_seconds(r.trace)
     # Without a work count (`why`) there is no bound, but the launch floor under a time from the host still holds.
     times = [_side(rec, "kernel", RECORDED, k, work), _side(rec, "reference", RECORDED, ref, work)]
-    scores: dict[str, float | None] = {RECORDED: sol_score(k, ref, rec.sol.least(True) if rec.sol else None)}
+    scores: dict[str, float | None] = {RECORDED: None if any(t.below_floor for t in times) else
+                                       sol_score(k, ref, rec.sol.least(True) if rec.sol else None)}
     flags: list[Flag] = []
     meas = _measured_bounds(r, res, work) if res is not None else None
     if res is not None and meas is not None:
@@ -111,7 +113,8 @@ def sol_report(r: RunRecord, res: ValidationResult | None) -> SolReport:
             ks, rs = _median_s(res.kernel_timing, basis), _median_s(res.reference_timing, basis)
             pair = [_side(meas, "kernel", basis.value, ks, work), _side(meas, "reference", basis.value, rs, work)]
             times += pair
-            scores[basis.value] = sol_score(ks, rs, meas.sol.least(launched(basis.value)) if meas.sol else None)
+            scores[basis.value] = None if any(t.below_floor for t in pair) else \
+                sol_score(ks, rs, meas.sol.least(launched(basis.value)) if meas.sol else None)
             flags += [Flag(f"sol.{t.side}.{basis.value}", "error", floor_message(f"the {t.side}'s {BASIS_LABEL[basis]}",
                                                                                   t.seconds, meas.floor, launched(basis.value)))
                       for t in pair if t.below_floor and t.seconds is not None]

@@ -20,6 +20,7 @@ from . import charts, numbers
 from .timing_view import DEFAULT_BASIS, TimingView
 
 DROPPED = "below the hardware floor: no speedup"
+BELOW_FLOOR = f"{numbers.DASH} (below the hardware floor: a time faster than the hardware allows has no fraction and no score)"
 NO_SCORE = f"{numbers.DASH} (an incorrect or suspect kernel's score is no result, as its speedup)"
 # The summary's fraction, likewise: a suspect kernel's time may be faked (a patched timer), an incorrect one's is not
 # the problem's; the table below still lists each time against the floor, as evidence.
@@ -177,13 +178,15 @@ def _headline(rep: SolReport) -> tuple[str, str]:
     basis = DEFAULT_BASIS.value if rep.measured is not None and rep.time("kernel", DEFAULT_BASIS.value) else RECORDED
     b = rep.measured if basis != RECORDED else rep.recorded
     k = rep.time("kernel", basis)
+    if rep.dropped(basis):
+        return BELOW_FLOOR, f"{numbers.DASH} (below the hardware floor)"
     if b is None or b.sol is None or k is None or k.fraction is None:
         return numbers.DASH, numbers.DASH
     where = f"{BASIS_LABEL[Basis(basis)]} on {_gpu(b)}" if basis != RECORDED else f"recorded on {_gpu(b)}"
     t_sol = b.sol.least(launched(basis))
     mark = f" · {above_label(k.above)}" if k.above else ""
     text = f"{_fraction(k.fraction)} · T_SOL {numbers.time_ms(t_sol * 1e3)} ({where}){mark}"
-    return (DROPPED if rep.dropped(basis) else text), score_text(rep.scores.get(basis))
+    return text, score_text(rep.scores.get(basis))
 
 
 def _notes(rep: SolReport, recorded_flagged: bool) -> list[str]:
