@@ -98,7 +98,10 @@ def recorded_floor_flags(trace: Trace, work: WorkCount | None) -> list[Flag]:
                                    recorded_seconds(trace)):
         # A harness times a call from the host: the launch floor holds with or without a work count.
         if seconds is not None and below_floor(seconds, b.floor, launched=True):
-            out.append(Flag(f"timing.{name}", "error", floor_message(what, seconds, b.floor, launched=True)))
+            # A reference time cannot be a kernel's trick: the harness timed a smaller problem than this reference.
+            why = ("; the reference the harness timed did less work than this one, so this problem file is likely "
+                   "another version than the one the run was scored with") if name == "ref_runtime" and b.floor is not None else ""
+            out.append(Flag(f"timing.{name}", "error", floor_message(what, seconds, b.floor, launched=True) + why))
     return out
 
 

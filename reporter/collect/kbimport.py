@@ -17,6 +17,7 @@ from . import kernelbench as kb
 from . import problemset
 from .imported import same_names
 from .importer import Imported, Option, Progress, Request
+from .refversion import import_note
 
 OPTIONS = (
     Option("problems", "KernelBench's problem folder (holds level1/, level2/, ...).", "folder", required=True),
@@ -80,6 +81,8 @@ class KernelBenchImporter:
             rules, why = rules_inferred(folder, opts.rules)
             report = kb.import_kernelbench(folder, problems, out, options=replace(opts, rules=rules, rules_from=why), step=step)
             messages += report.messages
+            if (note := import_note(folder, report.written, out)) is not None:
+                messages.append(note)
             written += len(report.written)  # attempted failures (an eval entry with no kernel file) too
         return Imported(written, len(folders), tuple(messages))
 

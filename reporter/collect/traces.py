@@ -32,6 +32,7 @@ from . import ncu as gm
 from .floors import merged, recorded_floor_flags
 from .read import REDACTED_ID, find_traces, read_document, run_ids, validate_document
 from .redact import RedactionReport, Redactor, load_allow_list
+from .refversion import reference_flags
 from .reviews import Review, Reviews, ReviewVerdict, load_reviews
 from .transcript import scan_transcript
 
@@ -294,6 +295,9 @@ def _placed(record: RunRecord, slug: str, reviews: Reviews | None, redactor: Red
     judged under where the trace names none (`default_rules`, the project's)."""
     record = replace(record, trace=_with_rules(record.trace, default_rules),
                      original=_with_rules(record.original, default_rules) if record.original is not None else None)
+    # Which version of its problem the reference is depends on the rule set that scored the run: known only now.
+    # The trace as written (a redacted reference has another hash); the messages quote numbers and names only.
+    record = replace(record, flags=tuple(merged(list(record.flags), reference_flags(record.source))))
     review, problem = reviews.for_run(record.run_id, record.kernel_hash) if reviews is not None else (None, "")
     if redactor is not None:
         counts: Counter[str] = Counter()

@@ -55,6 +55,9 @@ class Rules:
     timing: str
     in_force: str = ""
     aliases: tuple[str, ...] = field(default=())
+    # The problem-file snapshot runs under these rules were scored on (`collect.refversion`): "" where the files
+    # changed within the era, so no one snapshot is theirs.
+    problems: str = ""
 
     def tolerance(self, precision: str) -> tuple[float, float]:
         return self.atol.get(precision, self.atol["fp32"]), self.rtol.get(precision, self.rtol["fp32"])
@@ -83,7 +86,8 @@ _KB_COMMON: dict[str, object] = {"train_mode": True, "construction": "seeded", "
 KERNELBENCH_2025 = Rules(
     name="kernelbench-2025", title="KernelBench, leaderboard era", source=_KB_SOURCE + " (early 2025)",
     atol={"fp32": 1e-2, "fp16": 1e-2, "bf16": 1e-2}, rtol={"fp32": 1e-2, "fp16": 1e-2, "bf16": 1e-2},
-    in_force=f"until {KERNELBENCH_TOLERANCE_CHANGE}", aliases=("kernelbench-leaderboard",), **_KB_COMMON)  # type: ignore[arg-type]
+    in_force=f"until {KERNELBENCH_TOLERANCE_CHANGE}", aliases=("kernelbench-leaderboard",), problems="leaderboard-2025",
+    **_KB_COMMON)  # type: ignore[arg-type]
 KERNELBENCH_2025_11 = Rules(
     name="kernelbench-2025-11", title="KernelBench since the November 2025 tolerance change",
     source=_KB_SOURCE + " (HEAD 423217d)",

@@ -16,6 +16,7 @@ from ..core import suspects
 from ..core.checks import speedup_reported
 from ..core.frozen import freeze
 from ..core.judgement import judge_run, rules_rows, verdict_rules
+from ..core.records import sha256_text
 from ..core.schema import BASIS_LABEL, Verdict
 from ..core.vocab import MISSING_KEY, RevalidationState, RunVerdict, Source, shown
 from . import charts, text
@@ -100,6 +101,9 @@ def _summary_rows(r: RunRecord, s: RunSummary, sv: SolView) -> tuple[Row, ...]:
         Row("backend", f"{run.backend or text.DASH} {run.precision or text.DASH}" if run.backend or run.precision
             else f"{text.DASH} (not recorded)"),
         Row("benchmark", run.benchmark or text.DASH),
+        # the reference's own hash, so a reader can tell versions of a problem apart (`collect.refversion`)
+        Row("reference", f"{run.problem_file or 'reference'} · sha256 {sha256_text(ref)[:12]}" if (ref := r.source.reference_source)
+            else f"{text.DASH} (not recorded)", flags.get("reference_source"), wide=True),
         Row(f"runtime ({how})", s.runtime, s.runtime_flag),
         Row(f"ref runtime ({how})", s.ref_runtime, flags.get("timing.ref_runtime") if s.verdict_source == Source.RECORDED else None),
         Row(f"speedup ({how})", s.speedup),
