@@ -1,6 +1,7 @@
 // Line diffs of kernel sources, shown as hunks: each change with 3 lines of context, and every run of
 // unchanged lines between them folded behind an "expand" button. Used by run pages (kernel versions) and
-// problem pages (two kernels side by side). Sources are inserted as text, never as HTML.
+// problem pages (two kernels side by side). Sources are inserted as text, or as static/kernelhl.js's
+// highlighting of that text (escaped tokens in flat <span class="x">, checked before use).
 (function () {
   'use strict';
   var CONTEXT = 3;
@@ -51,23 +52,38 @@
     return parts;
   }
 
-  // One line; its number is an attribute the stylesheet shows, so copying the code copies no numbers.
-  function lineSpan(l, plain) {
+  // A source's lines as kernelhl.js highlights them, or null (no highlighter, or output not of its one form).
+  var FLAT = /^(?:<span class="[\w-]+">|<\/span>|[^<>])*$/;
+  function highlighted(text) {
+    var H = window.reporterHighlight;
+    if (!H) return null;
+    var out = H.lines(H.python(text));
+    return out.every(function (l) { return FLAT.test(l); }) ? out : null;
+  }
+
+  // One line; its number is an attribute the stylesheet shows, so copying the code copies no numbers. `hl`: the
+  // line highlighted (from `highlighted`), else its text is inserted as text.
+  function lineSpan(l, plain, hl) {
     var span = document.createElement('span');
     if (l.op === '+') span.className = 'gi'; else if (l.op === '-') span.className = 'gd';
     span.setAttribute('data-ln', String(l.neu !== null ? l.neu : l.old));
-    span.textContent = (plain ? '' : l.op + ' ') + l.text + '\n';
+    if (typeof hl !== 'string') { span.textContent = (plain ? '' : l.op + ' ') + l.text + '\n'; return span; }
+    if (!plain) span.appendChild(document.createTextNode(l.op + ' '));
+    var code = document.createElement('span');
+    code.innerHTML = hl;
+    span.appendChild(code);
+    span.appendChild(document.createTextNode('\n'));
     return span;
   }
 
-  function foldButton(part, pre) {
+  function foldButton(part, pre, hl) {
     var b = document.createElement('button');
     b.type = 'button'; b.className = 'diff-expand';
     var n = part.lines.length;
     b.textContent = '⋯ expand ' + n + ' unchanged line' + (n === 1 ? '' : 's');
     b.addEventListener('click', function () {
       var frag = document.createDocumentFragment();
-      part.lines.forEach(function (l) { frag.appendChild(lineSpan(l)); });
+      part.lines.forEach(function (l) { frag.appendChild(lineSpan(l, false, hl(l))); });
       pre.replaceChild(frag, b);
     });
     return b;
@@ -76,6 +92,9 @@
   // A diff of two sources as a code block of hunks; `whole` shows every line with no folding.
   function block(a, b, whole) {
     var d = lines(a.split('\n'), b.split('\n'));
+    var ha = highlighted(a), hb = highlighted(b);
+    // a removed line is the old source's, any other the new one's
+    function hl(l) { return l.op === '-' ? ha && ha[l.old - 1] : hb && hb[l.neu - 1]; }
     var wrap = document.createElement('div'); wrap.className = 'hl diff numbered';
     var pre = document.createElement('pre'); wrap.appendChild(pre);
     if (!d) {
@@ -86,8 +105,8 @@
     }
     var added = d.filter(function (l) { return l[0] === '+'; }).length, removed = d.filter(function (l) { return l[0] === '-'; }).length;
     hunks(d, whole ? Infinity : CONTEXT).forEach(function (part) {
-      if (part.kind === 'folded') pre.appendChild(foldButton(part, pre));
-      else part.lines.forEach(function (l) { pre.appendChild(lineSpan(l)); });
+      if (part.kind === 'folded') pre.appendChild(foldButton(part, pre, hl));
+      else part.lines.forEach(function (l) { pre.appendChild(lineSpan(l, false, hl(l))); });
     });
     if (!added && !removed) {
       var same = document.createElement('p'); same.className = 'note'; same.textContent = 'The two sources are identical.';
@@ -102,10 +121,11 @@
   function source(text) {
     var wrap = document.createElement('div'); wrap.className = 'hl numbered';
     var pre = document.createElement('pre'); wrap.appendChild(pre);
-    text.split('\n').forEach(function (l, k) { pre.appendChild(lineSpan({ op: ' ', text: l, old: k + 1, neu: k + 1 }, true)); });
+    var h = highlighted(text);
+    text.split('\n').forEach(function (l, k) { pre.appendChild(lineSpan({ op: ' ', text: l, old: k + 1, neu: k + 1 }, true, h && h[k])); });
     if (window.reporterSideways) window.reporterSideways(wrap);
     return wrap;
   }
 
-  window.reporterDiff = { lines: lines, hunks: hunks, block: block, source: source };
+  window.reporterDiff = { lines: lines, hunks: hunks, block: block, source: source, highlighted: highlighted };
 })();

@@ -600,6 +600,12 @@ def test_version_diff_shows_hunks_that_expand(served: tuple[str, Path], browser:
     assert page.locator("#version-2 .diff pre > span.gi").first.get_attribute("data-ln") == str(blocks[1][3] + 1)
     ops, old, new = _diff_sides(page, "#version-2")
     assert old == v1 and new == v2 and ops.count("+") == 1 and ops.count("-") == 0
+    # highlighted as the final kernel is: Python, and the CUDA inside its load_inline string as CUDA (issue 45)
+    assert page.locator("#version-2 .diff pre span.k").count() > 0
+    page.locator("#version-2 button[data-show=source]").click()
+    assert page.locator("#version-2 .version-view pre span.k", has_text="__global__").count() >= 1
+    assert page.locator("#version-2 .version-view pre span.nb", has_text="threadIdx").count() >= 1
+    assert page.locator("#version-2 .version-view pre").inner_text().rstrip("\n") == sent[1].rstrip("\n")
     assert not problems, problems
     page.close()
 
@@ -616,6 +622,7 @@ def test_compare_page_shows_two_kernels_side_by_side(served: tuple[str, Path], b
     page.locator("#compare .diff").wait_for(timeout=WAIT_MS)
     sides = page.locator("#compare .compare-side pre")
     assert sides.count() == 2
+    assert page.locator("#compare .compare-side pre span.k", has_text="__global__").count() >= 2  # CUDA read as CUDA
     assert [sides.nth(i).inner_text().rstrip("\n") for i in range(2)] == [kernels["alpha"].rstrip("\n"), kernels["beta"].rstrip("\n")]
     _, old, new = _diff_sides(page, "#compare")
     assert old == kernels["alpha"].split("\n") and new == kernels["beta"].split("\n")

@@ -5,6 +5,8 @@ of its build there. Kernel files are Python with CUDA source inside string liter
 pass (comments, strings, keywords, numbers, definitions) reads the Python at a fraction of the cost, and a
 triple-quoted string that holds CUDA or C++ (what `load_inline` compiles) is read again as CUDA. The output uses Pygments' CSS classes,
 so `pygments.css` colours it. Every token is escaped; nothing from the source reaches the page raw.
+`static/kernelhl.js` is the same highlighter for what the browser shows from text (kernel versions, their
+diffs, problem-page comparisons); `tests/test_kernel_highlight.py` holds the two to the same output.
 """
 
 from __future__ import annotations
@@ -25,10 +27,11 @@ _TOKENS = re.compile(
     r"|(?P<c1>#[^\n]*)"
     r"|(?P<def>\b(?:def|class)\b)(?P<ws>[ \t]+)(?P<nf>[A-Za-z_]\w*)"
     rf"|(?P<k>\b(?:{_KEYWORDS})\b)"
-    r"|(?P<mi>\b\d+(?:\.\d*)?(?:[eE][+-]?\d+)?\b)"
+    r"|(?P<mi>\b\d+(?:\.\d*)?(?:[eE][+-]?\d+)?\b)",
+    re.ASCII,  # \b, \d and \w as in JavaScript: static/kernelhl.js highlights kernel versions the same way
 )
 CLASSES = ("s", "c1", "k", "mi")
-HIGHLIGHTER = "2"  # in each cached fragment's key: a fragment of an older highlighter is made again
+HIGHLIGHTER = "3"  # in each cached fragment's key: a fragment of an older highlighter is made again
 
 # CUDA and C++ inside a triple-quoted string (what `load_inline` compiles) read as CUDA, not as one Python string.
 _C_MARKERS = ("__global__", "__device__", "#include", "torch::", "<<<", "blockIdx", "at::Tensor")
@@ -52,7 +55,7 @@ _C_TOKENS = re.compile(
     rf"|(?P<kt>(?<![\w])(?:{_words(_C_TYPES)})(?![\w]))|(?P<k>(?<![\w])(?:{_words(_C_KEYWORDS)})(?![\w]))"
     rf"|(?P<nb>(?<![\w])(?:{_words(_C_BUILTINS)})(?![\w]))"
     r"|(?P<mf>(?<![\w.])\d+\.\d*(?:[eE][+-]?\d+)?[fF]?|(?<![\w.])\d+[eE][+-]?\d+[fF]?)"
-    r"|(?P<mi>(?<![\w.])(?:0[xX][0-9a-fA-F]+|\d+)[uUlL]*(?![\w.]))", re.M)
+    r"|(?P<mi>(?<![\w.])(?:0[xX][0-9a-fA-F]+|\d+)[uUlL]*(?![\w.]))", re.M | re.ASCII)
 _STRING_PARTS = re.compile(r'(?P<head>[rRbBuUfF]{0,2}(?:"""|\'\'\'))(?P<body>[\s\S]*?)(?P<tail>"""|\'\'\'|)\Z')
 
 
