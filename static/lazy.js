@@ -1,6 +1,7 @@
 // Run pages: turns and kernel versions filled from the run's JSONP chunk when first expanded.
 // The chunk is loaded with <script src> (relative to the page), which works from file:// and any sub-path.
-// Turn HTML in the chunk was escaped by the build; kernel sources are inserted as text, never as HTML.
+// Turn HTML in the chunk was escaped by the build; kernel sources are inserted as text, or as static/kernelhl.js
+// highlights that text.
 // Fenced code in a turn is highlighted here, when the turn is shown, by highlight.js (BSD-3-Clause, licence
 // beside it), loaded the same way and at the same time as the chunk: a turn appears once, already coloured.
 (function () {
@@ -52,15 +53,24 @@
   }
 
   // Each fenced block's language comes from its fence (class language-X); an untagged one is detected.
+  // A Python block that builds a torch extension is a kernel file: static/kernelhl.js reads it as the final
+  // kernel is read, its load_inline strings as CUDA (highlight.js would show them as one string).
+  var KERNEL_FILE = /load_inline|cpp_extension|__global__/;
   function highlight(root) {
-    var H = window.hljs;
-    if (!H) return;
-    if (!H.getLanguage('cuda')) H.registerAliases(['cuda', 'cu', 'cuh'], { languageName: 'cpp' });
+    var H = window.hljs, K = window.reporterHighlight;
+    if (H && !H.getLanguage('cuda')) H.registerAliases(['cuda', 'cu', 'cuh'], { languageName: 'cpp' });
     root.querySelectorAll('pre > code').forEach(function (code) {
       if (code.dataset.highlighted) return;
       var m = /(?:^|\s)language-(\S+)/.exec(code.className), lang = m ? m[1] : '', text = code.textContent;
       code.dataset.highlighted = 'plain';
-      if (text.length > MAX_CHARS || (lang && !H.getLanguage(lang))) return;
+      if (text.length > MAX_CHARS) return;
+      if (K && (lang === 'python' || lang === 'py' || !lang) && KERNEL_FILE.test(text) && /\bimport\b|\bdef\b|"""|'''/.test(text)) {
+        code.innerHTML = K.python(text);  // every token escaped, flat spans only (tests/test_kernel_highlight.py)
+        code.parentNode.classList.add('hl');  // the colours are scoped to .hl; the <pre> is styled as one already
+        code.dataset.highlighted = 'python+cuda';
+        return;
+      }
+      if (!H || (lang && !H.getLanguage(lang))) return;
       var r = lang ? H.highlight(text, { language: lang, ignoreIllegals: true }) : H.highlightAuto(text, DETECT);
       if (!r.language) return;
       code.innerHTML = r.value;  // highlight.js escapes every token of the text it was given

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import http.server
 import json
+import re
 import shutil
 import threading
 from collections.abc import Iterator
@@ -324,7 +325,7 @@ UNHIGHLIGHTED = """() => {
       if (!code.dataset.highlighted || code.dataset.highlighted === 'plain')
         out.push('turn ' + body.dataset.turn + ': not highlighted (' + (tag || 'untagged') + '): ' + code.textContent.slice(0, 40));
     }
-    if (blocks.length && !body.querySelector('pre > code span[class^=hljs-]')) out.push('turn ' + body.dataset.turn + ': no token coloured');
+    if (blocks.length && !body.querySelector('pre > code span[class^=hljs-], pre.hl > code span')) out.push('turn ' + body.dataset.turn + ': no token coloured');
   }
   return out;
 }"""
@@ -359,6 +360,23 @@ def test_turn_loads_lazily_when_expanded(served: tuple[str, Path], browser: obje
     page.evaluate("document.querySelectorAll('details.turn:not(.version)').forEach(d => d.open = true)")
     page.wait_for_selector(".lazy-body:not([data-filled])", state="detached", timeout=WAIT_MS)
     assert page.locator(".lazy-body pre > code").count() >= 50 and page.evaluate(UNHIGHLIGHTED) == []
+    assert not problems, problems
+    page.close()
+
+
+def test_a_kernel_file_in_a_turn_reads_its_cuda_as_cuda(served: tuple[str, Path], browser: object) -> None:
+    import json
+    base, _ = served
+    trace = json.loads((DATA / "seed-001-partial" / "trace.json").read_text())
+    fence = next(m for m in re.finditer(r"```python\n([\s\S]*?)```", trace["turns"][0]["reasoning"]) if "load_inline" in m.group(1))
+    assert "__global__" in fence.group(1)
+    page, problems = open_page(browser, base + "runs/seed-001-partial.html", charts=False)
+    page.locator("details.turn#turn-0 summary").click()
+    code = page.locator("details.turn#turn-0 .lazy-body pre > code", has_text="load_inline").first
+    code.wait_for(timeout=WAIT_MS)
+    assert code.get_attribute("data-highlighted") == "python+cuda"
+    assert code.locator("span.k", has_text="__global__").count() >= 1 and code.locator("span.k", has_text="import").count() >= 1
+    assert code.inner_text().rstrip("\n") == fence.group(1).rstrip("\n")  # the text as written
     assert not problems, problems
     page.close()
 
