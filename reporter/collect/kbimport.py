@@ -7,11 +7,15 @@ leaderboards divide by, and imports each folder.
 
 from __future__ import annotations
 
+import re
+import tempfile
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..core.errors import ConfigError
+from ..core import limits
+from ..core.errors import ConfigError, printable
+from ..core.gitread import files_at
 from ..core.rules import kernelbench_rules_on, rules_named
 from . import kernelbench as kb
 from . import problemset
@@ -28,6 +32,9 @@ OPTIONS = (
     Option("baseline-compile", "The torch.compile baseline file (baseline_time_torch_compile_*.json).", "file"),
     Option("rules", "The rule set these runs were scored under (kernelbench-2025: the public leaderboard, before "
            "2025-11-04; kernelbench-2025-11: since). Default: inferred from eval_results.json's date, which a copy may change."),
+    Option("kernelbench-commit", "Read the problem files as of this commit of the KernelBench checkout --problems is in: "
+           "a commit id, a branch or tag, or a date YYYY-MM-DD (the last commit on or before it). Default: the files "
+           "as they are on disk."),
     Option("note", "A caveat added to every imported run's source note (shown on its page)."),
     Option("allow-missing-reference", "Import kernels whose problem file is not under --problems (they cannot be "
            "re-validated).", "flag"),
@@ -47,9 +54,20 @@ class KernelBenchImporter:
     options = OPTIONS
 
     def run(self, request: Request, progress: Progress) -> Imported:
-        problems, out, force = request.path("problems"), request.out, request.flag("force")
+        problems = request.path("problems")
         if problems is None:
             raise ConfigError("reporter import kernelbench needs --problems (KernelBench's folder holding level1/, ...)")
+        if (rev := request.text("kernelbench_commit")) is None:
+            return self._import(request, problems, progress)
+        with tempfile.TemporaryDirectory(prefix="reporter-kernelbench-") as tmp:
+            at = checkout_at(problems, rev, Path(tmp))
+            done = self._import(request, Path(tmp), progress, (problems, at))
+            # a message names the folder the user gave, at its commit, never the temporary copy
+            return replace(done, messages=tuple(m.replace(tmp, f"{problems}@{at[0][:12]}") for m in done.messages))
+
+    def _import(self, request: Request, problems: Path, progress: Progress,
+                at: tuple[Path, tuple[str, str]] | None = None) -> Imported:
+        out, force = request.out, request.flag("force")
         folders = kb.run_dirs(list(request.sources))
         if not folders:
             raise ConfigError(f"no KernelBench run folder (level_L_problem_P_sample_S_kernel.py files or eval_results.json) "
@@ -60,6 +78,8 @@ class KernelBenchImporter:
         if missing and not request.flag("allow_missing_reference"):
             raise ConfigError(missing + "; nothing was written")
         today, messages = problemset.scan(problems)  # the universe of the leaderboards' denominators
+        if at is not None:  # read from a commit: the set is that commit's, named by the folder the user gave
+            today = replace(today, source=printable(at[0].name), commit=at[1][0])
         drift = problemset.record(out, today)[1]
         baseline, compiled = request.path("baseline"), request.path("baseline_compile")
         if (rules := request.text("rules")) is not None:
@@ -69,7 +89,8 @@ class KernelBenchImporter:
                 raise ConfigError(f"--rules: {exc.args[0]}; nothing was written") from None
         opts = kb.ImportOptions(request.text("model"), request.text("configuration"), request.text("gpu"),
                                 kb.read_baseline(baseline) if baseline else None,
-                                kb.read_baseline(compiled) if compiled else None, request.text("note"), drift, force, rules)
+                                kb.read_baseline(compiled) if compiled else None, _note(request.text("note"), at), drift,
+                                force, rules)
         done, total = [0], sum(len(kb.kernel_files(f)) for f in folders)
 
         def step() -> None:
@@ -88,6 +109,38 @@ class KernelBenchImporter:
 
 
 KERNELBENCH = KernelBenchImporter()
+
+
+_PROBLEM_PATH = re.compile(r"level\d+/\d+_[^/\\\x00]*\.py")
+
+
+def checkout_at(problems: Path, rev: str, into: Path) -> tuple[str, str]:
+    """KernelBench's problem files as of `rev` written under `into` (levelN/P_name.py), read from the git checkout
+    that holds `problems` (it, or one or two folders up) as data; (commit id, commit date)."""
+    for root in (problems, *list(problems.resolve().parents)[:2]):
+        if (root / ".git").exists():
+            break
+    else:
+        raise ConfigError(f"--kernelbench-commit: {problems} is not inside a git checkout (looked in it and two folders "
+                          "up); without it, the files on disk are read")
+    under = problems.resolve().relative_to(root.resolve()).as_posix()
+    try:
+        sha, when, files = files_at(root, rev, "" if under == "." else under, limits.MAX_TRACE_BYTES)
+    except (ValueError, KeyError) as exc:
+        raise ConfigError(f"--kernelbench-commit: {exc}; nothing was written") from None
+    for name, blob in files.items():
+        if _PROBLEM_PATH.fullmatch(name):  # levelN/P_name.py and nothing else: a tree entry is anyone's name
+            level, file = name.split("/")
+            (into / level).mkdir(exist_ok=True)
+            (into / level / file).write_bytes(blob)
+    return sha, when
+
+
+def _note(note: str | None, at: tuple[Path, tuple[str, str]] | None) -> str | None:
+    if at is None:
+        return note
+    read = f"Problem files read from KernelBench commit {at[1][0][:12]} ({at[1][1]}) of {printable(at[0].name)}."
+    return f"{read} {note}" if note else read
 
 
 def rules_inferred(run_dir: Path, given: str | None) -> tuple[str | None, str | None]:

@@ -155,3 +155,77 @@ def commit_holding(root: Path, files: Iterable[str]) -> str | None:
     if not names or any(n not in tracked or tracked[n][0] == _GITLINK or _differs(root, n, *tracked[n]) for n in names):
         return None
     return commit
+
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_MAX_DEPTH = 2  # a problems folder's files: levelN/P_name.py
+
+
+def _commit_of(repo: object, rev: str) -> bytes | None:
+    """The commit `rev` names in `repo` (a dulwich Repo): a date (the last commit on or before that day, UTC, on
+    HEAD's history), a commit id or a unique prefix of one, or a branch, tag or remote-tracking branch."""
+    from datetime import UTC, datetime
+
+    from dulwich.objects import Commit, Tag
+    from dulwich.repo import Repo
+    assert isinstance(repo, Repo)
+    if _DATE.match(rev):
+        end = datetime.fromisoformat(rev).replace(tzinfo=UTC).timestamp() + 86400
+        return next((e.commit.id for e in repo.get_walker(include=[repo.head()]) if e.commit.commit_time < end), None)
+    if re.fullmatch(r"[0-9a-f]{4,64}", rev):
+        found = list(repo.object_store.iter_prefix(rev.encode()))
+        if len(found) == 1 and isinstance(repo[found[0]], Commit):
+            return found[0]
+    refs: dict[bytes, bytes] = {bytes(k): bytes(v) for k, v in repo.refs.as_dict().items()}
+    for ref in (f"refs/heads/{rev}", f"refs/tags/{rev}", f"refs/remotes/{rev}", f"refs/remotes/origin/{rev}"):
+        sha = refs.get(ref.encode())
+        obj = repo[sha] if sha is not None else None
+        while isinstance(obj, Tag):  # an annotated tag names its commit
+            obj = repo[obj.object[1]]
+        if isinstance(obj, Commit):
+            return obj.id
+    return None
+
+
+def files_at(root: Path, rev: str, under: str, max_bytes: int) -> tuple[str, str, dict[str, bytes]]:
+    """(commit id, its date, {path under `under`: content}) of the regular files below `under` (relative to `root`,
+    "" for all of it, two folders deep at most) as of `rev` in the git checkout whose top folder is `root`.
+
+    The objects are read and parsed by dulwich, as data: no git program, hook or configured filter runs. A file
+    over `max_bytes`, a link or a submodule is left out. A `rev` that names no commit is a ValueError that says
+    what it may be."""
+    from datetime import UTC, datetime
+
+    from dulwich.errors import NotGitRepository
+    from dulwich.object_store import tree_lookup_path
+    from dulwich.objects import Blob, Commit, Tree
+    from dulwich.repo import Repo
+    if git_dir(root) is None:
+        raise ValueError(f"{root} is not the top folder of a git checkout")
+    try:
+        repo = Repo(str(root))
+    except NotGitRepository as exc:
+        raise ValueError(f"{root}: {exc}") from None
+    with repo:
+        sha = _commit_of(repo, rev)
+        if sha is None:
+            raise ValueError(f"{rev!r} names no commit of {root}: give a commit id, a branch or tag, or a date YYYY-MM-DD "
+                             "(the last commit on or before it)")
+        commit = repo[sha]
+        assert isinstance(commit, Commit)
+        tree_id = commit.tree if not under else tree_lookup_path(repo.__getitem__, commit.tree, under.encode())[1]
+        out: dict[str, bytes] = {}
+
+        def walk(tree: Tree, prefix: str, depth: int) -> None:
+            for entry in tree.iteritems():
+                name, mode, child = entry.path.decode("utf-8", "replace"), entry.mode, entry.sha
+                if stat.S_ISDIR(mode) and depth < _MAX_DEPTH and isinstance(sub := repo[child], Tree):
+                    walk(sub, f"{prefix}{name}/", depth + 1)
+                elif stat.S_ISREG(mode) and isinstance(blob := repo[child], Blob) and blob.raw_length() <= max_bytes:
+                    out[prefix + name] = blob.as_raw_string()
+        top = repo[tree_id]
+        if not isinstance(top, Tree):
+            raise ValueError(f"{under} is not a folder at {sha.decode()[:12]}")
+        walk(top, "", 0)
+        when = datetime.fromtimestamp(commit.commit_time, UTC).date().isoformat()
+        return sha.decode(), when, out
