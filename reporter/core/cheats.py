@@ -6,7 +6,9 @@ a "warn" is worth a reader's look. Runs in the parent process: it reads the sour
 
 from __future__ import annotations
 
+import ast
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 # (check id, severity, pattern, why it matters)
@@ -71,9 +73,77 @@ def scan(source: str, backend: str | None = "cuda") -> list[Finding]:
         for check, severity, pattern, why in RULES:
             if pattern.search(line):
                 found.append(Finding(check, severity, n, stripped[:160], why))
+    found += training_branches(source)
     if backend == "cuda":
         if "__global__" not in source:
             found.append(Finding("no_cuda_kernel", "error", None, "", "no __global__ function: the submission contains no CUDA kernel"))
         if "load_inline" not in source and "cpp_extension" not in source:
             found.append(Finding("no_extension", "error", None, "", "never builds an extension (load_inline / cpp_extension)"))
     return found
+
+
+TRAINING_BRANCH = ("takes another path in training mode: its own kernel runs only when the model is in eval(), and "
+                   "KernelBench runs both models in training mode, so there (and in any recorded time from it) PyTorch "
+                   "does this work, not the submitted kernel")
+
+
+def _extensions(tree: ast.Module) -> set[str]:
+    """Names bound to a built extension: `ext = load_inline(...)` or `load(...)`, anywhere in the file."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            f = node.value.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            if name in ("load_inline", "load"):
+                out.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return out
+
+
+def _calls(stmts: Sequence[ast.stmt], ext: set[str]) -> bool:
+    """Whether `stmts` call into a built extension (`ext.f(...)`)."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+               and n.func.value.id in ext for s in stmts for n in ast.walk(s))
+
+
+def _training(test: ast.expr) -> bool | None:
+    """True for `self.training`, False for `not self.training`, None for any other test."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _training(test.operand)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Attribute) and test.attr == "training" and isinstance(test.value, ast.Name) and test.value.id == "self":
+        return True
+    return None
+
+
+def _branches(stmts: Sequence[ast.stmt], ext: set[str]) -> list[int]:
+    """Lines of `if self.training` whose training side calls no extension while the eval side (its else, or what
+    follows an if that returns) does; nested blocks included."""
+    lines = []
+    for i, stmt in enumerate(stmts):
+        if isinstance(stmt, ast.If) and (mode := _training(stmt.test)) is not None:
+            yes, no = stmt.body, stmt.orelse
+            if not no and yes and isinstance(yes[-1], ast.Return | ast.Raise):
+                no = list(stmts[i + 1:])  # `if self.training: return ...` then the eval path
+            train, evaluate = (yes, no) if mode else (no, yes)
+            if not _calls(train, ext) and _calls(evaluate, ext):
+                lines.append(stmt.lineno)
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                lines += _branches(inner, ext)
+    return lines
+
+
+def training_branches(source: str) -> list[Finding]:
+    """A forward that runs the submitted kernel only outside training mode (KernelBench's mode): a warning with its line.
+    Read from the parsed source, never run."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    ext = _extensions(tree)
+    if not ext:
+        return []
+    lines = source.splitlines()
+    return [Finding("training_branch", "warn", n, lines[n - 1].strip()[:160], TRAINING_BRANCH)
+            for n in sorted(set(_branches(tree.body, ext)))]
