@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -165,6 +166,26 @@ def test_a_replay_that_disagrees_with_our_audit_shows_wherever_the_run_is_listed
     assert (int(default["correct"].iloc[0]), int(audit["correct"].iloc[0])) == (1, 0)
     import html
     assert "2 correct (1 of them under the run's own rules only, not our audit)" in html.unescape(model.read_text())  # and seed 000
+    # the board a reader compares with the published one lists what our audit would change, with the cause
+    board = next(p for p in (site / "leaderboards").glob("*.html") if "revalidated" not in p.name and "seed-003-l2-p8" in p.read_text())
+    text = html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", board.read_text())))
+    assert "What our audit changes" in text and "1 run counted correct here under the rules that scored it fails our audit" in text
+    assert "L2 · P8 kernelbench-2025 passes at 0.01, fails at 0.0001: largest error 0.00033, 3.2x our bound" in text
+    assert 'href="../runs/seed-003-l2-p8.html"' in board.read_text()
+
+
+def test_audit_moves_are_the_counted_runs_our_audit_fails() -> None:
+    import pandas as pd
+
+    from reporter import aggregates as ag
+    runs = pd.DataFrame({
+        "run_id": ["a", "b", "c", "d", "e"], "model": ["m", "m", "m", "n", "m"], "benchmark": ["kb"] * 5, "level": [1] * 5,
+        "problem_id": [3, 1, 2, 1, 4], "problem": ["p3", "p1", "p2", "p1", "p4"], "rules": ["kernelbench-2025"] * 5,
+        "correct": [True, True, True, False, True], "revalidated_correct": [False, True, None, False, False],
+        "verdicts_cause_class": ["tolerance", None, None, None, "model mode"], "verdicts_cause": ["x", None, None, None, "y"]})
+    moved = ag.audit_moves(runs)
+    assert list(moved["run_id"]) == ["a", "e"]  # counted and failing the audit, by model then problem; not d (never counted)
+    assert moved.attrs["audited"] == 3  # a, b and e were counted and judged; c was not judged
 
 
 def test_the_tolerance_change_day_itself_is_judged_under_the_new_rules() -> None:

@@ -35,6 +35,7 @@ from ..core.vocab import MISSING_KEY
 from .board import COUNT_COLUMNS, RANK_RULE, board_table, leaderboard
 from .denominators import denominators, recorded_problems
 from .grid import STATES, counts, grid, grid_table, problems, states
+from .moves import audit_moves
 from .scope import (
     DEFAULT_BASIS,
     DEFAULT_EXCLUDE,
@@ -49,6 +50,30 @@ from .scope import (
     scopes,
 )
 
-__all__ = ["COUNT_COLUMNS", "DEFAULT_BASIS", "DEFAULT_EXCLUDE", "FAST_P", "LEADERBOARD_KEYS", "MISSING_KEY", "PROBLEM_KEYS",
-           "RANK_RULE", "STATES", "best_per_problem", "board_table", "comparable", "counts", "denominators", "fast_column", "grid",
-           "grid_table", "leaderboard", "on_basis", "problems", "recorded_problems", "scoped", "scopes", "states"]
+__all__ = [
+    "COUNT_COLUMNS",
+    "DEFAULT_BASIS",
+    "DEFAULT_EXCLUDE",
+    "FAST_P",
+    "LEADERBOARD_KEYS",
+    "MISSING_KEY",
+    "PROBLEM_KEYS",
+    "RANK_RULE",
+    "STATES",
+    "audit_moves",
+    "best_per_problem",
+    "board_table",
+    "comparable",
+    "counts",
+    "denominators",
+    "fast_column",
+    "grid",
+    "grid_table",
+    "leaderboard",
+    "on_basis",
+    "problems",
+    "recorded_problems",
+    "scoped",
+    "scopes",
+    "states",
+]

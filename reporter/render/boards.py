@@ -22,6 +22,7 @@ from ..core.suspects import STRICT_OWN_SHARE
 from ..core.vocab import MISSING_KEY, Source, shown
 from ..frames import export_bytes
 from . import charts, numbers
+from .moves import audit_view
 from .research import SampleBoard, SampleRow, sample_board
 from .runpage import HOME, Page, group_label
 from .timing_view import basis_view
@@ -316,7 +317,8 @@ def board_pages(board: Board, grid: str | None, urls: Urls) -> tuple[list[Page],
             "problems_n": sentence,
             "revalidated_only": only, "switch": other, "csv": csv,
             "levels": board.levels, "runs_in_scope": in_scope, "rank_rule": ag.RANK_RULE,
-            "strict_rule": STRICT_RULE, "sol_rule": SOL_GEOMEAN_RULE, "cross_gpu": urls.cross_gpu()}))
+            "strict_rule": STRICT_RULE, "sol_rule": SOL_GEOMEAN_RULE, "cross_gpu": urls.cross_gpu(),
+            "moves": None if only else audit_view(board.runs, urls)}))  # the re-validated twin is the audit itself
     return pages, {csv: export_bytes(board.runs, "csv")}
 
 
