@@ -175,8 +175,8 @@ class TrialResult:
     problem: str | None = None  # why it failed: shape mismatch, NaN, mutated inputs, ...
     mismatch: Mismatch | None = None  # the witness of a values failure
     inputs: str | None = None  # the transform of an input-statistics trial ("large magnitude", ...); None: as drawn
-    # An input-statistics trial that failed: the largest |a − b| / (atol + rtol·|b|) over every value of every output
-    # (infinite where the kernel is not finite and the reference is); None for other trials and older results.
+    # The largest |a − b| / (atol + rtol·|b|) over every value of every output (1 is the tolerance's edge; infinite where
+    # the kernel is not finite and the reference is): a passed trial's margin, or a failed input-statistics trial's miss.
     worst_ratio: float | None = None
 
 

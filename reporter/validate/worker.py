@@ -28,12 +28,14 @@ import torch  # noqa: E402
 
 from ..core import schema  # noqa: E402
 from ..core.atomic import replace_file  # noqa: E402
+from ..core.rules import AT_BOUND_BAND, EXTRA_TRIALS_NEAR_BOUND, NEAR_BOUND  # noqa: E402
 from ..core.schema import NO_JITTER_HOOK, NOT_MEASURED, NOT_RUN, CheckSettings, DynamicCheck, DynamicResult, TimingFigures, TrialResult, Verdict, WorkerJob, WorkerResult  # noqa: E402
 from . import dynamic, integrity, lightbuild, reftiming, replay, strength  # noqa: E402
-from .allclose import compare, judge  # noqa: E402, F401 - `compare` is part of this module's interface
+from .allclose import compare, judge, worst_ratio  # noqa: E402, F401 - `compare` is part of this module's interface
 from .attribution import extension_kernels_in, source_kernels  # noqa: E402
 from .inputs import PopcornJitter, build_models, clone, load, make_inputs, poison_allocator, problem_names_used, shape_of, stateful, tensors  # noqa: E402, F401
-from .timing import SPIN_CYCLES, peak_memory, sync, time_all, time_graphs  # noqa: E402
+from .profilecall import profile_call  # noqa: E402
+from .timing import peak_memory, sync, time_all, time_graphs  # noqa: E402
 from .workerstart import started  # noqa: E402
 
 MODES = ("compile", "check", "profile", "strength", "reference", "replay")
@@ -96,7 +98,8 @@ def _trial(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitter, i: int
     mutated = [j for j, (a, b) in enumerate(zip(tensors(pristine), tensors(k_inputs))) if not torch.equal(a, b)]
     if mutated and ok:
         ok, problem = False, f"the kernel modified its input(s) {mutated}"
-    return replace(row, max_abs_error=mabs, max_rel_error=mrel, passed=ok, problem=problem, mismatch=witness), False
+    margin = worst_ratio(ref_out, new_out, atol, rtol) if ok else None  # how close a pass came to the tolerance's edge
+    return replace(row, max_abs_error=mabs, max_rel_error=mrel, passed=ok, problem=problem, mismatch=witness, worst_ratio=margin), False
 
 
 def _nominal_trials(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitter, nominal: list[int], job: WorkerJob,
@@ -109,9 +112,16 @@ def _nominal_trials(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitte
     for i, (seed, name) in enumerate(plan):  # one at a time: a trial that raises keeps those before it
         row = _trial(ns, ref, new, jitter, i, seed, False, device, s.atol, s.rtol, name)[0]
         out.result = replace(out.result, trials=(*out.result.trials, row))
+    margin = max((t.worst_ratio or 0.0 for t in out.result.trials), default=0.0)
+    if all(t.passed for t in out.result.trials) and AT_BOUND_BAND[0] <= margin <= AT_BOUND_BAND[1]:
+        gen = random.Random(nominal[-1])  # a pass near the tolerance's edge is tried again on fresh seeds before it stands
+        for k in range(len(plan), len(plan) + EXTRA_TRIALS_NEAR_BOUND):
+            row = _trial(ns, ref, new, jitter, k, gen.randrange(2**31), False, device, s.atol, s.rtol)[0]
+            out.result = replace(out.result, trials=(*out.result.trials, replace(row, inputs=NEAR_BOUND)))
     bad = next((t for t in out.result.trials if t.passed is False), None)
     if bad is not None:
-        where = f"{bad.inputs} inputs at the nominal shapes" if bad.inputs else "nominal shapes"
+        where = f"{bad.inputs}, at the nominal shapes" if bad.inputs == NEAR_BOUND else \
+            f"{bad.inputs} inputs at the nominal shapes" if bad.inputs else "nominal shapes"
         _verdict(out, Verdict.INCORRECT, f"trial {bad.index} ({where}) failed: {bad.problem}")
     return bad is not None
 
@@ -327,34 +337,6 @@ def _conclude(out: Draft, s: Settings) -> None:
     _verdict(out, Verdict.CORRECT, reason)
 
 
-def run_profile(job: WorkerJob, out: Draft) -> None:
-    """One warm call of each side profiled (`job.role`: "kernel", "reference" or "both") inside an NVTX range
-    named `measured`, for ncu to pick up; with both, a marker kernel opens the reference's range, so the
-    export splits into the two sides (`profiling.split_sides`)."""
-    s = job.settings
-    jitter = PopcornJitter(s.jitter_fraction)
-    ns, _ = load(job.reference, job.kernel, jitter)
-    ref, new, _ = build_models(ns, job.device, s.seed)
-    fns = {"kernel": [new], "reference": [ref]}.get(job.role or "", [new, ref])
-    inputs = make_inputs(ns, jitter, s.seed, False, job.device)
-    # Start from the cache state the device timing starts from: L2 flushed before the call.
-    flush = torch.empty(s.flush_l2_mb * 1024 * 1024 // 4, dtype=torch.float32, device=job.device)
-    with torch.no_grad():
-        for _ in range(3):
-            for fn in fns:
-                fn(*inputs)
-        for i, fn in enumerate(fns):
-            flush.zero_()
-            torch.cuda.synchronize()
-            torch.cuda.nvtx.range_push("measured")
-            if i:
-                torch.cuda._sleep(SPIN_CYCLES)
-            fn(*inputs)
-            torch.cuda.synchronize()
-            torch.cuda.nvtx.range_pop()
-    out.result = replace(out.result, verdict=Verdict.CORRECT)
-
-
 def main(argv: list[str]) -> int:
     mode, job_dir = argv[0], Path(argv[1])
     if mode not in MODES:
@@ -386,7 +368,8 @@ def main(argv: list[str]) -> int:
             ran = reftiming.run_reference(job)
             out.result = replace(ran, phase_s={**out.result.phase_s, **ran.phase_s})
         else:
-            run_profile(job, out)
+            profile_call(job)
+            out.result = replace(out.result, verdict=Verdict.CORRECT)
     except Exception as exc:  # noqa: BLE001 - every failure becomes a verdict with its reason
         out.result = replace(out.result, verdict=Verdict.COMPILE_ERROR if mode == "compile" else Verdict.RUNTIME_ERROR,
                              reason=f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"[:500],
