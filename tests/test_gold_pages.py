@@ -31,12 +31,28 @@ PAGES = (
     "cross-gpu.html",
     "search.html",
     "search-index.js",
+    "variants/kernelbench--example-sweep.html",
+    "404.html",
 )
+# Each page template and where its gold page is: a new template fails `test_every_page_kind_has_a_gold_page` until it
+# is given one (issue 47, item 2). The index and a run page have theirs in tests/test_render.py.
+GOLD_OF = {
+    "leaderboard.html": "pages/leaderboards/kernelbench--example-sweep.html", "grid.html": "pages/grids/kernelbench--example-sweep.html",
+    "problem.html": "pages/problems/l1-p94--94-mseloss.html", "model.html": "pages/models/kernelbench--example-sweep--demo-alpha.html",
+    "crossgpu.html": "pages/cross-gpu.html", "search.html": "pages/search.html", "variant.html": "pages/variants/kernelbench--example-sweep.html",
+    "404.html": "pages/404.html", "index.html": "index.html", "run.html": "runs_seed-003-l2-p8.html",
+}
 
 
 @pytest.mark.parametrize("page", PAGES)
 def test_page_equals_its_gold_file(format4_site: Path, page: str, update_gold: bool) -> None:
     goldtest.check_exact(f"pages/{page}", (format4_site / page).read_bytes().decode("utf-8"), update_gold)
+
+
+def test_every_page_kind_has_a_gold_page() -> None:
+    templates = {p.name for p in (goldtest.GOLD.parents[1] / "templates").glob("*.html") if not p.name.startswith("_") and p.name != "base.html"}
+    assert templates == set(GOLD_OF), f"page templates without a gold page: {sorted(templates - set(GOLD_OF))}"
+    assert all((goldtest.GOLD / gold).is_file() for gold in GOLD_OF.values())
 
 
 def test_the_gold_leaderboard_keeps_its_chart_data() -> None:
