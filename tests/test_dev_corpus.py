@@ -87,5 +87,5 @@ def test_todays_problem_files_are_named_as_not_the_ones_scored(tmp_path: Path) -
     said = _import(tmp_path / "data", TODAY)
     assert said.count("have a reference that may not be the version of its problem they were scored with") == 17
     runs = collect(tmp_path / "data").runs
-    flagged = [r for r in runs if any(f.field == "reference_source" and "early-2025" in f.message for f in r.flags)]
+    flagged = [r for r in runs if any(f.field == "reference_source" and "early-2025 files" in f.message for f in r.flags)]
     assert len(runs) == len(flagged) == 343

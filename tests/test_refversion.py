@@ -45,10 +45,11 @@ def trace(reference: str, rules: str | None = "kernelbench-2025", kernel: str = 
 def test_a_leaderboard_run_with_a_later_problem_file_is_named_with_both_versions() -> None:
     (flag,) = reference_flags(trace(NEW), TABLE_OF_TWO)
     assert (flag.field, flag.severity) == ("reference_source", "warn")
-    assert "runs under kernelbench-2025" in flag.message and "L2 P14 from the early files (2025) (sha256 " + sha(OLD)[:12] in flag.message
-    assert "this reference is the file of the later files (2026-03-05) (sha256 " + sha(NEW)[:12] in flag.message
+    assert flag.message == ("not the problem file this run was scored with: kernelbench-2025 runs were given the early files "
+                            f"(2025) (sha256 {sha(OLD)[:12]}…), and this reference is from the later files (2026-03-05). Its "
+                            "recorded times and verdict are for the other file")
     unknown = reference_flags(trace(NEW + "# edited\n"), TABLE_OF_TWO)[0].message
-    assert "a file of no known version" in unknown
+    assert "and this reference is from no known version." in unknown
 
 
 @pytest.mark.parametrize(("reference", "rules", "run"), [

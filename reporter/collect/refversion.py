@@ -140,11 +140,10 @@ def _snapshot_flag(trace: Trace, table: Mapping[str, Snapshot]) -> Flag | None:
     if scored is None or sha == scored:
         return None
     found = [s for s in table.values() if s.files.get(key) == sha]
-    this = f"the file of {found[0].label()} (sha256 {sha[:12]}…)" if found else f"a file of no known version (sha256 {sha[:12]}…)"
-    return Flag(FIELD, "warn", f"this reference is not the problem file this run was scored with: runs under "
-                               f"{rules.name} ({rules.title}) were given L{run.level} P{run.problem_id} from "
-                               f"{want.label()} (sha256 {scored[:12]}…); this reference is {this}. The recorded "
-                               "times and verdict are for the other file; re-validation checks against this one")
+    this = f"from {found[0].label()}" if found else "from no known version"
+    return Flag(FIELD, "warn", f"not the problem file this run was scored with: {rules.name} runs were given "
+                               f"{want.label()} (sha256 {scored[:12]}…), and this reference is {this}. Its recorded "
+                               "times and verdict are for the other file")
 
 
 def reference_flags(trace: Trace, table: Mapping[str, Snapshot] | None = None) -> list[Flag]:
