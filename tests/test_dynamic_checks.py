@@ -67,6 +67,24 @@ def test_a_timer_replaced_through_names_built_at_run_time_is_seen(tmp_path: Path
     assert tripped(out) == {c: c == "harness_patched" for c in tripped(out)}
 
 
+def test_every_module_of_the_harness_is_watched_not_a_list_kept_by_hand(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The strengthened trials' transform was missing from a hand-kept list: a kernel that makes it the identity turns a
+    weak check's strengthening off unseen. Every reporter module the worker loaded is watched now."""
+    from reporter.validate import strength
+    monkeypatch.setattr(strength, "transformed", strength.transformed)  # put back after the test
+    kernel = (CHEATS / "kernels" / "timer_patch_hidden.py").read_text().split("\n\n\nclass ModelNew")[1]
+    patch = ('import importlib\nimport torch.nn as nn\n_s = importlib.import_module("reporter.validate." + "strength")\n'
+             'setattr(_s, "transformed", lambda inputs, name, seed, device: inputs)\n\n\nclass ModelNew' + kernel)
+    (tmp_path / "k").mkdir()
+    job = {"reference": REFERENCES["linear_relu"].read_text(), "kernel": patch, "device": "cpu", "precision": "fp32",
+           "settings": SETTINGS.model_dump(mode="json")}
+    (tmp_path / "k" / "job.json").write_text(json.dumps(job), encoding="utf-8")
+    assert worker.main(["check", str(tmp_path / "k")]) == 0
+    out = json.loads((tmp_path / "k" / "check.json").read_text(encoding="utf-8"))
+    found = next(d for d in out["dynamic_checks"] if d["check"] == "harness_patched")
+    assert found["tripped"] is True and "reporter.validate.strength.transformed (seen after the kernel's module loaded)" in found["detail"]
+
+
 def _counter(values: list[Any]) -> Any:
     calls = iter(values * 4)
     return lambda x: next(calls)(x)

@@ -34,8 +34,14 @@ WATCHED: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("time", ("perf_counter", "perf_counter_ns", "monotonic", "time")),
 )
 # The harness's own modules: every callable bound in them (their functions and what they imported) is watched too.
-HARNESS = ("reporter.validate.worker", "reporter.validate.timing", "reporter.validate.allclose", "reporter.validate.dynamic",
-           "reporter.validate.inputs", "reporter.validate.profiling", "reporter.validate.attribution", __name__)
+PACKAGE = __name__.split(".")[0]  # "reporter": every module of ours loaded in the worker is watched, none by hand
+
+
+def harness() -> list[str]:
+    """The names of every reporter module loaded in this process: the worker's, the checks', the records they use (a
+    module listed by hand missed the strengthening and the replay, whose functions a kernel could replace)."""
+    return sorted(n for n in list(sys.modules) if n == PACKAGE or n.startswith(PACKAGE + "."))
+
 
 _held: dict[str, Any] = {}  # the objects as the worker started: what every later look is compared with
 _changed: dict[str, str] = {}  # name -> when its replacement was first seen
@@ -56,7 +62,7 @@ def watched() -> dict[str, Any]:
         holder = _resolve(owner)
         if holder is not None:
             out |= {f"{owner}.{n}": getattr(holder, n, None) for n in names}
-    for name in HARNESS:
+    for name in harness():
         mod = sys.modules.get(name)
         if mod is not None:
             out |= {f"{name}.{k}": v for k, v in vars(mod).items() if callable(v) and not k.startswith("__")}
