@@ -42,9 +42,15 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     for pid, ms in (("92", 0.0005), ("94", 2.0)):
         doc[pid][0]["runtime"] = doc[pid][0]["runtime_stats"]["mean"] = ms
     path.write_text(json.dumps(doc))
+    # gamma's p94: a possible kernel time (4.1 ms) against a reference time of 0.5 µs, which no GPU reaches
+    gamma = runs / "level1_demo-gamma" / "eval_results.json"
+    doc = json.loads(gamma.read_text())
+    doc["94"][0]["ref_runtime"] = 0.0005
+    gamma.write_text(json.dumps(doc))
     data, site = root / "data", root / "site"
     res = CliRunner().invoke(main, ["import", "kernelbench", str(runs), "--problems", str(SWEEP / "problems"),
                                     "--baseline", str(TIMING / "baseline_time_torch.json"), "--configuration", "example-sweep",
+                                    "--baseline-compile", str(TIMING / "baseline_time_torch_compile_inductor_default.json"),
                                     "--rules", "kernelbench-2025-11", "--out", str(data)])
     assert res.exit_code == 0 and "counted 4 references (0 failed)" in res.output, res.output
     res = CliRunner().invoke(main, ["build", str(data), str(site), "--no-validate"])
@@ -67,9 +73,12 @@ def test_runs_csv_and_load_keep_the_times_and_drop_every_figure_made_from_them(b
     for pid, ms in (("92", "0.0005"), ("94", "2.0")):
         r = rows[pid]
         assert (r["recorded_kernel_ms"], r["recorded_impossible"], r["correct"]) == (ms, "True", "True")
-        assert [r[c] for c in ("speedup", "recorded_speedup", "recorded_sol_fraction", "recorded_sol_exec_score",
-                               "sol_fraction", "sol_exec_score")] == [""] * 6, (pid, r)
+        assert [r[c] for c in ("speedup", "recorded_speedup", "recorded_compile_speedup", "recorded_sol_fraction",
+                               "recorded_sol_exec_score", "sol_fraction", "sol_exec_score")] == [""] * 7, (pid, r)
         assert r["recorded_ref_sol_fraction"] != ""  # the reference's time is possible: its fraction stays
+    alpha = next(r for r in csv.DictReader((site / "runs.csv").open(encoding="utf-8"))
+                 if r["model"] == "demo-alpha" and r["problem_id"] == "94")
+    assert float(alpha["recorded_compile_speedup"]) == pytest.approx(9.71 / 9.62)  # a possible time keeps it
     frame = load(data).set_index("run_id")
     for pid in ("92", "94"):
         r = frame.loc[f"{BETA}/l1-p{pid}-s0"]
@@ -92,3 +101,10 @@ def test_the_grid_model_and_run_pages_show_no_figure_for_them(built: tuple[Path,
         assert "speedup (recorded) below the hardware floor: no speedup" in page
         assert "SOL score — (below the hardware floor)" in page and "fraction of speed of light — (below the hardware floor" in page
         assert "1988410" not in page and "497.1%" not in page and "-34.05" not in page and "1.76 (above 1" not in page
+
+
+def test_a_reference_time_below_the_floor_leaves_the_kernel_no_fraction_either(built: tuple[Path, Path]) -> None:
+    _, site = built
+    page = _text(next((site / "runs").glob("*demo-gamma-l1-p94-s0.html")))
+    assert "the recorded reference runtime 500 ns is faster than the hardware allows" in page
+    assert "fraction of speed of light — (below the hardware floor" in page and "SOL score — (below the hardware floor)" in page

@@ -61,7 +61,7 @@ def _reference(out: Path) -> str:
     return ref
 
 
-@pytest.mark.parametrize("rev", ["2025-06-01", "v0.1", "FIRST", "FIRST7"])
+@pytest.mark.parametrize("rev", ["2025-06-01", "2025-01-15", "v0.1", "FIRST", "FIRST7"])  # a date: on or before it
 def test_the_problem_files_as_of_a_commit(checkout: tuple[Path, str, str], tmp_path: Path, rev: str) -> None:
     problems, first, _ = checkout
     rev = {"FIRST": first, "FIRST7": first[:7]}.get(rev, rev)
@@ -90,6 +90,28 @@ def test_a_commit_that_is_not_there_writes_nothing(checkout: tuple[Path, str, st
                                     "--out", str(tmp_path / "data"), "--kernelbench-commit", rev])
     assert res.exit_code == 2 and says in res.output and "nothing was written" in res.output
     assert not (tmp_path / "data").exists()
+
+
+def test_the_day_before_the_second_commit_is_the_first_and_its_day_the_second(checkout: tuple[Path, str, str], tmp_path: Path) -> None:
+    problems, first, head = checkout
+    _import(problems, tmp_path / "a", "--kernelbench-commit", "2025-11-30")
+    _import(problems, tmp_path / "b", "--kernelbench-commit", "2025-12-01")
+    assert [json.loads((tmp_path / d / "kernelbench-problems.json").read_text())["commit"] for d in ("a", "b")] == [first, head]
+
+
+def test_messages_name_the_folder_given_at_its_commit_never_a_temporary_copy(checkout: tuple[Path, str, str], tmp_path: Path) -> None:
+    problems, first, _ = checkout
+    repo = problems.parent
+    git(repo, "rm", "-q", "KernelBench/level1/2_ReLU.py")
+    git(repo, "commit", "-q", "-m", "drop relu", when="2026-01-01T12:00:00+00:00")
+    last = git(repo, "rev-parse", "HEAD")
+    args = ["import", "kernelbench", str(KB / "run_new"), "--problems", str(problems), "--no-work", "--kernelbench-commit", last]
+    refused = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "a")])
+    assert refused.exit_code == 2 and f"{problems}@{last[:12]}/level1" in refused.output, refused.output
+    kept = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "b"), "--allow-missing-reference"])
+    assert kept.exit_code == 0 and f"no problem file 2_*.py under {problems}@{last[:12]}/level1" in kept.output, kept.output
+    assert "reporter-kernelbench-" not in refused.output + kept.output
+    assert first != last
 
 
 def test_a_folder_outside_git_says_so(tmp_path: Path) -> None:

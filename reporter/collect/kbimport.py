@@ -61,9 +61,14 @@ class KernelBenchImporter:
             return self._import(request, problems, progress)
         with tempfile.TemporaryDirectory(prefix="reporter-kernelbench-") as tmp:
             at = checkout_at(problems, rev, Path(tmp))
-            done = self._import(request, Path(tmp), progress, (problems, at))
-            # a message names the folder the user gave, at its commit, never the temporary copy
-            return replace(done, messages=tuple(m.replace(tmp, f"{problems}@{at[0][:12]}") for m in done.messages))
+
+            def named(message: str) -> str:  # the folder the user gave, at its commit, never the temporary copy
+                return message.replace(tmp, f"{problems}@{at[0][:12]}")
+            try:
+                done = self._import(request, Path(tmp), progress, (problems, at))
+            except ConfigError as exc:
+                raise ConfigError(named(exc.message)) from None
+            return replace(done, messages=tuple(map(named, done.messages)))
 
     def _import(self, request: Request, problems: Path, progress: Progress,
                 at: tuple[Path, tuple[str, str]] | None = None) -> Imported:
