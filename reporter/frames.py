@@ -14,7 +14,7 @@ shows it as recorded with a flag.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -254,8 +254,8 @@ def _held(value: Any) -> Any:
     return None if isinstance(value, int) and not -TABLE_INT_LIMIT <= value <= TABLE_INT_LIMIT else value
 
 
-def _typed(rows: list[dict[str, Any]], columns: dict[str, str]) -> pd.DataFrame:
-    frame = pd.DataFrame.from_records(rows, columns=list(columns)) if rows else pd.DataFrame(columns=list(columns))
+def _typed(rows: Sequence[Mapping[str, Any]], columns: dict[str, str]) -> pd.DataFrame:
+    frame = pd.DataFrame.from_records([dict(r) for r in rows], columns=list(columns)) if rows else pd.DataFrame(columns=list(columns))
     for col in (c for c, kind in columns.items() if kind == _INT):
         # Straight from the values: pandas would pass an integer column with a gap through float64, which
         # rounds 2^63 - 1 up and out of range (and cannot hold 10^39 at all).
@@ -264,7 +264,7 @@ def _typed(rows: list[dict[str, Any]], columns: dict[str, str]) -> pd.DataFrame:
     return frame.astype(columns)
 
 
-def from_records(rows: list[dict[str, Any]]) -> pd.DataFrame:
+def from_records(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """A runs table from plain dicts (missing columns are unknown): hand-made tables for tests and notebooks."""
     return _typed(rows, COLUMNS)
 

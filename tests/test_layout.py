@@ -24,7 +24,7 @@ MAX_FUNCTION_LINES = 60
 FLOORS = {"core": 0, "collect": 1, "validate": 2, "render": 3, "publish": 4}
 # Modules (or packages) at the package's top level that are not the application itself (the CLI, `build`,
 # `config`, `progress` and the package's `__init__` sit above every stage): the notebook tables read collected runs.
-TOP_LEVEL_FLOORS = {"aggregates": 1, "frames": 1}
+TOP_LEVEL_FLOORS = {"aggregates": 1, "frames": 1, "runrow": 1}
 APP_FLOOR = 5
 # Floors that may not import one another although the floors allow it: publishing commits what a build wrote,
 # read through core.sitefiles, so it needs nothing of the renderer (and cannot drift from a page's data).

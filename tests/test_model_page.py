@@ -9,12 +9,14 @@ from __future__ import annotations
 import html
 import re
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from reporter.core.vocab import RunVerdict, Source
+from reporter.frames import COLUMNS
 from reporter.render.modelpage import flag_kinds, model_view
 from reporter.render.pages import Listed
 from reporter.render.summary import WEAK_CHECK, RunSummary
+from reporter.runrow import RunRow
 
 
 def _listed(run_id: str, verdict: str, correct: bool, evidence: str = "", caveats: tuple[str, ...] = ()) -> Listed:
@@ -27,11 +29,11 @@ RUNS = [_listed("a", "correct", True), _listed("b", "correct", True), _listed("c
         _listed("f", "incorrect", False, "evidence-verdict"),
         _listed("g", RunVerdict.SUSPECT.value, True, "static-checks"),
         _listed("h", "compile_error", False, "evidence-verdict")]
-ROWS: dict[str, dict[str, Any]] = {
+ROWS: dict[str, RunRow] = {k: cast(RunRow, {**dict.fromkeys(COLUMNS), **v}) for k, v in {  # a table row has every column
     "a": {"speedup": 3.0}, "b": {"speedup": 2.0}, "c": {"speedup": 0.5}, "d": {"speedup": 1.5}, "e": {"speedup": 0.8},
     "f": {"speedup": None, "evidence": "evidence-verdict", "verdicts_disagree": True},
     "g": {"speedup": None, "evidence": "static-checks", "suspect_checks": "static:no_kernel_launch; transcript:reads_other_results"},
-    "h": {"speedup": float("nan"), "review": "harness_bug"}}
+    "h": {"speedup": float("nan"), "review": "harness_bug"}}.items()}
 FIELDS = {"a": ["run.tokens_total", "run.tokens_total", "timing.runtime"], "b": ["run.tokens_total"]}
 
 

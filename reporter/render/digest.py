@@ -13,13 +13,14 @@ import dataclasses
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from ..collect.traces import RunRecord
 from ..collect.validation import CachedValidation, redactions
 from ..core.checks import Flag
 from ..core.errors import Problem, ProblemKind
 from ..core.vocab import MISSING_KEY, Source, shown
+from ..runrow import RunRow
 from . import lazy
 from .revalidation import validation_view
 from .runpage import group_label
@@ -61,8 +62,8 @@ class RunDigest:
         return (int(bench == missing), bench, int(config == missing), config, self.recorded_model or "~",
                 self.level or 99, self.problem_id or 10**6, self.run_id)
 
-    def table_row(self) -> dict[str, Any]:
-        return dict(self.row or ())
+    def table_row(self) -> RunRow:
+        return cast(RunRow, dict(self.row or ()))  # frames.run_row's keys: `RunRow` is generated from the same columns
 
     def index_row(self, urls: Urls) -> IndexRow:
         s = self.summary

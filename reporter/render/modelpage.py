@@ -11,10 +11,12 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol, cast
 
 from ..aggregates import FAST_P
 from ..core.vocab import RunVerdict, Source
+from ..frames import COLUMNS
+from ..runrow import RunRow
 from . import numbers
 from .boards import ModelBoard
 from .summary import CHECKS_INCOMPLETE, WEAK_CHECK, RunSummary
@@ -93,9 +95,13 @@ class ModelView:
     verdicts: str  # "3 correct · 1 incorrect · 1 compile error"
 
 
-def _speedup(row: Mapping[str, Any]) -> float | None:
+# A run without a table row (its row could not be made: the page says why) reads as every column unknown.
+EMPTY_ROW = cast(RunRow, dict.fromkeys(COLUMNS))
+
+
+def _speedup(row: RunRow) -> float | None:
     """The run's counting speedup (`frames`: None where it is not a result: not correct, or suspect)."""
-    v = row.get("speedup")
+    v = row["speedup"]
     return float(v) if isinstance(v, (int, float)) and not math.isnan(float(v)) and float(v) > 0 else None
 
 
@@ -146,33 +152,33 @@ def board_facts(b: ModelBoard) -> tuple[Fact, ...]:
     return tuple(out)
 
 
-def flag_kinds(xs: Sequence[Listed], rows: Mapping[str, Mapping[str, Any]], fields: Mapping[str, Sequence[str]]) -> tuple[FlagKind, ...]:
+def flag_kinds(xs: Sequence[Listed], rows: Mapping[str, RunRow], fields: Mapping[str, Sequence[str]]) -> tuple[FlagKind, ...]:
     """Every kind of flag among the runs, most frequent first: suspect findings by check (cleared ones too, marked),
     recorded values flagged by field, reviewers' verdicts, caveats on verdicts, verdicts that differ from the
     harness's. `rows` are the runs' table rows, `fields` each run's flagged fields."""
     found: dict[tuple[str, str], list[RunLink]] = defaultdict(list)
     for x in xs:
-        row = rows.get(x.run_id, {})
-        evidence = str(row.get("evidence") or "")
-        for check in filter(None, str(row.get("suspect_checks") or "").split("; ")):
+        row = rows.get(x.run_id) or EMPTY_ROW
+        evidence = str(row["evidence"] or "")
+        for check in filter(None, str(row["suspect_checks"] or "").split("; ")):
             found[("suspect finding", check.replace(":", ": ", 1))].append(_link(x, x.summary.verdict, evidence))
         for field in dict.fromkeys(fields.get(x.run_id, ())):
             found[("recorded value flagged", field)].append(_link(x, x.summary.verdict))
-        if row.get("review"):
+        if row["review"]:
             found[("reviewer's verdict", str(row["review"]))].append(_link(x, x.summary.verdict, "review"))
         for caveat in x.summary.caveats:
             found[("caveat", caveat)].append(_link(x, x.summary.verdict))
-        if row.get("verdicts_disagree") is True:
+        if row["verdicts_disagree"] is True:
             found[("verdicts differ", "re-validation and the harness")].append(_link(x, x.summary.verdict, evidence))
     ordered = sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0]))
     return tuple(FlagKind(kind, detail, tuple(links)) for (kind, detail), links in ordered)
 
 
-def model_view(xs: Sequence[Listed], rows: Mapping[str, Mapping[str, Any]], fields: Mapping[str, Sequence[str]],
+def model_view(xs: Sequence[Listed], rows: Mapping[str, RunRow], fields: Mapping[str, Sequence[str]],
                board: ModelBoard | None) -> ModelView:
     """The page data of one model's page: `xs` its runs in page order, `rows` their table rows by run id, `fields`
     their flagged recorded fields, `board` its row of the group's all-levels board (None: no comparable run)."""
-    timed = sorted(((s, x) for x in xs if (s := _speedup(rows.get(x.run_id, {}))) is not None), key=lambda p: (-p[0], p[1].run_id))
+    timed = sorted(((s, x) for x in xs if (s := _speedup(rows.get(x.run_id) or EMPTY_ROW)) is not None), key=lambda p: (-p[0], p[1].run_id))
     best = tuple(_link(x, numbers.speedup(s)) for s, x in timed[:SHOWN_RUNS])
     rest = timed[SHOWN_RUNS:]
     slowest = tuple(_link(x, numbers.speedup(s)) for s, x in sorted(rest, key=lambda p: (p[0], p[1].run_id))[:SHOWN_RUNS])

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -15,6 +15,7 @@ from ..core.audit import DEFAULT_OPTIONS, PageOptions
 from ..core.errors import CollectError
 from ..core.schema import BASIS_LABEL, Basis
 from ..core.vocab import MISSING_KEY, GridState, RunVerdict, Source, shown
+from ..runrow import GridRow
 from . import compare, numbers
 from .boards import ModelBoard, all_levels, model_boards
 from .crossgpu import cross_gpu_page
@@ -72,7 +73,7 @@ class GridCell:
     marks: tuple[tuple[str, str, str], ...] = ()  # (css, tooltip, symbol): a weak check, checks that did not run
 
 
-def _times(row: dict[str, Any], basis: str) -> str:
+def _times(row: GridRow, basis: str) -> str:
     """The kernel and reference times behind a cell's speedup, for its tooltip; empty when neither is known."""
     if pd.isna(row["kernel_ms"]) and pd.isna(row["ref_ms"]):
         return ""
@@ -85,7 +86,7 @@ GRID_CELL_COLUMNS = ("state", "revalidated_correct", "flagged", "weak", "incompl
                      "speedup_source", "level", "problem_id", "problem", "model", "run_id")  # what a cell reads
 
 
-def grid_cell(row: dict[str, Any], href: str) -> GridCell:
+def grid_cell(row: GridRow, href: str) -> GridCell:
     """A run (a row of `aggregates.grid`) as its grid cell: state colour, speedup or state, and a tooltip."""
     state = GridState(row["state"])
     recorded_only = pd.isna(row["revalidated_correct"])
@@ -101,7 +102,7 @@ def grid_cell(row: dict[str, Any], href: str) -> GridCell:
     return GridCell(href + anchor, f"s-{state.replace('_', '-')}" + (" recorded" if recorded_only else ""), tip, shown, flagged, marks)
 
 
-def _problem_key(row: dict[str, Any]) -> ProblemKey:
+def _problem_key(row: Mapping[str, Any]) -> ProblemKey:
     return (int(row["level"]), int(row["problem_id"]), str(row["problem"]))
 
 
@@ -119,7 +120,7 @@ def grid_page(key: GroupKey, runs: pd.DataFrame, urls: Urls, space: pd.DataFrame
     cells: dict[tuple[Basis, ProblemKey, str], list[GridCell]] = {}
     for b in Basis:
         views.append(basis_view(b, None))
-        for row in ag.grid(runs, basis=b)[list(GRID_CELL_COLUMNS)].to_dict("records"):
+        for row in cast(list[GridRow], ag.grid(runs, basis=b)[list(GRID_CELL_COLUMNS)].to_dict("records")):
             cells.setdefault((b, _problem_key(row), str(row["model"])), []).append(grid_cell(row, urls.run(str(row["run_id"]))))
     models = sorted({m for _, _, m in cells})
     problems = sorted({p for _, p, _ in cells} | set(unattempted(runs, space)))
