@@ -63,7 +63,9 @@ class RunDigest:
                 self.level or 99, self.problem_id or 10**6, self.run_id)
 
     def table_row(self) -> RunRow:
-        return cast(RunRow, dict(self.row or ()))  # frames.run_row's keys: `RunRow` is generated from the same columns
+        """The run's table row with every column (`frames.run_row` leaves out those it has nothing for): unknown is None."""
+        from ..frames import COLUMNS
+        return cast(RunRow, {**dict.fromkeys(COLUMNS), **dict(self.row or ())})
 
     def index_row(self, urls: Urls) -> IndexRow:
         s = self.summary
