@@ -85,7 +85,8 @@ def test_the_prompt_the_model_was_given() -> None:
 
 
 def test_constants_reads_numbers_only() -> None:
-    src = "a = 3\nb = -2.5\nc = (1, 2 * 3)\nd = 'sk-live-secret'\ne = f(4)\nf = 2 ** 20\ng = 10 ** 100\nclass X:\n    h = 1\n"
+    src = ("a = 3\nb = -2.5\nc = (1, 2 * 3)\nd = 'sk-live-secret'\ne = f(4)\nf = 2 ** 20\ng = 10 ** 100\nclass X:\n    h = 1\n"
+           "i = 65536.0 ** 64\nj = (-8) ** 0.5\nk = 7 // 0\n")  # an overflow, a complex root, a division by zero: no shape
     assert constants(src) == {"a": 3, "b": -2.5, "c": (1, 6), "f": 2**20}  # no call, string or huge power is read
     assert constants("def (") == {} and constants(None) == {}
 
@@ -139,3 +140,13 @@ def test_the_shipped_table_is_what_the_script_makes_from_the_files() -> None:
     assert dict(snapshots()["423217d"].files) == kv.scan(SHARED / "kernelbench" / "KernelBench")
     corpus = SHARED / "corpora" / "kernelbench-leaderboard-dev" / "problems"
     assert dict(snapshots()["leaderboard-2025"].files) == kv.scan(corpus)
+
+
+def test_a_failure_while_checking_is_the_runs_flag_never_the_sites(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reporter.collect import refversion
+
+    def boom(*_: object) -> None:
+        raise RecursionError("a reference nested too deep")
+    monkeypatch.setattr(refversion, "_snapshot_flag", boom)
+    (flag,) = reference_flags(trace(NEW), TABLE_OF_TWO)
+    assert flag.field == "reference_source" and "could not check which version" in flag.message and "RecursionError" in flag.message

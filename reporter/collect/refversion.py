@@ -76,12 +76,16 @@ def _number(node: ast.expr, depth: int = 0) -> Value | None:
         a, b = _number(node.left, depth + 1), _number(node.right, depth + 1)
         if not isinstance(a, int | float) or not isinstance(b, int | float):
             return None
-        if isinstance(node.op, ast.Pow):
-            return a**b if abs(b) <= 64 and abs(a) <= 2**16 else None
-        ops = {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}
-        if type(node.op) in ops:
-            return ops[type(node.op)]
-        return a // b if isinstance(node.op, ast.FloorDiv) and b else a / b if isinstance(node.op, ast.Div) and b else None
+        try:  # `65536.0 ** 64` overflows, `(-8) ** 0.5` is complex: neither is a shape
+            if isinstance(node.op, ast.Pow):
+                v = a**b if abs(b) <= 64 and abs(a) <= 2**16 else None
+                return v if isinstance(v, int | float) else None
+            ops = {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}
+            if type(node.op) in ops:
+                return ops[type(node.op)]
+            return a // b if isinstance(node.op, ast.FloorDiv) and b else a / b if isinstance(node.op, ast.Div) and b else None
+        except (OverflowError, ValueError, ZeroDivisionError):
+            return None
     return None
 
 
@@ -148,7 +152,16 @@ def _snapshot_flag(trace: Trace, table: Mapping[str, Snapshot]) -> Flag | None:
 
 def reference_flags(trace: Trace, table: Mapping[str, Snapshot] | None = None) -> list[Flag]:
     """A warning on `reference_source` where the trace itself says the reference may not be the one scored; the
-    snapshot table first (certain), then the prompt (certain), then the kernel's constants (a strong hint)."""
+    snapshot table first (certain), then the prompt (certain), then the kernel's constants (a strong hint).
+    Runs outside the collector's per-run guard, so a failure here is this run's flag, never the site's."""
+    try:
+        return _reference_flags(trace, table)
+    except Exception as exc:  # noqa: BLE001 - one run's text must never stop the others
+        return [Flag(FIELD, "warn", f"reporter could not check which version of its problem this reference is "
+                                    f"({type(exc).__name__}); please report this as a bug")]
+
+
+def _reference_flags(trace: Trace, table: Mapping[str, Snapshot] | None) -> list[Flag]:
     if trace.reference_source is None:
         return []
     if (flag := _snapshot_flag(trace, snapshots() if table is None else table)) is not None:
