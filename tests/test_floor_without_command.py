@@ -67,3 +67,16 @@ def test_validate_counts_the_work_of_what_it_checks(tmp_path: Path, monkeypatch:
     work = read_work(data, MATMUL)
     assert work is not None and work.flops == 2 * 256**3
     assert read_work(data, RELU) is None  # not asked for: not run
+
+
+def test_an_import_whose_count_fails_keeps_its_traces_and_says_how_to_count_later(tmp_path: Path,
+                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from reporter.validate import work
+
+    def broken(*_: object, **__: object) -> str:
+        raise OSError("the fork server could not start")
+    monkeypatch.setattr(work, "count_missing", broken)
+    out = tmp_path / "data"
+    said = _import(out)  # exit 0: the traces are written
+    assert "wrote 2 traces" in said and "work not counted (OSError: the fork server could not start)" in said
+    assert f"`reporter work {out}` counts it" in said and len(list(out.rglob("trace.json"))) == 2

@@ -47,3 +47,12 @@ def test_no_finding_where_training_mode_runs_the_kernel(forward: str) -> None:
 def test_a_file_that_builds_no_extension_or_does_not_parse() -> None:
     plain = src("if self.training:\n    return torch.relu(x)\nreturn x").replace("ext = load_inline", "other = make")
     assert training_branches(plain) == [] and training_branches("def (") == []
+
+
+def test_a_source_nested_past_the_recursion_limit_is_no_finding(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reporter.core import cheats
+
+    def deep(*_: object) -> list[int]:
+        raise RecursionError("maximum recursion depth exceeded")
+    monkeypatch.setattr(cheats, "_branches", deep)
+    assert training_branches(src("if self.training:\n    return torch.relu(x)\nreturn ext.f(x)")) == []
