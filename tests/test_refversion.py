@@ -150,3 +150,14 @@ def test_a_failure_while_checking_is_the_runs_flag_never_the_sites(monkeypatch: 
     monkeypatch.setattr(refversion, "_snapshot_flag", boom)
     (flag,) = reference_flags(trace(NEW), TABLE_OF_TWO)
     assert flag.field == "reference_source" and "could not check which version" in flag.message and "RecursionError" in flag.message
+
+
+def test_a_name_holding_a_token_is_redacted_in_the_flag(tmp_path: Path) -> None:
+    from conftest import write_trace
+    token = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5"  # a GitHub token's shape, as an identifier
+    doc = minimal_trace(benchmark="kernelbench", level=2, problem_id=14, rules="kernelbench-2025-11")
+    doc.update(reference_source=f"import torch\n{token} = 4096\n", final_kernel={"source": f"{token} = 16\n"})
+    write_trace(tmp_path, "run", doc)
+    (run,) = collect(tmp_path).runs
+    (flag,) = [f for f in run.flags if f.field == "reference_source"]
+    assert token not in flag.message and "= 16 (the reference: 4096)" in flag.message

@@ -296,8 +296,12 @@ def _placed(record: RunRecord, slug: str, reviews: Reviews | None, redactor: Red
     record = replace(record, trace=_with_rules(record.trace, default_rules),
                      original=_with_rules(record.original, default_rules) if record.original is not None else None)
     # Which version of its problem the reference is depends on the rule set that scored the run: known only now.
-    # The trace as written (a redacted reference has another hash); the messages quote numbers and names only.
-    record = replace(record, flags=tuple(merged(list(record.flags), reference_flags(record.source))))
+    # The trace as written (a redacted reference has another hash); the messages quote its names, redacted as the
+    # rest of the page is (a name is anyone's text: an identifier can hold a token).
+    found = reference_flags(record.source)
+    if redactor is not None:
+        found = [replace(f, message=redactor.text(f.message, Counter())) for f in found]
+    record = replace(record, flags=tuple(merged(list(record.flags), found)))
     review, problem = reviews.for_run(record.run_id, record.kernel_hash) if reviews is not None else (None, "")
     if redactor is not None:
         counts: Counter[str] = Counter()
