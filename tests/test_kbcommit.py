@@ -118,3 +118,16 @@ def test_a_folder_outside_git_says_so(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["import", "kernelbench", str(KB / "run_new"), "--problems", str(KB / "problems"),
                                     "--out", str(tmp_path / "data"), "--kernelbench-commit", "main"])
     assert res.exit_code == 2 and "is not inside a git checkout" in res.output
+
+
+def test_only_the_files_asked_for_are_read(checkout: tuple[Path, str, str]) -> None:
+    from reporter.core.gitread import files_at
+    problems, _, head = checkout
+    (problems / "notes.txt").write_text("not a problem file\n")
+    git(problems.parent, "add", ".")
+    git(problems.parent, "commit", "-q", "-m", "notes", when="2026-02-01T12:00:00+00:00")
+    seen: list[str] = []
+    sha, when, files = files_at(problems.parent, "main", "KernelBench", 10**6, lambda p: seen.append(p) or p.endswith(".py"))
+    assert sorted(files) == ["level1/1_Square_matrix_multiplication_.py", "level1/2_ReLU.py"] and "notes.txt" in seen
+    assert when == "2026-02-01" and sha != head
+    assert sorted(files_at(problems.parent, "main", "KernelBench", 10**6)[2]) == [*sorted(files), "notes.txt"]

@@ -130,7 +130,7 @@ def checkout_at(problems: Path, rev: str, into: Path) -> tuple[str, str]:
                           "up); without it, the files on disk are read")
     under = problems.resolve().relative_to(root.resolve()).as_posix()
     try:
-        sha, when, files = files_at(root, rev, "" if under == "." else under, limits.MAX_TRACE_BYTES)
+        sha, when, files = files_at(root, rev, "" if under == "." else under, limits.MAX_TRACE_BYTES, _PROBLEM_PATH.fullmatch)
     except (ValueError, KeyError) as exc:
         raise ConfigError(f"--kernelbench-commit: {exc}; nothing was written") from None
     for name, blob in files.items():

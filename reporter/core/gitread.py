@@ -15,7 +15,7 @@ import io
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .errors import CollectError
@@ -187,9 +187,11 @@ def _commit_of(repo: object, rev: str) -> bytes | None:
     return None
 
 
-def files_at(root: Path, rev: str, under: str, max_bytes: int) -> tuple[str, str, dict[str, bytes]]:
+def files_at(root: Path, rev: str, under: str, max_bytes: int,
+             keep: Callable[[str], object] = lambda _: True) -> tuple[str, str, dict[str, bytes]]:
     """(commit id, its date, {path under `under`: content}) of the regular files below `under` (relative to `root`,
-    "" for all of it, two folders deep at most) as of `rev` in the git checkout whose top folder is `root`.
+    "" for all of it, two folders deep at most) as of `rev` in the git checkout whose top folder is `root`; `keep`
+    picks the paths (relative to `under`) worth reading.
 
     The objects are read and parsed by dulwich, as data: no git program, hook or configured filter runs. A file
     over `max_bytes`, a link or a submodule is left out. A `rev` that names no commit is a ValueError that says
@@ -221,8 +223,9 @@ def files_at(root: Path, rev: str, under: str, max_bytes: int) -> tuple[str, str
                 name, mode, child = entry.path.decode("utf-8", "replace"), entry.mode, entry.sha
                 if stat.S_ISDIR(mode) and depth < _MAX_DEPTH and isinstance(sub := repo[child], Tree):
                     walk(sub, f"{prefix}{name}/", depth + 1)
-                elif stat.S_ISREG(mode) and isinstance(blob := repo[child], Blob) and blob.raw_length() <= max_bytes:
-                    out[prefix + name] = blob.as_raw_string()
+                elif stat.S_ISREG(mode) and keep(prefix + name) and isinstance(blob := repo[child], Blob) \
+                        and blob.raw_length() <= max_bytes:
+                    out[prefix + name] = blob.as_raw_string()  # only the files asked for are read
         top = repo[tree_id]
         if not isinstance(top, Tree):
             raise ValueError(f"{under} is not a folder at {sha.decode()[:12]}")
