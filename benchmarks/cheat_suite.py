@@ -78,13 +78,18 @@ def judge(case: dict[str, Any], result: Any, reasons: list[str]) -> tuple[str, s
 
 
 def run_suite(device: str, jobs: int | None) -> list[tuple[dict[str, Any], str, str]]:
+    return run_cases(load_cases(), write_trace, device, jobs)
+
+
+def run_cases(cases: list[dict[str, Any]], write: Any, device: str, jobs: int | None = None) -> list[tuple[dict[str, Any], str, str]]:
+    """(case, outcome, what flagged it) of every case, each written as a trace by `write(data, case)` and put through
+    `reporter validate` and the suspicion rules; CUDA cases are "not run" without a GPU (also `exploit_corpus.py`'s)."""
     from reporter.validate import validate_runs
-    cases = load_cases()
     runnable = [c for c in cases if c["device"] == "cpu" or device == "cuda"]
     with tempfile.TemporaryDirectory(prefix="cheat-suite-") as tmp:
         data = Path(tmp)
         for c in runnable:
-            write_trace(data, c)
+            write(data, c)
         runs = collect(data).runs
         results = validate_runs(data, runs, SETTINGS, device=device, jobs=jobs, force=True)
         by_id = {r.run_id: r for r in runs}

@@ -33,7 +33,6 @@ class Verdict(StrEnum):
 
 class Basis(StrEnum):
     """What a timing figure measures."""
-
     DEVICE = "device"  # summed GPU kernel + memcpy/memset durations of one call (CUPTI via torch.profiler)
     GRAPH = "graph"  # one call captured into a CUDA graph and replayed, timed with CUDA events
     WALL = "wall"  # CUDA events around the eager call (KernelBench's basis): includes host overhead
@@ -214,6 +213,7 @@ class DynamicCheck(StrEnum):
     INPUT_STATISTICS = "input_statistics"  # right on the problem's input distribution only
     HARNESS_PATCHED = "harness_patched"  # a timer, comparison or harness function replaced while the kernel ran
     NONDETERMINISTIC = "nondeterministic_output"  # two calls on the same inputs differ beyond the tolerance
+    L2_PERSISTENCE = "l2_persistence"  # persisting L2 set aside before a timed call: data kept across the flush
 
 
 @dataclass(frozen=True)

@@ -72,6 +72,8 @@ RULES: tuple[SuspectRule, ...] = (
                 "from strings at run time, which no pattern sees)", "a kernel that calls torch.cuda.synchronize() or records its own events"),
     SuspectRule("nondeterministic_output", "dynamic", "two calls on the same inputs differ beyond the tolerance: a race or "
                 "uninitialised memory that a trial happened to pass", "an atomicAdd reduction whose bits differ within the tolerance"),
+    SuspectRule("l2_persistence", "dynamic", "sets aside persisting L2 lines, which survive the timer's L2 flush, so each timed "
+                "call finds its data in cache (reset before every timed call here)", "a kernel that sets no persisting-L2 limit"),
 )
 
 

@@ -15,7 +15,8 @@ DYNAMIC_LABEL = {DynamicCheck.OUTPUT_AFTER_RETURN: "output changes after the cal
                  DynamicCheck.OUTPUT_REUSED: "output reuses an earlier call's output",
                  DynamicCheck.INPUT_STATISTICS: "right on other input distributions",
                  DynamicCheck.HARNESS_PATCHED: "a timer, comparison or harness function replaced",
-                 DynamicCheck.NONDETERMINISTIC: "two calls on the same inputs differ beyond the tolerance"}
+                 DynamicCheck.NONDETERMINISTIC: "two calls on the same inputs differ beyond the tolerance",
+                 DynamicCheck.L2_PERSISTENCE: "persisting L2 set aside across the timer's flush"}
 NOT_MEASURED = "not measured: this result was written before the check existed (re-validate to measure it)"
 
 

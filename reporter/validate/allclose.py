@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 
+from ..core.rules import ALL_ZERO_REFERENCE_SHARE
 from ..core.schema import Mismatch
 from .inputs import tensors
 
@@ -40,6 +41,9 @@ def compare(ref_out: Any, new_out: Any, atol: float, rtol: float) -> tuple[bool,
             ok, problem = False, f"{nonfinite} NaN/Inf values where the reference is finite"
         if ok and not close:
             ok, problem = False, f"values differ beyond atol={atol:g}, rtol={rtol:g}"
+        if ok and t_abs >= ALL_ZERO_REFERENCE_SHARE * atol and not bool(n.detach().ne(0).any()):
+            ok, problem = False, (f"the output is all zeros where the reference's reaches {t_abs:.3g} (at least "
+                                  f"{ALL_ZERO_REFERENCE_SHARE:g} x atol)")
     return ok, worst_abs, worst_rel, problem
 
 

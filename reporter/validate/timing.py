@@ -1,6 +1,7 @@
 """Timing on three bases, inside the worker (standard library and torch only).
 
-- wall: CUDA events around the eager call, L2 flushed before it, inputs rotated (KernelBench's basis).
+- wall: CUDA events around the eager call, L2 flushed before it, inputs rotated (KernelBench's basis) and at a
+  fresh address each call (`fresh`); persisting L2 lines are made ordinary before each flush (`l2`).
   For small calls this measures the host as much as the GPU.
 - device: the summed durations of the kernels and memcpy/memset one call launches, from CUPTI through
   torch.profiler. Calls are told apart by `torch.cuda._sleep` marker kernels launched around each.
@@ -24,6 +25,7 @@ capture is the step most likely to upset the CUDA context.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Collection, MutableMapping
 from typing import Any
@@ -33,7 +35,11 @@ import torch
 from ..core.schema import BasisStats, CheckSettings, GpuReading, TimingFigures
 from .attribution import MARKER, Event
 from .callset import CallSet, call_set, per_function_ms, spin_us, split_segments
+from .dynamic import settle
+from .fresh import FreshInputs
 from .gate import timing_window
+from .graphs import capture, context_ok, replay_recomputes  # noqa: F401 - `replay_recomputes` is part of this module's interface
+from .l2 import guard
 from .stats import adaptive, summarize
 
 BATCH = 10  # rounds per adaptive batch
@@ -41,6 +47,12 @@ DEVICE_BATCH = 25  # rounds per later profiler session: starting and reading one
 SPIN_CYCLES = 1000  # marker kernel length: long enough to show up, short enough to cost nothing
 PREROLL_CYCLES = 400_000  # ~0.2 ms at the H200's 1.98 GHz: longer than a graph submission takes the host
 CALIBRATION_CYCLES = 1_000_000  # one spin timed with CUDA events gives the spin's cycles per microsecond
+
+
+def _host(x: Any) -> Any:
+    if isinstance(x, torch.Tensor):
+        return x.detach().to("cpu", copy=True)
+    return type(x)(_host(v) for v in x) if isinstance(x, (list, tuple)) else x
 
 
 def _order(n: int, i: int) -> list[int]:
@@ -68,41 +80,59 @@ class _Timer:
     a basis that converges there costs one profiler session. `spent` adds up the timing windows' seconds."""
 
     def __init__(self, fns: list[Callable[..., Any]], input_sets: list[list[Any]], device: str, flush_mb: int,
-                 first_rounds: int = DEVICE_BATCH, spent: MutableMapping[str, float] | None = None) -> None:
+                 first_rounds: int = DEVICE_BATCH, spent: MutableMapping[str, float] | None = None, fresh: bool = True) -> None:
         self.fns, self.input_sets, self.device, self.round = fns, input_sets, device, 0
         self.cuda_only, self.sessions = True, 0
+        # (basis, input set) -> (round, output) of the kernel's (fns[0]'s) last timed call of a batch on that set: checked
+        # after the loop, so a kernel that answers differently while it is timed (it sniffed the loop) fails. Batches
+        # end on different sets, so each set is kept once a basis ran a few. None: not kept.
+        self.kept: MutableMapping[tuple[str, int], tuple[int, Any]] | None = None
         self.first_rounds = max(DEVICE_BATCH, first_rounds)
         self.spent: MutableMapping[str, float] = spent if spent is not None else {}
         cuda = device == "cuda"
         before = torch.cuda.memory_allocated() if cuda else 0
         self.flush = torch.empty(flush_mb * 1024 * 1024 // 4, dtype=torch.float32, device=device) if cuda else None
-        # What the flush buffer adds to the allocator's count: peak memory is the call's, not the timer's.
+        # Every eager timed call's inputs at an address no call saw before (a graph replays its captured addresses).
+        self.fresh = FreshInputs(input_sets if fresh else [])
+        # What the flush buffer and the pool add to the allocator's count: peak memory is the call's, not the timer's.
         self.flush_bytes = torch.cuda.memory_allocated() - before if cuda else 0
 
     def _flush(self) -> None:
+        guard().before_call()  # persisting L2 lines would survive the flush: made ordinary first
         if self.flush is not None:
             self.flush.zero_()
 
     def wall(self) -> list[list[float]]:
         out: list[list[float]] = [[] for _ in self.fns]
-        for _ in range(BATCH):
-            inputs = self.input_sets[self.round % len(self.input_sets)]
+        for b in range(BATCH):
             for j in _order(len(self.fns), self.round):
+                inputs = self.fresh.next(self.round)  # copied before the flush: the call finds its inputs in memory
+                threads = set(threading.enumerate()) if b == BATCH - 1 else set()
                 self._flush()
                 sync(self.device)
                 if self.device == "cuda":
                     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                     start.record()
-                    self.fns[j](*inputs)
+                    got = self.fns[j](*inputs)
                     end.record()
                     torch.cuda.synchronize()
                     out[j].append(start.elapsed_time(end))
                 else:
                     t1 = time.perf_counter()
-                    self.fns[j](*inputs)
+                    got = self.fns[j](*inputs)
                     out[j].append((time.perf_counter() - t1) * 1e3)
+                if b == BATCH - 1:
+                    self._keep("wall", j, got, threads)
             self.round += 1
         return out
+
+    def _keep(self, basis: str, j: int, got: Any, threads: set[threading.Thread]) -> None:
+        """The kernel's output of this timed call once the call's work settled (as a trial judges it: deferred work is
+        `dynamic.output_after_return`'s finding), copied to the host: a later call cannot rewrite the copy, and it adds
+        nothing to the device memory the call set measures next. `threads`: those running before the call."""
+        if self.kept is not None and j == 0:
+            settle(self.device, threads)
+            self.kept[basis, self.round % len(self.input_sets)] = (self.round, _host(got))
 
     def _spins(self, fns: list[Callable[..., Any]]) -> list[int]:
         """The spin before each function's profiled call (`callset.spin_us`), from one warm call's host time."""
@@ -146,17 +176,23 @@ class _Timer:
         events back does not."""
         first = self.sessions == 0
         calls: list[int] = []
+        last: tuple[int, Any] = (0, None)
+        threads = set(threading.enumerate())  # a thread the session's calls started is waited for before the copy
         with timing_window(quiet_host=False, spent=self.spent), _profiler(self.cuda_only) as prof:
             for _ in range(self.first_rounds if first else DEVICE_BATCH):
-                inputs = self.input_sets[self.round % len(self.input_sets)]
                 for j in _order(len(self.fns), self.round):
+                    inputs = self.fresh.next(self.round)
                     self._flush()
                     torch.cuda._sleep(SPIN_CYCLES)
-                    self.fns[j](*inputs)
+                    got = self.fns[j](*inputs)
                     torch.cuda._sleep(SPIN_CYCLES)
                     torch.cuda.synchronize()
                     calls.append(j)
+                    last = (self.round, got) if j == 0 else last
                 self.round += 1
+        if self.kept is not None:  # copied once the session is over: a copy's kernel inside it would count as a call's
+            settle(self.device, threads)
+            self.kept["device", last[0] % len(self.input_sets)] = (last[0], _host(last[1]))
         self.sessions += 1
         events = profiled_events(prof)
         if first and self.cuda_only and not any(MARKER in e.name for e in events):
@@ -193,70 +229,6 @@ def _profiler(cuda_only: bool) -> Any:
     return profile(activities=[ProfilerActivity.CUDA] if cuda_only else [ProfilerActivity.CPU, ProfilerActivity.CUDA])
 
 
-def capture(fn: Callable[..., Any], inputs: list[Any]) -> tuple[Any, str | None]:
-    """The call captured into a CUDA graph and checked once against the eager output, or why not."""
-    try:
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for _ in range(2):
-                fn(*inputs)
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            captured = fn(*inputs)
-        same = replay_recomputes(graph.replay, captured, lambda: fn(*inputs), torch.cuda.synchronize)
-    except Exception as exc:  # noqa: BLE001 - any capture failure is a reason to show, not a crash
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        return None, f"{type(exc).__name__}: {first}"[:300]
-    if not same:
-        return None, ("the replayed graph's output differs from the eager call's (work launched outside the captured "
-                      "stream, such as on the legacy default stream, host-side logic or a changing shape)")
-    return graph, None
-
-
-def replay_recomputes(replay: Callable[[], Any], captured: Any, eager: Callable[[], Any], sync: Callable[[], Any]) -> bool:
-    """Whether replaying the graph writes the output the eager call computes.
-
-    The captured output is poisoned first: a kernel launched outside the capturing stream runs once
-    during capture and is left out of the graph, so its output would otherwise still hold the right
-    values from that run while every replay does nothing (timed at ~1 µs on the H200).
-    """
-    for t in _float_tensors(captured):
-        t.fill_(float("nan"))
-    replay()
-    sync()
-    expected = eager()
-    sync()
-    return _same(captured, expected)
-
-
-def _float_tensors(x: Any) -> list[torch.Tensor]:
-    if isinstance(x, torch.Tensor):
-        return [x] if x.is_floating_point() or x.is_complex() else []
-    if isinstance(x, (list, tuple)):
-        return [t for v in x for t in _float_tensors(v)]
-    return []
-
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        return a.shape == b.shape and bool(torch.allclose(a.float(), b.float(), rtol=1e-3, atol=1e-5, equal_nan=True))
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return type(a) is type(b)
-
-
-def context_ok() -> bool:
-    """Whether the CUDA context still runs work (a failed capture can leave it unusable)."""
-    try:
-        torch.ones(1, device="cuda").add_(1)
-        torch.cuda.synchronize()
-        return True
-    except Exception:  # noqa: BLE001
-        return False
-
-
 def _replays(graphs: list[Any], timer: _Timer) -> Callable[[], list[list[float]]]:
     def batch() -> list[list[float]]:
         out: list[list[float]] = [[] for _ in graphs]
@@ -286,7 +258,8 @@ def _run(batch: Callable[[], list[list[float]]], n: int, s: CheckSettings) -> li
 def time_all(fns: list[Callable[..., Any]], input_sets: list[list[Any]], s: CheckSettings, device: str,
              names: list[tuple[set[str], set[str]] | None] | None = None, phases: MutableMapping[str, float] | None = None,
              reuse: Callable[[GpuReading | None], Collection[int]] | None = None,
-             profile: bool = True) -> tuple[list[TimingFigures | None], CallSet | None, GpuReading | None]:
+             profile: bool = True, kept: MutableMapping[tuple[str, int], tuple[int, Any]] | None = None,
+             ) -> tuple[list[TimingFigures | None], CallSet | None, GpuReading | None]:
     """Wall and device time for each function, in the order given; the profiled call set of every function
     (launches, attribution with `names`, peak memory) unless `profile` is False; the GPU's reading after the
     warm-up. `reuse` gets that reading and names the functions not to time (a stored reference timing is
@@ -295,10 +268,12 @@ def time_all(fns: list[Callable[..., Any]], input_sets: list[list[Any]], s: Chec
     Wall time comes first, before any profiler session: CUPTI, once attached, adds to every launch. No
     CUDA-graph capture happens here: a failed capture can leave the process unable to compute, and the
     worker runs every correctness check (the re-check after this loop among them) before it captures.
-    `phases` gets the seconds of warm-up, each basis and the call set, and the timing windows' totals.
+    `phases` gets the seconds of warm-up, each basis and the call set, and the timing windows' totals; `kept`,
+    (basis, input set) -> (round, output) of the kernel's (fns[0]'s) timed calls (`_Timer._keep`).
     """
     phases = phases if phases is not None else {}
     timer = _Timer(fns, input_sets, device, s.flush_l2_mb, s.perf_trials, phases)
+    timer.kept = kept
     with timing_window(quiet_host=True, spent=phases):
         t0 = time.perf_counter()
         warm_up(fns, input_sets, s.warmup, device)
@@ -351,7 +326,7 @@ def time_graphs(fns: list[Callable[..., Any]], input_sets: list[list[Any]], s: C
         return [(None, why or "not timed: the CUDA context failed after another side's capture") for why in notes]
     graph: list[BasisStats | None] = [None] * len(fns)
     if ok:
-        timer = _Timer(fns, input_sets, device, s.flush_l2_mb)
+        timer = _Timer(fns, input_sets, device, s.flush_l2_mb, fresh=False)
         with timing_window(quiet_host=True, spent=phases):
             stats = _run(_replays([captured[i][0] for i in ok], timer), len(ok), s)
         for i, st in zip(ok, stats, strict=True):

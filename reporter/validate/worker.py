@@ -30,7 +30,7 @@ from ..core import schema  # noqa: E402
 from ..core.atomic import replace_file  # noqa: E402
 from ..core.rules import AT_BOUND_BAND, EXTRA_TRIALS_NEAR_BOUND, NEAR_BOUND  # noqa: E402
 from ..core.schema import NO_JITTER_HOOK, NOT_MEASURED, NOT_RUN, CheckSettings, DynamicCheck, DynamicResult, TimingFigures, TrialResult, Verdict, WorkerJob, WorkerResult  # noqa: E402
-from . import dynamic, integrity, lightbuild, reftiming, replay, strength  # noqa: E402
+from . import aftertiming, dynamic, integrity, l2, lightbuild, reftiming, replay, strength  # noqa: E402
 from .allclose import compare, judge, worst_ratio  # noqa: E402, F401 - `compare` is part of this module's interface
 from .attribution import extension_kernels_in, source_kernels  # noqa: E402
 from .inputs import PopcornJitter, build_models, clone, load, make_inputs, poison_allocator, problem_names_used, shape_of, stateful, tensors  # noqa: E402, F401
@@ -151,18 +151,19 @@ class Draft:
 
 
 def _time_and_count(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitter, nominal: list[int],
-                    s: Settings, device: str, out: Draft, names: tuple[set[str], set[str]]) -> list[list[Any]]:
+                    s: Settings, device: str, out: Draft, names: tuple[set[str], set[str]]) -> tuple[list[list[Any]], dict[tuple[str, int], Any]]:
     """The eager timing bases at nominal shapes, with launch counts (the kernel's with its launch
     attribution) and peak memory from the profiled call set; returns the timed input sets. A stored
     reference timing that fits (`reftiming.Reuse`) stands in for timing the reference here. Phase times
-    go to `out`, those of a basis that raised included."""
+    go to `out`, those of a basis that raised included. Also the kernel's kept timed outputs (`time_all`'s `kept`)."""
     sets = [make_inputs(ns, jitter, seed, False, device) for seed in nominal]
     fns = _timed_fns(ref, new, s)
     # (the torch.compile baseline is timed beside the reference it compiles: no stored timing stands in then)
     reuse = reftiming.Reuse(s.stored, tuple(shape_of(x) for x in sets[0]), device) if s.stored and len(fns) == 2 else None
     phases: dict[str, float] = {}
+    kept: dict[tuple[str, int], Any] = {}
     try:
-        timed, calls, reading = time_all(fns, sets, s.check, device, [names] + [None] * (len(fns) - 1), phases, reuse)
+        timed, calls, reading = time_all(fns, sets, s.check, device, [names] + [None] * (len(fns) - 1), phases, reuse, kept=kept)
     finally:  # the windows' totals after the phases, which name what ran in order
         out.phases(**{k: v for k, v in phases.items() if k not in schema.TOTALS}, **{k: v for k, v in phases.items() if k in schema.TOTALS})
     out.result = replace(out.result, kernel_timing=timed[0], compile_timing=timed[2] if len(timed) > 2 else None,
@@ -174,20 +175,11 @@ def _time_and_count(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitte
     elif device == "cuda":  # the profiler failed (its note says so): peak memory needs no profiler
         out.result = replace(out.result, kernel_peak_bytes=peak_memory(new, sets[0], device),
                              reference_peak_bytes=peak_memory(ref, sets[0], device))
-    return sets
+    return sets, kept
 
 
 def _timed_fns(ref: Any, new: Any, s: Settings) -> list[Any]:
     return [new, ref] + ([torch.compile(ref)] if s.check.torch_compile_baseline else [])
-
-
-def _recheck(ref: Any, new: Any, inputs: list[Any], device: str, atol: float, rtol: float) -> TrialResult:
-    """The comparison after the timed loop, on the inputs it timed last: an output cached on input identity
-    (the timed loop reuses inputs) is stale by now."""
-    ref_out = ref(*clone(inputs))
-    ok, mabs, mrel, problem, witness = judge(ref_out, dynamic.call_settled(new, clone(inputs), device), atol, rtol)
-    return TrialResult(index=-1, seed=-1, jittered=False, passed=ok, input_shapes=tuple(shape_of(x) for x in inputs),
-                       max_abs_error=mabs, max_rel_error=mrel, problem=problem, mismatch=witness)
 
 
 def _jittered_trials(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitter, seeds: list[int], start: int,
@@ -221,9 +213,10 @@ def _dynamic_checks(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitte
         done.append(found)
     except Exception as exc:  # noqa: BLE001 - a check that cannot run says so; the verdict is the trials'
         why = f"{NOT_RUN}: {type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:200]}"
-        ran = {d.check for d in done}
+        ran = {d.check for d in done} | {DynamicCheck.L2_PERSISTENCE}
         done += [DynamicResult(c, None, why) for c in DynamicCheck if c not in ran]
-    out.result = replace(out.result, dynamic_checks=tuple(done))
+    # read from the timed loop's guard, which ran whatever the checks above did
+    out.result = replace(out.result, dynamic_checks=(*done, l2.guard().result()))
 
 
 def _on_sides(result: WorkerResult, change: Callable[[int, TimingFigures], TimingFigures]) -> WorkerResult:
@@ -280,6 +273,7 @@ def run_check(job: WorkerJob, out: Draft, save: Callable[[], None] = lambda: Non
     jitter = PopcornJitter(s.check.jitter_fraction)
     phase = time.perf_counter()
     integrity.remember()  # the timers and the harness's functions, before any trace content runs
+    l2.start(l2.cuda_driver() if device == "cuda" else None)
     ns, problem_names = load(job.reference, job.kernel, jitter)
     integrity.look("after the kernel's module loaded")
     ref, new, weights_note = build_models(ns, device, s.check.seed)
@@ -300,13 +294,18 @@ def run_check(job: WorkerJob, out: Draft, save: Callable[[], None] = lambda: Non
         if failed:
             return
         out.result = replace(out.result, deterministic=integrity.same_bits(cmp_new, make_inputs(ns, jitter, nominal[0], False, device), device))
-        sets = _time_and_count(ns, ref, new, jitter, nominal, s, device, out, names)
+        sets, kept = _time_and_count(ns, ref, new, jitter, nominal, s, device, out, names)
         phase = time.perf_counter()
-        recheck = _recheck(cmp_ref, cmp_new, sets[-1], device, atol, rtol)
-        out.result = replace(out.result, recheck=recheck)
+        # a stateful kernel was timed from drifting states: its timed outputs have no one reference to meet
+        in_loop = None if held else aftertiming.timed_outputs(cmp_ref, sets, kept, atol, rtol)
+        recheck = aftertiming.recheck(cmp_ref, cmp_new, sets[-1], make_inputs(ns, jitter, seeds[-1] + 1, False, device), device, atol, rtol)
+        out.result = replace(out.result, recheck=recheck if in_loop is None or not recheck.passed else in_loop)
         out.timed("recheck", phase)
         if not recheck.passed:
             _verdict(out, Verdict.INCORRECT, f"correct before the timed loop but not after it: {recheck.problem}")
+            return
+        if in_loop is not None:
+            _verdict(out, Verdict.INCORRECT, f"correct outside the timed loop but not in it: {in_loop.inputs} failed: {in_loop.problem}")
             return
         phase = time.perf_counter()
         raised = _jittered_trials(ns, cmp_ref, cmp_new, jitter, jittered, len(nominal), s, device, out)

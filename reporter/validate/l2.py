@@ -1,0 +1,109 @@
+"""Persisting L2 reset before every timed call (issue 48, item 4).
+
+A kernel can set aside part of L2 for "persisting" lines (`cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize)` and
+an access-policy window on its stream): lines marked so survive the timer's L2 flush, which is made of ordinary
+writes, so the next timed call reads its weights from L2 while the reference reads them from memory (GPU MODE
+hardened its flush against this after two autoresearch runs used it). Before each timed call the guard reads the
+context's persisting-L2 limit through the driver API; where a kernel raised it, every persisting line is made
+ordinary again (`cuCtxResetPersistingL2Cache`) and the limit put back to 0, so the flush that follows evicts them,
+and the run gets the `l2_persistence` finding with the largest limit seen.
+
+The driver is reached through ctypes (torch exposes none of these calls); `Driver` is the seam the CPU tests fake.
+Standard library and torch only: the isolated worker imports this.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Protocol
+
+from ..core.schema import DynamicCheck, DynamicResult
+
+CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06  # cuda.h, CUlimit
+CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE = 108  # cuda.h, CUdevice_attribute
+
+
+class Driver(Protocol):
+    def persisting_limit(self) -> int: ...
+    def reset(self) -> None: ...
+
+
+class CudaDriver:
+    """The three driver calls, on the calling thread's current context (torch's primary context)."""
+
+    def __init__(self, lib: ctypes.CDLL) -> None:
+        self.lib = lib
+
+    def persisting_limit(self) -> int:
+        value = ctypes.c_size_t(0)
+        if self.lib.cuCtxGetLimit(ctypes.byref(value), CU_LIMIT_PERSISTING_L2_CACHE_SIZE) != 0:
+            return 0
+        return int(value.value)
+
+    def reset(self) -> None:
+        self.lib.cuCtxResetPersistingL2Cache()
+        self.lib.cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, ctypes.c_size_t(0))
+
+
+def cuda_driver() -> CudaDriver | None:
+    """The driver, where the device can persist L2 lines at all (Ampere and later); None elsewhere."""
+    try:
+        import torch
+        if not torch.cuda.is_available():
+            return None
+        lib = ctypes.CDLL("libcuda.so.1")
+        if lib.cuInit(0) != 0:  # idempotent; torch may not have started the driver yet
+            return None
+        size, device = ctypes.c_int(0), ctypes.c_int(0)
+        if lib.cuDeviceGet(ctypes.byref(device), torch.cuda.current_device()) != 0:
+            return None
+        if lib.cuDeviceGetAttribute(ctypes.byref(size), CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE, device) != 0:
+            return None
+        return CudaDriver(lib) if size.value > 0 else None
+    except (OSError, AttributeError):
+        return None
+
+
+class L2Guard:
+    """Call `before_call()` before every timed call; `result()` is the run's finding."""
+
+    def __init__(self, driver: Driver | None) -> None:
+        self.driver, self.calls, self.seen, self.largest = driver, 0, 0, 0
+
+    def before_call(self) -> None:
+        if self.driver is None:
+            return
+        self.calls += 1
+        limit = self.driver.persisting_limit()
+        if limit > 0:
+            self.seen += 1
+            self.largest = max(self.largest, limit)
+            self.driver.reset()
+
+    def result(self) -> DynamicResult:
+        if self.driver is None:
+            # not "not run": nothing could persist, so the check is not missing (the run's checks stay complete)
+            return DynamicResult(DynamicCheck.L2_PERSISTENCE, None,
+                                 "not applicable: no CUDA device here that can keep persisting L2 lines")
+        if self.seen:
+            return DynamicResult(DynamicCheck.L2_PERSISTENCE, True,
+                                 f"the persisting-L2 limit was raised to {self.largest:,} bytes before {self.seen} of "
+                                 f"{self.calls} timed calls: lines kept that way survive the timer's L2 flush, so each "
+                                 "call would find its data in cache. Reset before every timed call, so the times here "
+                                 "are not helped by it")
+        return DynamicResult(DynamicCheck.L2_PERSISTENCE, False,
+                             f"no persisting L2 set aside before any of {self.calls} timed calls")
+
+
+_guard = L2Guard(None)
+
+
+def guard() -> L2Guard:
+    """The worker's guard: one per process, as the worker checks one kernel."""
+    return _guard
+
+
+def start(driver: Driver | None) -> L2Guard:
+    global _guard
+    _guard = L2Guard(driver)
+    return _guard

@@ -1,0 +1,186 @@
+"""Issue 48, items 1, 3 and 4 on CPU: timed calls see inputs at fresh addresses, the re-check writes new values at an
+address the kernel saw, an all-zero output fails beside a non-zero reference, and persisting L2 is reset before
+every timed call (a fake driver stands in for the GPU's)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from conftest import KERNELS  # noqa: E402
+from reporter.core.records import ValidationSettings  # noqa: E402
+from reporter.core.schema import DynamicCheck, DynamicResult  # noqa: E402
+from reporter.core.suspects import incomplete_checks  # noqa: E402
+from reporter.validate import l2, timing, worker  # noqa: E402
+from reporter.validate.allclose import judge  # noqa: E402
+from reporter.validate.fresh import STEP_BYTES, FreshInputs  # noqa: E402
+
+CHEATS = Path(__file__).resolve().parent / "fixtures" / "cheats"
+SETTINGS = ValidationSettings(nominal_trials=2, jitter_trials=2, perf_trials=2, warmup=1, time_cap_s=0.05)
+
+
+def test_every_timed_call_gets_its_inputs_at_a_new_address_with_the_set_s_values() -> None:
+    sets = [[torch.randn(3, 5), torch.arange(7), 2.5], [torch.randn(3, 5), torch.arange(7) * 2, 2.5]]
+    fresh = FreshInputs(sets, slots=64)
+    seen: set[tuple[int, int]] = set()
+    for call in range(64):
+        got = fresh.next(call)
+        assert torch.equal(got[0], sets[call % 2][0]) and torch.equal(got[1], sets[call % 2][1]) and got[2] == 2.5
+        assert got[0].data_ptr() != sets[call % 2][0].data_ptr()
+        seen |= {(0, got[0].data_ptr()), (1, got[1].data_ptr())}
+        assert got[0].data_ptr() % 16 == 0
+    assert len(seen) == 128  # 64 calls, two tensors each, never an address twice
+    assert fresh.fresh_share == (2, 2)
+    assert fresh.pool_bytes == 3 * 5 * 4 + 64 * STEP_BYTES + 7 * 8 + 64 * STEP_BYTES
+
+
+def test_a_kernel_that_writes_its_input_cannot_change_what_the_next_call_reads() -> None:
+    source = torch.ones(4)
+    fresh = FreshInputs([[source]], slots=2)
+    fresh.next(0)[0].mul_(5)
+    assert torch.equal(fresh.next(1)[0], torch.ones(4)) and torch.equal(fresh.next(2)[0], torch.ones(4))
+
+
+def test_a_tensor_the_pool_cannot_hold_is_passed_as_given() -> None:
+    strided = torch.randn(6, 4).t()
+    fresh = FreshInputs([[strided, torch.randn(2)]], slots=4)
+    got = fresh.next(0)
+    assert got[0] is strided and got[1].data_ptr() != fresh.sets[0][1].data_ptr()
+    assert fresh.fresh_share == (1, 2)
+
+
+def test_a_cache_keyed_on_the_address_never_hits_inside_the_timed_loop() -> None:
+    hits: list[int] = []
+    cache: dict[int, Any] = {}
+
+    def cached(x: Any) -> Any:
+        key = x.data_ptr()
+        if key in cache:
+            hits.append(key)
+            return cache[key]
+        cache[key] = x * 2
+        return cache[key]
+
+    sets = [[torch.randn(8)], [torch.randn(8)]]
+    for s in sets:  # warmed on the sets themselves, as `timing.warm_up` does
+        cached(*s)
+    timer = timing._Timer([cached, lambda x: x * 2], sets, "cpu", 0)
+    for _ in range(3):
+        timer.wall()
+    assert len(cache) == 2 + 3 * timing.BATCH and hits == []
+
+
+def check(tmp_path: Path, reference: Path, kernel: str) -> dict[str, Any]:
+    job = {"reference": reference.read_text(), "kernel": (CHEATS / "kernels" / f"{kernel}.py").read_text(),
+           "device": "cpu", "precision": "fp32", "settings": SETTINGS.model_dump(mode="json")}
+    (tmp_path / "job.json").write_text(json.dumps(job), encoding="utf-8")
+    assert worker.main(["check", str(tmp_path)]) == 0
+    out: dict[str, Any] = json.loads((tmp_path / "check.json").read_text(encoding="utf-8"))
+    return out
+
+
+def test_a_cache_that_waits_out_the_trials_fails_the_re_check_at_an_address_it_saw(tmp_path: Path) -> None:
+    """The cheat computes for its first 20 calls (every trial) and memoises by address after: the re-check writes another
+    seed's values into a timed set's own tensors, which the warm-up showed it, and its stale answer fails."""
+    out = check(tmp_path, KERNELS / "reference.py", "memo_after_warmup")
+    assert out["verdict"] == "incorrect"
+    assert out["reason"].startswith("correct before the timed loop but not after it: values differ"), out["reason"]
+    assert all(t["passed"] for t in out["trials"])
+    assert out["recheck"]["passed"] is False
+
+
+def test_the_honest_twin_passes_the_re_check(tmp_path: Path) -> None:
+    out = check(tmp_path, KERNELS / "reference.py", "honest_linear_relu")
+    assert out["verdict"] == "correct" and out["recheck"]["passed"] is True
+    l2_row = next(d for d in out["dynamic_checks"] if d["check"] == "l2_persistence")
+    assert l2_row["tripped"] is None and l2_row["detail"].startswith("not applicable")
+
+
+@pytest.mark.parametrize("reference, output, passes", [
+    ([6e-5, -1e-6], [0.0, 0.0], False),  # the reference reaches 0.6 x atol: zeros are wrong, though allclose passes them
+    ([4e-5, -1e-6], [0.0, 0.0], True),  # below half of atol: rounding noise around a true zero
+    ([0.0, 0.0], [0.0, 0.0], True),
+    ([6e-5, 1e-6], [1e-9, 0.0], True),  # not all zeros: allclose decides
+])
+def test_an_all_zero_output_fails_where_the_reference_is_not_zero_at_the_tolerance(reference: list[float], output: list[float],
+                                                                                   passes: bool) -> None:
+    ok, _, _, problem, _ = judge(torch.tensor(reference), torch.tensor(output), 1e-4, 1e-4)
+    assert ok is passes, problem
+    if not passes:
+        assert problem is not None and problem.startswith("the output is all zeros")
+
+
+class FakeDriver:
+    """A context whose persisting-L2 limit a kernel raises on the calls listed."""
+
+    def __init__(self, raised_on: set[int], limit: int = 37_748_736) -> None:
+        self.raised_on, self.limit, self.calls, self.resets, self.now = raised_on, limit, 0, 0, 0
+
+    def persisting_limit(self) -> int:
+        self.calls += 1
+        return self.limit if self.calls in self.raised_on else 0
+
+    def reset(self) -> None:
+        self.resets += 1
+
+
+def test_persisting_l2_is_reset_before_each_timed_call_where_a_kernel_raised_it() -> None:
+    driver = FakeDriver({2, 5})
+    guard = l2.L2Guard(driver)
+    for _ in range(6):
+        guard.before_call()
+    assert driver.resets == 2
+    found = guard.result()
+    assert found.check == DynamicCheck.L2_PERSISTENCE and found.tripped is True
+    assert "37,748,736 bytes before 2 of 6 timed calls" in found.detail
+
+
+def test_a_kernel_that_never_raises_the_limit_passes() -> None:
+    driver = FakeDriver(set())
+    guard = l2.L2Guard(driver)
+    for _ in range(4):
+        guard.before_call()
+    assert driver.resets == 0 and guard.result().tripped is False
+
+
+def test_the_timer_asks_the_guard_before_every_timed_call() -> None:
+    driver = FakeDriver(set())
+    l2.start(driver)
+    try:
+        timer = timing._Timer([lambda x: x + 1, lambda x: x - 1], [[torch.randn(4)]], "cpu", 0)
+        timer.wall()
+    finally:
+        l2.start(None)
+    assert driver.calls == 2 * timing.BATCH
+
+
+def test_no_device_to_persist_on_is_not_a_missing_check() -> None:
+    found = l2.L2Guard(None).result()
+    assert found.tripped is None
+    assert incomplete_checks("correct", [found, DynamicResult(DynamicCheck.HARNESS_PATCHED, False, "")], None) == ("check strength",)
+
+
+def test_a_kernel_that_answers_differently_while_timed_fails_on_its_timed_output(tmp_path: Path) -> None:
+    out = check(tmp_path, KERNELS / "reference.py", "sniffs_timing")
+    assert out["verdict"] == "incorrect"
+    assert out["reason"].startswith("correct outside the timed loop but not in it: the kernel's output of a timed "
+                                    "call (wall basis, input set "), out["reason"]
+    assert "failed: values differ" in out["reason"]
+    assert all(t["passed"] for t in out["trials"])
+    assert out["recheck"]["passed"] is False and out["recheck"]["inputs"].startswith("the kernel's output of a timed call")
+
+
+def test_timed_outputs_are_judged_on_the_inputs_of_their_own_round() -> None:
+    from reporter.validate.aftertiming import timed_outputs
+    sets = [[torch.tensor([1.0, -2.0])], [torch.tensor([-3.0, 4.0])]]
+    ref = torch.relu
+    assert timed_outputs(ref, sets, {("wall", 1): (5, torch.tensor([0.0, 4.0]))}, 1e-4, 1e-4) is None  # round 5 timed set 1
+    right_then_wrong = {("device", 1): (3, torch.tensor([0.0, 4.0])), ("wall", 0): (4, torch.tensor([0.0, 4.0]))}
+    bad = timed_outputs(ref, sets, right_then_wrong, 1e-4, 1e-4)
+    assert bad is not None and bad.inputs == "the kernel's output of a timed call (wall basis, input set 1)"
+    assert timed_outputs(ref, sets, {}, 1e-4, 1e-4) is None
