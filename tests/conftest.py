@@ -299,3 +299,17 @@ def launch_chromium(p: Any, path: str, args: list[str]) -> Any:
                 raise
             time.sleep(1 + attempt)
     raise AssertionError("unreachable")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """Debian's headless Chromium, one per test module (the browser tests' modules each share one)."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        pytest.skip("Debian's chromium is not installed")
+    with playwright.sync_playwright() as p:
+        b = launch_chromium(p, path, ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                                      "--disable-component-update", "--no-first-run"])
+        yield b
+        b.close()

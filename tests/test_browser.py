@@ -15,7 +15,7 @@ from urllib.parse import urljoin, urlparse
 
 import pytest
 
-from conftest import DATA, launch_chromium, without_charts, write_trace
+from conftest import DATA, without_charts, write_trace
 from reporter.collect import collect
 from reporter.collect.validation import load_validations
 from reporter.render import build_site, fulltext
@@ -66,15 +66,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/project/", root / "project"
     server.shutdown()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with playwright.sync_playwright() as p:
-        b = launch_chromium(p, CHROMIUM, ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                                          "--disable-component-update", "--no-first-run"])
-        yield b
-        b.close()
 
 
 def watched(page: object) -> list[str]:
