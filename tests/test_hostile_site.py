@@ -48,7 +48,10 @@ def hostile_runs() -> dict[str, dict]:
         doc = hostile_trace()
         doc["run"].update(problem_id=problem, problem_file=f"{problem}_{HOSTILE}.py")
         doc["prompt"] = f"Write a kernel. {HOSTILE} {_secrets_text('prompt')}"
-        first, second = f"# v1 {HOSTILE}\nx = 1\n", f"# v2 {HOSTILE}\nx = 2  # {PLANTED[0]}\n"
+        # the second version trips static rules, so their table quotes its hostile lines as code
+        first = f"# v1 {HOSTILE}\nx = 1\n"
+        second = (f"# v2 {HOSTILE}\nimport threading\nx = 2  # {PLANTED[0]}\n"
+                  f"t = threading.Thread(target=print, args=('{HOSTILE}',))\n")
         doc["turns"] = [
             {"index": 0, "reasoning": f"{HOSTILE}\n\n{_secrets_text('reasoning')}\n\n[click](javascript:alert(4))\n\n"
                                       "```html\n</code></pre><script>alert(6)</script>\n```",
