@@ -4,6 +4,13 @@
   'use strict';
   var PAGE = 100;
 
+  // Page p of a list, p held within the pages there are (the one paging rule of both tables): {page, items}.
+  function pageOf(list, p) {
+    var page = Math.max(0, Math.min(p, Math.ceil(list.length / PAGE) - 1));
+    return { page: page, items: list.slice(page * PAGE, (page + 1) * PAGE) };
+  }
+  window.reporterPaging = { pageOf: pageOf, size: PAGE };
+
   function pager(el, count, page, go) {
     el.replaceChildren();
     var pages = Math.max(1, Math.ceil(count / PAGE));
@@ -29,9 +36,10 @@
       var page = 0;
       function show(p) {
         var rows = Array.prototype.filter.call(body.rows, function (r) { return !r.hidden; });
-        page = Math.max(0, Math.min(p, Math.ceil(rows.length / PAGE) - 1));
+        var shown = pageOf(rows, p);
+        page = shown.page;
         Array.prototype.forEach.call(body.rows, function (r) { r.classList.add('paged-out'); });
-        rows.slice(page * PAGE, (page + 1) * PAGE).forEach(function (r) { r.classList.remove('paged-out'); });
+        shown.items.forEach(function (r) { r.classList.remove('paged-out'); });
         pager(nav, rows.length, page, show);
       }
       new MutationObserver(function () { show(page); }).observe(body, { childList: true, subtree: true, attributes: true, attributeFilter: ['hidden'] });
@@ -132,9 +140,10 @@
           return (typeof x === 'number' ? x - y : String(x).localeCompare(String(y), undefined, { numeric: true })) * dir;
         });
       }
-      page = Math.max(0, Math.min(p, Math.ceil(ids.length / PAGE) - 1));
+      var shown = pageOf(ids, p);
+      page = shown.page;
       body.replaceChildren();
-      ids.slice(page * PAGE, (page + 1) * PAGE).forEach(function (i) {
+      shown.items.forEach(function (i) {
         var r = rows[i], tr = document.createElement('tr');
         cell(tr, r[F.title], r[F.href]); cell(tr, r[F.problem]); cell(tr, r[F.model]); cell(tr, r[F.group]);
         cell(tr, r[F.verdict].replace(/_/g, ' ') + ' (' + r[F.source] + ')');
