@@ -26,7 +26,7 @@ step() {  # NAME LIMIT_S COMMAND...
 if [ "$PART" = A ]; then
   step cost "${COST_S:-150}" python3 benchmarks/runtime_defences_cost.py --out "$OUT/runtime_defences_cost.txt"
   step exploits "${EXPLOITS_S:-200}" python3 benchmarks/exploit_corpus.py --device cuda --out "$OUT/exploit_corpus-gpu.txt"
-  step cheats "${CHEATS_S:-200}" python3 benchmarks/cheat_suite.py --device cuda --out "$OUT/cheat_suite-gpu.txt"
+  [ "${CHEATS_S:-200}" -gt 0 ] && step cheats "${CHEATS_S:-200}" python3 benchmarks/cheat_suite.py --device cuda --out "$OUT/cheat_suite-gpu.txt"
   cat "$OUT/runtime_defences_cost.txt" 2>/dev/null; tail -n 40 "$OUT/exploits.log"
   grep -E "MISSED|FALSE ALARM|BROKEN|^dishonest:|^honest:|^target" "$OUT/cheat_suite-gpu.txt" 2>/dev/null || tail -n 20 "$OUT/cheats.log"
 elif [ "$PART" = B ]; then
