@@ -93,7 +93,9 @@ def test_a_cache_that_waits_out_the_trials_fails_the_re_check_at_an_address_it_s
     assert out["verdict"] == "incorrect"
     assert out["reason"].startswith("correct before the timed loop but not after it: values differ"), out["reason"]
     assert all(t["passed"] for t in out["trials"])
-    assert out["recheck"]["passed"] is False
+    row = out["recheck"]  # the evidence the run page shows for it: the re-check's own row, witness included
+    assert (row["passed"], row["index"], row["seed"], row["jittered"], row["input_shapes"]) == (False, -1, -1, False, ["8x16x64"])
+    assert row["max_abs_error"] > 1e-4 and row["max_rel_error"] > 1e-4 and row["mismatch"]["bad"] > 0 and row["inputs"] is None
 
 
 def test_the_honest_twin_passes_the_re_check(tmp_path: Path) -> None:
@@ -182,7 +184,10 @@ def test_a_kernel_that_answers_differently_while_timed_fails_on_its_timed_output
                                     "call (wall basis, input set "), out["reason"]
     assert "failed: values differ" in out["reason"]
     assert all(t["passed"] for t in out["trials"])
-    assert out["recheck"]["passed"] is False and out["recheck"]["inputs"].startswith("the kernel's output of a timed call")
+    row = out["recheck"]
+    assert (row["passed"], row["index"], row["seed"], row["jittered"], row["input_shapes"]) == (False, -1, -1, False, ["8x16x64"])
+    assert row["inputs"].startswith("the kernel's output of a timed call") and row["mismatch"]["bad"] > 0
+    assert row["max_abs_error"] > 1e-4 and row["max_rel_error"] > 1e-4
 
 
 def test_timed_outputs_are_judged_on_the_inputs_of_their_own_round() -> None:
@@ -193,4 +198,16 @@ def test_timed_outputs_are_judged_on_the_inputs_of_their_own_round() -> None:
     right_then_wrong = {("device", 1): (3, torch.tensor([0.0, 4.0])), ("wall", 0): (4, torch.tensor([0.0, 4.0]))}
     bad = timed_outputs(ref, sets, right_then_wrong, 1e-4, 1e-4)
     assert bad is not None and bad.inputs == "the kernel's output of a timed call (wall basis, input set 1)"
+    assert (bad.passed, bad.index, bad.seed, bad.jittered, bad.input_shapes) == (False, -1, -1, False, ("2",))
+    # set 1 is [1, -2]: relu [1, 0] against [0, 4], both values off, by 1 and 4
+    assert bad.max_abs_error == pytest.approx(4.0) and bad.mismatch is not None and bad.mismatch.bad == 2
     assert timed_outputs(ref, sets, {}, 1e-4, 1e-4) is None
+    # two wrong: reported in the order of the bases' names (device before wall), whatever their rounds
+    both = {("wall", 1): (1, torch.tensor([9.0, 9.0])), ("device", 0): (4, torch.tensor([9.0, 9.0]))}
+    assert timed_outputs(ref, sets, both, 1e-4, 1e-4).inputs == "the kernel's output of a timed call (device basis, input set 1)"
+
+
+def test_a_one_value_input_moves_too_and_no_input_set_is_no_pool() -> None:
+    fresh = FreshInputs([[torch.tensor([3.0])]], slots=8)
+    assert fresh.next(0)[0].data_ptr() != fresh.sets[0][0].data_ptr() and fresh.fresh_share == (1, 1)
+    assert FreshInputs([]).pools == {} and FreshInputs([]).fresh_share == (0, 0)  # the graph basis's timer keeps none
