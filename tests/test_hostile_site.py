@@ -22,8 +22,10 @@ from conftest import DATA, write_trace
 from test_render import HOSTILE, hostile_trace
 
 playwright = pytest.importorskip("playwright.sync_api")
-pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed"),
-              pytest.mark.xdist_group("browser")]
+# slow: every page of a site in a browser (about a minute on one core); CI runs it in its slow step, so the README's
+# command stays within its five minutes
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser"),
+              pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")]
 
 CONFUSABLE = "gpt-4о"  # a Cyrillic о: looks like the real model's name, must stay a different model
 PLANTED = [planted for planted, _ in MISSED.values()]
