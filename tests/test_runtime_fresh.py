@@ -211,3 +211,24 @@ def test_a_one_value_input_moves_too_and_no_input_set_is_no_pool() -> None:
     fresh = FreshInputs([[torch.tensor([3.0])]], slots=8)
     assert fresh.next(0)[0].data_ptr() != fresh.sets[0][0].data_ptr() and fresh.fresh_share == (1, 1)
     assert FreshInputs([]).pools == {} and FreshInputs([]).fresh_share == (0, 0)  # the graph basis's timer keeps none
+
+
+def test_a_timed_output_that_failed_is_named_as_such_on_the_run_page(small_data: Path, tmp_path: Path) -> None:
+    import html
+
+    from click.testing import CliRunner
+
+    from conftest import validation_entry
+    from reporter.cli import main
+    entry = validation_entry(small_data, "seed-000-l2-p10")
+    doc = json.loads(entry.read_text())
+    doc["verdict"], doc["reason"] = "incorrect", "correct outside the timed loop but not in it: values differ"
+    doc["recheck"] = {"index": -1, "seed": -1, "jittered": False, "passed": False, "input_shapes": ["8x16"],
+                      "problem": "values differ beyond atol=0.0001, rtol=0.0001",
+                      "inputs": "the kernel's output of a timed call (device basis, input set 2)"}
+    entry.write_text(json.dumps(doc))
+    site = tmp_path / "site"
+    assert CliRunner().invoke(main, ["build", str(small_data), str(site), "--no-validate"]).exit_code == 0
+    page = html.unescape((site / "runs" / "seed-000-l2-p10.html").read_text())
+    assert "The kernel's output of a timed call (device basis, input set 2): input shapes 8x16" in page
+    assert "The re-check after the timed loop" not in page

@@ -80,8 +80,10 @@ def verdict_evidence(res: ValidationResult) -> VerdictEvidence | None:
         if bad is not None:
             kind = "jittered" if bad.jittered else "nominal"
             return _trial_evidence(bad, f"Trial {bad.index} ({kind} shapes)", atol, rtol)
-        if res.recheck is not None and res.recheck.passed is False:
-            return _trial_evidence(res.recheck, "The re-check after the timed loop", atol, rtol)
+        if res.recheck is not None and res.recheck.passed is False:  # the re-check's, or a timed call's own output
+            what = res.recheck.inputs
+            label = what[0].upper() + what[1:] if what else "The re-check after the timed loop"
+            return _trial_evidence(res.recheck, label, atol, rtol)
         return VerdictEvidence("Why incorrect", (res.reason,))
     if res.verdict in (Verdict.CRASHED, Verdict.TIMEOUT):
         return VerdictEvidence("The last lines the worker wrote", (res.reason,), res.output_tail or "(no output kept)")
