@@ -170,13 +170,14 @@ def test_quiet_works_before_or_after_the_command_s_name(tmp_path: Path, small_da
 def test_validate_checks_every_run_or_only_those_named(small_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The run filter, with the GPU and the validator stood in for: no --run is every run, --run names one, an unknown
     id is a message (a filter that dropped every run would validate nothing and say nothing)."""
-    import reporter.validate as validate_package
-    import reporter.validate.work as work
+    # patched where they live: the package hands them out lazily (setting them on the package would leave a copy
+    # there after the test, and hide every later patch of the modules from the command)
+    from reporter.validate import machine, runner, work
     asked: list[list[str]] = []
-    monkeypatch.setattr(validate_package, "gpu_available", lambda: True)
-    monkeypatch.setattr(validate_package, "torch_installed", lambda: True)
+    monkeypatch.setattr(machine, "gpu_available", lambda: True)
+    monkeypatch.setattr(machine, "torch_installed", lambda: True)
     monkeypatch.setattr(work, "count_missing", lambda data, runs: "counted")
-    monkeypatch.setattr(validate_package, "validate_runs",
+    monkeypatch.setattr(runner, "validate_runs",
                         lambda data, runs, *a, **k: asked.append(sorted(r.run_id for r in runs)) or {})
     every = sorted(p.parent.relative_to(small_data).as_posix() for p in small_data.rglob("trace.json"))
     assert CliRunner().invoke(main, ["validate", str(small_data)]).exit_code == 0
