@@ -120,14 +120,10 @@ def test_a_stateful_reference_is_compared_from_one_state(tmp_path: Path, monkeyp
     assert out["stateful_reference"] == ["hidden"]
     assert tripped(out) == dict.fromkeys(tripped(out), False) | {"l2_persistence": None}
     assert [t["passed"] for t in out["statistics_trials"]] == [True, True, True, True]
-    # Without comparing from one state (each side called as it is), the checks after the timed loop call the reference
-    # more often than the kernel, and the honest kernel is called incorrect...
-    (tmp_path / "drift").mkdir()
-    monkeypatch.setattr(worker, "stateful", lambda ref, new, inputs: ([], ref, new))
-    drifted = check(tmp_path / "drift", "vanilla_rnn", "rnn_honest")
-    assert drifted["verdict"] == "incorrect" and "timed loop but not" in drifted["reason"], drifted["reason"]
-    # ...and past those, the drift trips the statistics check.
+    # Without comparing from one state (each side called as it is), the drift trips the statistics check (the check of
+    # the timed outputs, which would see the drift first when it happens to keep a drifted call, is left out here).
     (tmp_path / "drift2").mkdir()
+    monkeypatch.setattr(worker, "stateful", lambda ref, new, inputs: ([], ref, new))
     monkeypatch.setattr(worker.aftertiming, "timed_outputs", lambda *a: None)
     assert tripped(check(tmp_path / "drift2", "vanilla_rnn", "rnn_honest"))["input_statistics"] is True
 

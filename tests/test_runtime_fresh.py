@@ -131,8 +131,11 @@ class FakeDriver:
         self.looks += 1
         return self.raised if self.looks - 1 in self.raised_on else self.own
 
-    def reset_lines(self) -> None:
+    def reset_lines(self) -> bool:
         self.line_resets += 1
+        return self.line_resets not in self.refused
+
+    refused: frozenset[int] = frozenset()
 
     def set_limit(self, limit: int) -> None:
         self.limits_set.append(limit)
@@ -148,6 +151,16 @@ def test_persisting_l2_is_reset_before_each_timed_call_and_a_raised_limit_is_fou
     found = guard.result()
     assert found.check == DynamicCheck.L2_PERSISTENCE and found.tripped is True
     assert "37,748,736 bytes (the context's own: 9,830,400) before 2 of 6 timed calls" in found.detail
+
+
+def test_a_reset_the_driver_refuses_makes_the_check_not_run() -> None:
+    driver = FakeDriver(set())
+    driver.refused = frozenset({3})
+    guard = l2.L2Guard(driver)
+    for _ in range(4):
+        guard.before_call()
+    found = guard.result()
+    assert found.tripped is None and found.detail.startswith("not run: the driver refused") and "1 of 4" in found.detail
 
 
 def test_a_context_s_own_set_aside_is_not_a_finding() -> None:

@@ -27,7 +27,7 @@ CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE = 108  # cuda.h, CUdevice_attri
 
 class Driver(Protocol):
     def persisting_limit(self) -> int: ...
-    def reset_lines(self) -> None: ...
+    def reset_lines(self) -> bool: ...
     def set_limit(self, limit: int) -> None: ...
 
 
@@ -43,8 +43,8 @@ class CudaDriver:
             return 0
         return int(value.value)
 
-    def reset_lines(self) -> None:
-        self.lib.cuCtxResetPersistingL2Cache()
+    def reset_lines(self) -> bool:
+        return bool(self.lib.cuCtxResetPersistingL2Cache() == 0)  # CUDA_SUCCESS
 
     def set_limit(self, limit: int) -> None:
         self.lib.cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, ctypes.c_size_t(limit))
@@ -75,14 +75,15 @@ class L2Guard:
     """Call `before_call()` before every timed call; `result()` is the run's finding."""
 
     def __init__(self, driver: Driver | None) -> None:
-        self.driver, self.calls, self.seen, self.largest = driver, 0, 0, 0
+        self.driver, self.calls, self.seen, self.largest, self.failed = driver, 0, 0, 0, 0
         self.baseline = driver.persisting_limit() if driver is not None else 0  # the context's own, before any kernel
 
     def before_call(self) -> None:
         if self.driver is None:
             return
         self.calls += 1
-        self.driver.reset_lines()  # always: a window alone can use the context's own set-aside
+        if not self.driver.reset_lines():  # always: a window alone can use the context's own set-aside
+            self.failed += 1
         limit = self.driver.persisting_limit()
         if limit > self.baseline:
             self.seen += 1
@@ -94,6 +95,10 @@ class L2Guard:
             # not "not run": nothing could persist, so the check is not missing (the run's checks stay complete)
             return DynamicResult(DynamicCheck.L2_PERSISTENCE, None,
                                  "not applicable: no CUDA device here that can keep persisting L2 lines")
+        if self.failed:
+            return DynamicResult(DynamicCheck.L2_PERSISTENCE, None,
+                                 f"not run: the driver refused to make persisting L2 lines ordinary before {self.failed} of "
+                                 f"{self.calls} timed calls (cuCtxResetPersistingL2Cache)")
         if self.seen:
             return DynamicResult(DynamicCheck.L2_PERSISTENCE, True,
                                  f"the persisting-L2 limit was raised to {self.largest:,} bytes (the context's own: "

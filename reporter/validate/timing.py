@@ -25,6 +25,7 @@ capture is the step most likely to upset the CUDA context.
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 from collections.abc import Callable, Collection, MutableMapping
@@ -52,6 +53,10 @@ CALIBRATION_CYCLES = 1_000_000  # one spin timed with CUDA events gives the spin
 def _host(x: Any) -> Any:
     if isinstance(x, torch.Tensor):
         return x.detach().to("cpu", copy=True)
+    if isinstance(x, dict):
+        return {k: _host(v) for k, v in x.items()}
+    if isinstance(x, tuple) and hasattr(type(x), "_make"):  # a namedtuple takes its fields, not one iterable
+        return type(x)._make(_host(v) for v in x)  # type: ignore[attr-defined]
     return type(x)(_host(v) for v in x) if isinstance(x, (list, tuple)) else x
 
 
@@ -64,12 +69,14 @@ def sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def warm_up(fns: list[Callable[..., Any]], input_sets: list[list[Any]], warmup: int, device: str,
+def warm_up(fns: list[Callable[..., Any]], inputs_for: Callable[[int], list[Any]], warmup: int, device: str,
             min_s: float = 0.25) -> None:
+    """`inputs_for(round)`: that round's inputs, each call its own (`FreshInputs.next`): no call gets the input sets'
+    own tensors, so nothing a call writes there reaches a later call or the check of the timed outputs."""
     t0, done = time.perf_counter(), 0
     while done < warmup or time.perf_counter() - t0 < min_s:
         for fn in fns:
-            fn(*input_sets[done % len(input_sets)])
+            fn(*inputs_for(done))
         sync(device)
         done += 1
 
@@ -83,10 +90,12 @@ class _Timer:
                  first_rounds: int = DEVICE_BATCH, spent: MutableMapping[str, float] | None = None, fresh: bool = True) -> None:
         self.fns, self.input_sets, self.device, self.round = fns, input_sets, device, 0
         self.cuda_only, self.sessions = True, 0
-        # (basis, input set) -> (round, output) of the kernel's (fns[0]'s) last timed call of a batch on that set: checked
-        # after the loop, so a kernel that answers differently while it is timed (it sniffed the loop) fails. Batches
-        # end on different sets, so each set is kept once a basis ran a few. None: not kept.
+        # (basis, input set) -> (round, output) of one kernel (fns[0]) call of each batch, chosen at random after it
+        # returned (`_keep`), the latest per set: checked after the loop, so a kernel that answers differently while it
+        # is timed (it sniffed the loop) fails. None: not kept.
         self.kept: MutableMapping[tuple[str, int], tuple[int, Any]] | None = None
+        self._picked = False  # this batch's (or profiler session's) kernel output is kept already
+        self.last_inputs: list[Any] = []  # the kernel's last timed call's inputs, at their address (the re-check's)
         self.first_rounds = max(DEVICE_BATCH, first_rounds)
         self.spent: MutableMapping[str, float] = spent if spent is not None else {}
         cuda = device == "cuda"
@@ -104,10 +113,11 @@ class _Timer:
 
     def wall(self) -> list[list[float]]:
         out: list[list[float]] = [[] for _ in self.fns]
+        self._picked = False
         for b in range(BATCH):
             for j in _order(len(self.fns), self.round):
                 inputs = self.fresh.next(self.round)  # copied before the flush: the call finds its inputs in memory
-                threads = set(threading.enumerate()) if b == BATCH - 1 else set()
+                threads = set(threading.enumerate()) if j == 0 else set()
                 self._flush()
                 sync(self.device)
                 if self.device == "cuda":
@@ -121,26 +131,33 @@ class _Timer:
                     t1 = time.perf_counter()
                     got = self.fns[j](*inputs)
                     out[j].append((time.perf_counter() - t1) * 1e3)
-                if b == BATCH - 1:
-                    self._keep("wall", j, got, threads)
+                if j == 0:
+                    self.last_inputs = inputs
+                    self._keep("wall", got, threads, BATCH - b)
             self.round += 1
         return out
 
-    def _keep(self, basis: str, j: int, got: Any, threads: set[threading.Thread]) -> None:
-        """The kernel's output of this timed call once the call's work settled (as a trial judges it: deferred work is
-        `dynamic.output_after_return`'s finding), copied to the host: a later call cannot rewrite the copy, and it adds
-        nothing to the device memory the call set measures next. `threads`: those running before the call."""
-        if self.kept is not None and j == 0:
-            settle(self.device, threads)
-            self.kept[basis, self.round % len(self.input_sets)] = (self.round, _host(got))
+    def _keep(self, basis: str, got: Any, threads: set[threading.Thread], left: int) -> bool:
+        """Whether this kernel call's output is the one of its batch kept (its work settled, as a trial judges it:
+        deferred work is `dynamic.output_after_return`'s finding; copied to the host at once, so no later call can
+        rewrite it and it adds nothing to the device memory measured next). Chosen after the call returned, each of the
+        `left` calls still to come as likely as this one, so no call can know it will be checked: a kernel that answers
+        wrong in some timed calls is caught by chance 1 - (share right) per kept call."""
+        if self.kept is None or self._picked or secrets.randbelow(left) != 0:
+            return False
+        settle(self.device, threads)
+        self.kept[basis, self.round % len(self.input_sets)] = (self.round, _host(got))
+        self._picked = True
+        return True
 
     def _spins(self, fns: list[Callable[..., Any]]) -> list[int]:
         """The spin before each function's profiled call (`callset.spin_us`), from one warm call's host time."""
         per_us, spins = _cycles_per_us(), []
         for fn in fns:
             torch.cuda.synchronize()
+            inputs = self.fresh.next(0)
             t0 = time.perf_counter()
-            fn(*self.input_sets[0])
+            fn(*inputs)
             host = time.perf_counter() - t0
             torch.cuda.synchronize()
             spins.append(int(spin_us(host) * per_us))
@@ -150,8 +167,9 @@ class _Timer:
         """A call set's call (on the first input set, as every launch count was); its peak memory."""
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
+        inputs = self.fresh.next(0)
         torch.cuda._sleep(spin)
-        fn(*self.input_sets[0])
+        fn(*inputs)
         torch.cuda._sleep(SPIN_CYCLES)
         torch.cuda.synchronize()
         return int(torch.cuda.max_memory_allocated()) - self.flush_bytes
@@ -176,23 +194,22 @@ class _Timer:
         events back does not."""
         first = self.sessions == 0
         calls: list[int] = []
-        last: tuple[int, Any] = (0, None)
-        threads = set(threading.enumerate())  # a thread the session's calls started is waited for before the copy
+        rounds, self._picked = self.first_rounds if first else DEVICE_BATCH, False
         with timing_window(quiet_host=False, spent=self.spent), _profiler(self.cuda_only) as prof:
-            for _ in range(self.first_rounds if first else DEVICE_BATCH):
+            for r in range(rounds):
                 for j in _order(len(self.fns), self.round):
                     inputs = self.fresh.next(self.round)
+                    threads = set(threading.enumerate()) if j == 0 else set()
                     self._flush()
                     torch.cuda._sleep(SPIN_CYCLES)
                     got = self.fns[j](*inputs)
                     torch.cuda._sleep(SPIN_CYCLES)
                     torch.cuda.synchronize()
                     calls.append(j)
-                    last = (self.round, got) if j == 0 else last
+                    if j == 0:  # a kept output's copy runs after the closing marker: outside every call's segment
+                        self.last_inputs = inputs
+                        self._keep("device", got, threads, rounds - r)
                 self.round += 1
-        if self.kept is not None:  # copied once the session is over: a copy's kernel inside it would count as a call's
-            settle(self.device, threads)
-            self.kept["device", last[0] % len(self.input_sets)] = (last[0], _host(last[1]))
         self.sessions += 1
         events = profiled_events(prof)
         if first and self.cuda_only and not any(MARKER in e.name for e in events):
@@ -259,7 +276,7 @@ def time_all(fns: list[Callable[..., Any]], input_sets: list[list[Any]], s: Chec
              names: list[tuple[set[str], set[str]] | None] | None = None, phases: MutableMapping[str, float] | None = None,
              reuse: Callable[[GpuReading | None], Collection[int]] | None = None,
              profile: bool = True, kept: MutableMapping[tuple[str, int], tuple[int, Any]] | None = None,
-             ) -> tuple[list[TimingFigures | None], CallSet | None, GpuReading | None]:
+             last_inputs: list[Any] | None = None) -> tuple[list[TimingFigures | None], CallSet | None, GpuReading | None]:
     """Wall and device time for each function, in the order given; the profiled call set of every function
     (launches, attribution with `names`, peak memory) unless `profile` is False; the GPU's reading after the
     warm-up. `reuse` gets that reading and names the functions not to time (a stored reference timing is
@@ -269,14 +286,15 @@ def time_all(fns: list[Callable[..., Any]], input_sets: list[list[Any]], s: Chec
     CUDA-graph capture happens here: a failed capture can leave the process unable to compute, and the
     worker runs every correctness check (the re-check after this loop among them) before it captures.
     `phases` gets the seconds of warm-up, each basis and the call set, and the timing windows' totals; `kept`,
-    (basis, input set) -> (round, output) of the kernel's (fns[0]'s) timed calls (`_Timer._keep`).
+    (basis, input set) -> (round, output) of the kernel's (fns[0]'s) timed calls (`_Timer._keep`); `last_inputs`, the
+    inputs of the kernel's last timed call, at the address it saw them.
     """
     phases = phases if phases is not None else {}
     timer = _Timer(fns, input_sets, device, s.flush_l2_mb, s.perf_trials, phases)
     timer.kept = kept
     with timing_window(quiet_host=True, spent=phases):
         t0 = time.perf_counter()
-        warm_up(fns, input_sets, s.warmup, device)
+        warm_up(fns, timer.fresh.next, s.warmup, device)
         reading = gpu_reading(device)
         skip = set(reuse(reading)) if reuse is not None else set()
         timed = [i for i in range(len(fns)) if i not in skip]
@@ -288,6 +306,8 @@ def time_all(fns: list[Callable[..., Any]], input_sets: list[list[Any]], s: Chec
     if device != "cuda":
         for i, w in zip(timed, wall, strict=True):
             out[i] = TimingFigures(wall=w, device_note="no CUDA device", graph_note="no CUDA device")
+        if last_inputs is not None:
+            last_inputs[:] = timer.last_inputs
         return out, None, reading
     t2 = time.perf_counter()
     calls = None
@@ -306,6 +326,8 @@ def time_all(fns: list[Callable[..., Any]], input_sets: list[list[Any]], s: Chec
     phases.update(callset=t3 - t2, device=time.perf_counter() - t3)
     for k, i in enumerate(timed):
         out[i] = TimingFigures(device=dev[k], wall=wall[k], device_note=dev_note)
+    if last_inputs is not None:
+        last_inputs[:] = timer.last_inputs
     return out, calls, reading
 
 

@@ -151,19 +151,23 @@ class Draft:
 
 
 def _time_and_count(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitter, nominal: list[int],
-                    s: Settings, device: str, out: Draft, names: tuple[set[str], set[str]]) -> tuple[list[list[Any]], dict[tuple[str, int], Any]]:
+                    s: Settings, device: str, out: Draft, names: tuple[set[str], set[str]]
+                    ) -> tuple[list[list[Any]], dict[tuple[str, int], Any], list[Any]]:
     """The eager timing bases at nominal shapes, with launch counts (the kernel's with its launch
     attribution) and peak memory from the profiled call set; returns the timed input sets. A stored
     reference timing that fits (`reftiming.Reuse`) stands in for timing the reference here. Phase times
-    go to `out`, those of a basis that raised included. Also the kernel's kept timed outputs (`time_all`'s `kept`)."""
+    go to `out`, those of a basis that raised included. Also the kernel's kept timed outputs and its last timed inputs
+    (`time_all`'s `kept` and `last_inputs`)."""
     sets = [make_inputs(ns, jitter, seed, False, device) for seed in nominal]
     fns = _timed_fns(ref, new, s)
     # (the torch.compile baseline is timed beside the reference it compiles: no stored timing stands in then)
     reuse = reftiming.Reuse(s.stored, tuple(shape_of(x) for x in sets[0]), device) if s.stored and len(fns) == 2 else None
     phases: dict[str, float] = {}
     kept: dict[tuple[str, int], Any] = {}
+    last: list[Any] = []
     try:
-        timed, calls, reading = time_all(fns, sets, s.check, device, [names] + [None] * (len(fns) - 1), phases, reuse, kept=kept)
+        timed, calls, reading = time_all(fns, sets, s.check, device, [names] + [None] * (len(fns) - 1), phases, reuse,
+                                         kept=kept, last_inputs=last)
     finally:  # the windows' totals after the phases, which name what ran in order
         out.phases(**{k: v for k, v in phases.items() if k not in schema.TOTALS}, **{k: v for k, v in phases.items() if k in schema.TOTALS})
     out.result = replace(out.result, kernel_timing=timed[0], compile_timing=timed[2] if len(timed) > 2 else None,
@@ -175,7 +179,7 @@ def _time_and_count(ns: dict[str, Any], ref: Any, new: Any, jitter: PopcornJitte
     elif device == "cuda":  # the profiler failed (its note says so): peak memory needs no profiler
         out.result = replace(out.result, kernel_peak_bytes=peak_memory(new, sets[0], device),
                              reference_peak_bytes=peak_memory(ref, sets[0], device))
-    return sets, kept
+    return sets, kept, last or sets[-1]
 
 
 def _timed_fns(ref: Any, new: Any, s: Settings) -> list[Any]:
@@ -294,11 +298,11 @@ def run_check(job: WorkerJob, out: Draft, save: Callable[[], None] = lambda: Non
         if failed:
             return
         out.result = replace(out.result, deterministic=integrity.same_bits(cmp_new, make_inputs(ns, jitter, nominal[0], False, device), device))
-        sets, kept = _time_and_count(ns, ref, new, jitter, nominal, s, device, out, names)
+        sets, kept, last = _time_and_count(ns, ref, new, jitter, nominal, s, device, out, names)
         phase = time.perf_counter()
         # a stateful kernel was timed from drifting states: its timed outputs have no one reference to meet
         in_loop = None if held else aftertiming.timed_outputs(cmp_ref, sets, kept, atol, rtol)
-        recheck = aftertiming.recheck(cmp_ref, cmp_new, sets[-1], make_inputs(ns, jitter, seeds[-1] + 1, False, device), device, atol, rtol)
+        recheck = aftertiming.recheck(cmp_ref, cmp_new, last, make_inputs(ns, jitter, seeds[-1] + 1, False, device), device, atol, rtol)
         out.result = replace(out.result, recheck=recheck if in_loop is None or not recheck.passed else in_loop)
         out.timed("recheck", phase)
         if not recheck.passed:
