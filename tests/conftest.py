@@ -22,6 +22,7 @@ import json
 import os
 import shutil
 import signal
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -163,6 +164,27 @@ def validation_entry(data: Path, run: str) -> Path:
     trace = read_trace(data / run / "trace.json")
     assert trace.final_kernel is not None and trace.reference_source is not None, run
     return next(cache.entry_dir(data, cache.content_key(trace.final_kernel.source, trace.reference_source)).glob("*.json"))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Each run's temporary files in a folder of its own. pytest keeps the last three runs' folders under
+    /tmp/pytest-of-USER and deletes older ones when a run starts, so a second pytest on the machine (a targeted test,
+    a mutation tool's many runs) deleted a running suite's files under it: 57 errors in one run of issue 50's loop.
+    xdist's workers are given folders inside this one."""
+    if config.option.basetemp is None and not os.environ.get("PYTEST_XDIST_WORKER"):
+        config.option.basetemp = tempfile.mkdtemp(prefix="reporter-pytest-")
+        config.stash[_OWN_BASETEMP] = config.option.basetemp
+
+
+_OWN_BASETEMP = pytest.StashKey[str]()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A passing run leaves nothing behind; a failing one keeps its files to look at (its folder is in the report)."""
+    own = session.config.stash.get(_OWN_BASETEMP, None)
+    if own is not None and exitstatus == 0:
+        shutil.rmtree(own, ignore_errors=True)
 
 
 def _run_root(factory: pytest.TempPathFactory) -> Path:
